@@ -1,0 +1,42 @@
+# Every command creates .venv and installs the pinned tools by itself when needed.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cksum requirements.txt | cut -d' ' -f1)
+PORT ?=
+DB ?= $(HOME)/.pinboard/games.db
+SIM_STATE ?= sim-state
+
+.PHONY: venv test lint sim deploy log bench clean
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest
+
+sim: $(STAMP)
+	$(BIN)/python -m tools.sim --state $(SIM_STATE) --db $(DB)
+
+deploy: $(STAMP)
+	@test -n "$(PORT)" || { echo "usage: make deploy PORT=/dev/ttyUSB0" >&2; exit 2; }
+	$(BIN)/python -m tools.deploy --port $(PORT)
+
+log: $(STAMP)
+	@test -n "$(PORT)" || { echo "usage: make log PORT=/dev/ttyUSB1" >&2; exit 2; }
+	$(BIN)/python -m tools.logger --port $(PORT) --db $(DB)
+
+bench: $(STAMP)
+	$(BIN)/python -m tools.bench
+
+clean:
+	rm -rf $(VENV) build .pytest_cache .ruff_cache .hypothesis

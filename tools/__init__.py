@@ -1,0 +1,1 @@
+"""Host-side tools: replay, the simulated table, the logger, deploy and bench."""
