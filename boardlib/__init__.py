@@ -1,0 +1,1 @@
+"""Board-side building blocks: input conditioning, shot assembly, display, link, journal."""

@@ -1,0 +1,186 @@
+"""Input conditioning for the pin spots and the buttons, as plain state transitions.
+
+    from boardlib.inputs import Button, SpotSensors, PRESS, HOLD
+
+    carom = Button(debounce_ms=20, hold_ms=800)
+    spots = SpotSensors(count=5, glitch_ms=40)
+    # every poll (about 5 ms), with the levels already turned into "pressed" / "standing":
+    kind = carom.update(pressed, now_ms)       # NONE, PRESS (on release) or HOLD (once)
+    down = spots.update(standing_mask, now_ms)  # bit i = spot i+1 has lost its pin
+    if spots.fault:
+        code = spots.fault_code(3)              # FAULT_STUCK or FAULT_FLAP for spot 3
+
+Nothing here reads a pin or a clock: the caller passes levels and `now_ms` (a ticks_ms
+value), so the same code runs on the board, in the simulator and in tests. The poll path
+allocates nothing: per-spot state lives in lists and a bytearray made once.
+"""
+
+from boardlib.ticks import ticks_diff
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):
+        return x
+
+
+NONE = const(0)
+PRESS = const(1)
+HOLD = const(2)
+
+# Numbered like the first digit of the display's error codes (1n stuck, 2n flaps).
+FAULT_NONE = const(0)
+FAULT_STUCK = const(1)  # no pin reported for minutes: sensor dead or spot left empty
+FAULT_FLAP = const(2)  # too many changes in a short time: loose wire or a bad sensor
+
+
+def _check_ms(name, value, low=0):
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        raise ValueError("%s must be a whole number >= %d, not %r" % (name, low, value))
+    return value
+
+
+class Button:
+    """One push button: debounce, then a short press or a hold.
+
+    `update(pressed, now_ms)` returns PRESS when a short press is released, HOLD once
+    when the button has been down for `hold_ms` (and then no PRESS on release), else NONE.
+    A level change counts only after it has been steady for `debounce_ms`.
+    """
+
+    def __init__(self, debounce_ms=20, hold_ms=800):
+        self.debounce_ms = _check_ms("debounce_ms", debounce_ms)
+        self.hold_ms = _check_ms("hold_ms", hold_ms, 1)
+        self.reset()
+
+    def reset(self):
+        """Forget any press in progress; the button is taken as released."""
+        self._raw = 0
+        self._raw_since = 0
+        self._pressed = 0
+        self._pressed_since = 0
+        self._held = 0
+
+    @property
+    def pressed(self):
+        """The debounced level: True while the button counts as pressed."""
+        return self._pressed == 1
+
+    def update(self, pressed, now_ms):
+        raw = 1 if pressed else 0
+        if raw != self._raw:
+            self._raw = raw
+            self._raw_since = now_ms
+        if raw != self._pressed:
+            if ticks_diff(now_ms, self._raw_since) < self.debounce_ms:
+                return NONE
+            self._pressed = raw
+            if raw:
+                # A hold is timed from when the contact closed for good, not from when
+                # the debounce accepted it.
+                self._pressed_since = self._raw_since
+            elif self._held:
+                self._held = 0
+                return NONE
+            else:
+                return PRESS
+        # Only while the contact is closed right now: a release in its debounce time is
+        # a short press that must not turn into a hold.
+        if raw and self._pressed and not self._held:
+            if ticks_diff(now_ms, self._pressed_since) >= self.hold_ms:
+                self._held = 1
+                return HOLD
+        return NONE
+
+
+class SpotSensors:
+    """The pin-spot sensors: glitch filter and fault detection for `count` spots.
+
+    `update(standing_mask, now_ms)` takes the raw reports (bit i set = spot i+1 reports a
+    pin standing) and returns the conditioned `down` mask: a spot is down once it has
+    reported no pin for `glitch_ms` and up again once it has reported a pin for
+    `glitch_ms`. The first update is taken as it is (what is down at power-up is simply
+    down, not a fall).
+
+    A spot that changes `flap_limit` times within `flap_window_ms`, or reports no pin for
+    `stuck_ms` on end, is faulted: its bit is set in `fault`, `fault_code(spot)` says why,
+    and it is never in `down`. It is released once it has reported a standing pin without
+    a break for `flap_window_ms`.
+    """
+
+    def __init__(self, count=5, glitch_ms=40, flap_limit=16, flap_window_ms=1000,
+                 stuck_ms=180000):
+        self.count = _check_ms("count", count, 1)
+        self.glitch_ms = _check_ms("glitch_ms", glitch_ms)
+        self.flap_limit = _check_ms("flap_limit", flap_limit, 2)
+        self.flap_window_ms = _check_ms("flap_window_ms", flap_window_ms, 1)
+        self.stuck_ms = _check_ms("stuck_ms", stuck_ms, 1)
+        self._all = (1 << count) - 1
+        self._raw_since = [0] * count
+        self._window_start = [0] * count
+        self._changes = [0] * count
+        self._codes = bytearray(count)
+        self.reset()
+
+    def reset(self):
+        """Forget all history: the next update is taken as the starting state."""
+        self._primed = False
+        self._raw = 0
+        self._standing = 0
+        self.down = 0
+        self.fault = 0
+        for i in range(self.count):
+            self._codes[i] = FAULT_NONE
+            self._changes[i] = 0
+
+    def fault_code(self, spot):
+        """FAULT_NONE, FAULT_STUCK or FAULT_FLAP for spot number `spot` (1 = first)."""
+        if not isinstance(spot, int) or not 1 <= spot <= self.count:
+            raise ValueError("spot must be 1..%d, not %r" % (self.count, spot))
+        return self._codes[spot - 1]
+
+    def update(self, standing_mask, now_ms):
+        raw = standing_mask & self._all
+        if not self._primed:
+            self._primed = True
+            self._raw = raw
+            self._standing = raw
+            for i in range(self.count):
+                self._raw_since[i] = now_ms
+                self._window_start[i] = now_ms
+            self.down = self._all & ~raw
+            return self.down
+        changed = raw ^ self._raw
+        self._raw = raw
+        for i in range(self.count):
+            bit = 1 << i
+            if changed & bit:
+                self._raw_since[i] = now_ms
+                self._count_change(i, now_ms)
+            if self._codes[i]:
+                if raw & bit and ticks_diff(now_ms, self._raw_since[i]) >= self.flap_window_ms:
+                    self._codes[i] = FAULT_NONE
+                    self._changes[i] = 0
+                    self.fault &= ~bit
+                    self._standing |= bit
+                continue
+            if (raw ^ self._standing) & bit:
+                if ticks_diff(now_ms, self._raw_since[i]) >= self.glitch_ms:
+                    self._standing ^= bit
+            elif not (raw & bit) and ticks_diff(now_ms, self._raw_since[i]) >= self.stuck_ms:
+                self._codes[i] = FAULT_STUCK
+                self.fault |= bit
+        self.down = self._all & ~self._standing & ~self.fault
+        return self.down
+
+    def _count_change(self, i, now_ms):
+        elapsed = ticks_diff(now_ms, self._window_start[i])
+        if elapsed < 0 or elapsed >= self.flap_window_ms:
+            self._window_start[i] = now_ms
+            self._changes[i] = 1
+            return
+        if self._changes[i] < self.flap_limit:  # capped: a line may flap for days
+            self._changes[i] += 1
+        if self._changes[i] >= self.flap_limit and not self._codes[i]:
+            self._codes[i] = FAULT_FLAP
+            self.fault |= 1 << i

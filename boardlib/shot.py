@@ -1,0 +1,236 @@
+"""Shot assembly: conditioned spots and button presses in, scored shots and commands out.
+
+    from boardlib import shot
+    from boardlib.inputs import PRESS
+
+    asm = shot.ShotAssembler(settle_ms=1500)
+    # every poll, in this order:
+    asm.spots(sensors.update(standing_mask, now_ms), now_ms, sensors.fault)
+    asm.button(shot.CAROM, carom_button.update(level, now_ms), now_ms)  # NONE is ignored
+    ...                                                                # FOUL, OK, UNDO
+    result = asm.poll(now_ms)
+    if result == shot.SHOT:
+        game.shot(pins=asm.pins, carom=asm.carom, fouls=asm.foul_codes("quilles"))
+    elif result == shot.UNDO:
+        game.undo()
+    elif result == shot.MENU:
+        ...
+
+What a shot is (HARDWARE.md, "How a shot is seen"):
+
+- A shot begins at the first activity: a spot going down, or a carom or foul mark.
+  Spots already down then (a ball on the spot) are blocked for the whole shot.
+- Every other spot that goes down counts and stays counted if its pin stands up again.
+- The shot ends by itself once no counted spot is down and nothing changed for
+  `settle_ms` (a carom or foul mark restarts that wait). `ok` ends it at once; `ok` with
+  no shot in progress is a shot that scored nothing.
+- `carom`: press = carambole (1), hold = casino (2); the highest mark of the shot wins.
+- `foul`: every press is one ordinary foul, every hold one foul of the rules' second code
+  (`foul_presses`, `foul_holds`, both in `foul_count`); `foul` is 2 if any hold, else 1
+  if any press, else 0. `foul_codes(second_code)` spells them out for the rules.
+- `undo` steps back one layer: it clears the carom and foul marks of the shot in
+  progress, or (with no marks) drops the shot in progress unscored, or (with no shot in
+  progress) gives UNDO: take back the last scored shot. A hold counts as a press.
+- `ok` held gives MENU; a shot in progress stays as it is.
+- A spot faulted at any time during the shot (pass `SpotSensors.fault` to `spots()`) does
+  not score; a shot that only a faulty spot started ends without a result.
+
+Results wait in a small queue; `poll()` hands out one per call (call it every poll).
+"""
+
+from boardlib.inputs import HOLD, NONE, PRESS
+from boardlib.ticks import ticks_diff
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):
+        return x
+
+
+# Buttons, numbered in the order carom, foul, ok, undo (board profiles, timelines, menu).
+CAROM = const(0)
+FOUL = const(1)
+OK = const(2)
+UNDO = const(3)
+# Results of poll(): NONE (nothing happened, from boardlib.inputs), SHOT, MENU, and UNDO,
+# which is both a button and a result.
+SHOT = const(4)
+MENU = const(5)
+
+_QUEUE = const(8)  # results waiting for poll(); a 5 ms poll never has more than two
+_ENTRY = const(5)  # kind, pins, carom, foul presses, foul holds
+_MAX_MARKS = const(9)  # more fouls than this in one shot is a stuck finger, not a rule
+
+
+class ShotAssembler:
+    """Turns the `down` mask of SpotSensors and Button results into shots (see module)."""
+
+    def __init__(self, settle_ms=1500, spot_count=5):
+        if not isinstance(settle_ms, int) or isinstance(settle_ms, bool) or settle_ms < 1:
+            raise ValueError("settle_ms must be a whole number >= 1, not %r" % (settle_ms,))
+        if not isinstance(spot_count, int) or not 1 <= spot_count <= 8:
+            raise ValueError("spot_count must be 1..8, not %r" % (spot_count,))
+        self.settle_ms = settle_ms
+        self._all = (1 << spot_count) - 1
+        self._queue = bytearray(_QUEUE * _ENTRY)
+        self._down = 0
+        self._primed = False
+        # The last result handed out by poll().
+        self.pins = 0
+        self.carom = 0
+        self.foul = 0
+        self.foul_presses = 0
+        self.foul_holds = 0
+        self.foul_count = 0
+        self.dropped = 0  # results lost because poll() was not called for a long time
+        self.reset()
+
+    def reset(self):
+        """Drop the shot in progress and any waiting result; the spots stay as they are."""
+        self.busy = False
+        self._head = 0
+        self._waiting = 0
+        self._clear_shot(0, 0)
+
+    def _clear_shot(self, blocked, now_ms):
+        self._blocked = blocked
+        self._counted = 0
+        self._faulted = 0
+        self._carom = 0
+        self._presses = 0
+        self._holds = 0
+        self._quiet_since = now_ms
+
+    @property
+    def live_pins(self):
+        """Spots counted so far in the shot in progress (0 between shots; for the display)."""
+        return self._counted
+
+    @property
+    def live_carom(self):
+        return self._carom
+
+    @property
+    def live_foul(self):
+        return 2 if self._holds else (1 if self._presses else 0)
+
+    def spots(self, down_mask, now_ms, fault_mask=0):
+        """Take the conditioned down mask (bit i = spot i+1 has no pin) and the fault mask.
+
+        A spot that is faulted at any time during a shot does not score in it.
+        """
+        down = down_mask & self._all
+        if self.busy:
+            self._faulted |= fault_mask
+        if not self._primed:
+            self._primed = True
+            self._down = down
+            return
+        changed = down ^ self._down
+        if not changed:
+            return
+        before = self._down
+        self._down = down
+        if not self.busy:
+            if not (changed & down):
+                return  # pins being stood up between shots are no activity
+            self.busy = True
+            self._clear_shot(before & down, now_ms)
+            self._faulted = fault_mask
+        self._counted |= down & ~self._blocked
+        self._quiet_since = now_ms
+
+    def button(self, which, kind, now_ms):
+        """Take one Button result: `which` is CAROM, FOUL, OK or UNDO; NONE is ignored."""
+        if kind == NONE:
+            return
+        if kind != PRESS and kind != HOLD:
+            raise ValueError("button kind must be PRESS or HOLD, not %r" % (kind,))
+        if which == CAROM or which == FOUL:
+            if not self.busy:
+                self.busy = True
+                self._clear_shot(self._down, now_ms)
+            if which == CAROM:
+                mark = 2 if kind == HOLD else 1
+                if mark > self._carom:
+                    self._carom = mark
+            elif kind == HOLD:
+                self._holds = min(self._holds + 1, _MAX_MARKS)
+            else:
+                self._presses = min(self._presses + 1, _MAX_MARKS)
+            self._quiet_since = now_ms
+        elif which == OK:
+            if kind == HOLD:
+                self._push(MENU, 0, 0, 0, 0)
+            elif self.busy:
+                self._finish()
+            else:
+                self._push(SHOT, 0, 0, 0, 0)
+        elif which == UNDO:
+            self._undo(now_ms)
+        else:
+            raise ValueError("unknown button %r" % (which,))
+
+    def _undo(self, now_ms):
+        if not self.busy:
+            self._push(UNDO, 0, 0, 0, 0)
+        elif self._carom or self._presses or self._holds:
+            self._carom = self._presses = self._holds = 0
+            self._quiet_since = now_ms
+            if not self._counted:
+                self._drop()  # the marks were all there was to this shot
+        else:
+            self._drop()
+
+    def poll(self, now_ms):
+        """End the shot if it has settled; return NONE, SHOT, UNDO or MENU.
+
+        After SHOT read `pins`, `carom`, `foul`, `foul_presses`, `foul_holds` and
+        `foul_count` (presses and holds together).
+        """
+        if self.busy and not (self._down & ~self._blocked):
+            if ticks_diff(now_ms, self._quiet_since) >= self.settle_ms:
+                if self._counted & ~self._faulted or self._carom or self._presses or self._holds:
+                    self._finish()
+                else:  # only a faulty sensor moved: show its error, do not pass the turn
+                    self._drop()
+        if not self._waiting:
+            return NONE
+        at = self._head * _ENTRY
+        q = self._queue
+        self.pins = q[at + 1]
+        self.carom = q[at + 2]
+        self.foul_presses = q[at + 3]
+        self.foul_holds = q[at + 4]
+        self.foul = 2 if self.foul_holds else (1 if self.foul_presses else 0)
+        self.foul_count = self.foul_presses + self.foul_holds
+        self._head = (self._head + 1) % _QUEUE
+        self._waiting -= 1
+        return q[at]
+
+    def foul_codes(self, second_code, ordinary="foul"):
+        """The last shot's fouls as rule codes, e.g. ("quilles", "foul"). Allocates."""
+        return (second_code,) * self.foul_holds + (ordinary,) * self.foul_presses
+
+    def _finish(self):
+        pins = self._counted & ~self._faulted
+        self._push(SHOT, pins, self._carom, self._presses, self._holds)
+        self._drop()
+
+    def _drop(self):
+        self.busy = False
+        self._clear_shot(0, 0)
+
+    def _push(self, kind, pins, carom, presses, holds):
+        if self._waiting == _QUEUE:
+            self.dropped += 1
+            return
+        at = ((self._head + self._waiting) % _QUEUE) * _ENTRY
+        q = self._queue
+        q[at] = kind
+        q[at + 1] = pins
+        q[at + 2] = carom
+        q[at + 3] = presses
+        q[at + 4] = holds
+        self._waiting += 1

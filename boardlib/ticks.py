@@ -1,0 +1,38 @@
+"""Millisecond tick arithmetic with MicroPython's wrap-around semantics, on both interpreters.
+
+    from boardlib.ticks import ticks_add, ticks_diff
+    deadline = ticks_add(now_ms, 1500)
+    if ticks_diff(now_ms, deadline) >= 0:
+        ...  # the deadline has passed, even across a wrap of the tick counter
+
+On MicroPython these are the built-in `time.ticks_add` / `time.ticks_diff` (period 2**30
+on the ESP32). On CPython a fallback wraps at 2**30 exactly like the ESP32 does.
+`TICKS_PERIOD` is the period in use; a difference is only meaningful while the two times
+are less than half a period apart, so callers compare stale timestamps only while a
+timer is running.
+"""
+
+try:
+    from time import ticks_add, ticks_diff
+except ImportError:  # CPython: no ticks functions in its time module
+    _PERIOD = 1 << 30
+    _MASK = _PERIOD - 1
+    _HALF = _PERIOD >> 1
+
+    def ticks_diff(a, b):
+        """Signed difference a - b of two tick values, in [-2**29, 2**29)."""
+        d = (a - b) & _MASK
+        # Subtract rather than add-then-mask: stays a small int on a 32-bit port.
+        if d >= _HALF:
+            d -= _PERIOD
+        return d
+
+    def ticks_add(t, delta):
+        """The tick value delta ms after t; |delta| must be under half a period."""
+        if delta < -_HALF or delta >= _HALF:
+            raise OverflowError("ticks interval overflow")  # as MicroPython does
+        return (t + delta) & _MASK
+
+
+# ticks_add(0, -1) is the largest tick value, whatever the port's period is.
+TICKS_PERIOD = ticks_add(0, -1) + 1

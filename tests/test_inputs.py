@@ -1,0 +1,311 @@
+"""Input conditioning (boardlib.inputs) and tick arithmetic (boardlib.ticks).
+
+Every scenario is a plain function that runs unchanged on CPython and on the MicroPython
+unix port; the port runs all of them in one process. Expected values are worked out by
+hand from HARDWARE.md and the documented settings, polling every 5 ms unless said.
+"""
+
+import inspect
+import json
+import os
+import textwrap
+
+import pytest
+
+from tools import upy
+
+# ---- device code ----------------------------------------------------------------------------
+
+
+def button_trace(changes, end_ms, base=0, debounce_ms=20, hold_ms=800):
+    """Poll a Button every 5 ms; changes = [[time, pressed], ...]; times start at `base`."""
+    from boardlib.inputs import HOLD, PRESS, Button
+    from boardlib.ticks import ticks_add
+
+    button = Button(debounce_ms, hold_ms)
+    out = []
+    level = 0
+    k = 0
+    t = 0
+    while t <= end_ms:
+        while k < len(changes) and changes[k][0] <= t:
+            level = changes[k][1]
+            k += 1
+        kind = button.update(level, ticks_add(base, t))
+        if kind == PRESS:
+            out.append([t, "press"])
+        elif kind == HOLD:
+            out.append([t, "hold"])
+        elif kind:
+            out.append([t, "unknown %d" % kind])
+        t += 5
+    return out
+
+
+def spot_trace(changes, end_ms, step_ms=5, base=0, options=None):
+    """Poll SpotSensors; changes = [[time, standing_mask], ...].
+
+    Returns [time, down, fault, [code of spot 1..5]] at the first poll and whenever the
+    down or fault mask changes.
+    """
+    from boardlib.inputs import SpotSensors
+    from boardlib.ticks import ticks_add
+
+    sensors = SpotSensors(**(options or {}))
+    out = []
+    standing = 0
+    k = 0
+    t = 0
+    last_down = -1
+    last_fault = -1
+    while t <= end_ms:
+        while k < len(changes) and changes[k][0] <= t:
+            standing = changes[k][1]
+            k += 1
+        down = sensors.update(standing, ticks_add(base, t))
+        if down != sensors.down:
+            out.append([t, "update returned %d but down is %d" % (down, sensors.down)])
+        if down != last_down or sensors.fault != last_fault:
+            codes = [sensors.fault_code(spot) for spot in range(1, sensors.count + 1)]
+            out.append([t, down, sensors.fault, codes])
+            last_down = down
+            last_fault = sensors.fault
+        t += step_ms
+    return out
+
+
+def ticks_facts():
+    from boardlib.ticks import TICKS_PERIOD, ticks_add, ticks_diff
+
+    top = ticks_add(0, -1)
+    half = TICKS_PERIOD // 2
+    just_ahead = ticks_add(0, half - 1)
+    try:
+        ticks_add(0, half)
+        too_far = "no error"
+    except OverflowError:
+        too_far = "overflow"
+    return [
+        top == TICKS_PERIOD - 1,
+        ticks_add(top, 1),
+        ticks_diff(ticks_add(top, 10), top),
+        ticks_diff(top, ticks_add(top, 10)),
+        ticks_diff(just_ahead, 0) == half - 1,
+        ticks_diff(ticks_add(just_ahead, 1), 0) == -half,
+        too_far,
+        ticks_diff(1500, 1000),
+    ]
+
+
+def bad_settings():
+    """Each bad construction or call must raise ValueError; returns the messages."""
+    from boardlib.inputs import Button, SpotSensors
+
+    attempts = [
+        lambda: Button(debounce_ms=-1),
+        lambda: Button(hold_ms=0),
+        lambda: Button(hold_ms="800"),
+        lambda: SpotSensors(glitch_ms=-5),
+        lambda: SpotSensors(count=0),
+        lambda: SpotSensors(stuck_ms=0),
+        lambda: SpotSensors(flap_limit=1),
+        lambda: SpotSensors().fault_code(0),
+        lambda: SpotSensors().fault_code(6),
+    ]
+    out = []
+    for attempt in attempts:
+        try:
+            attempt()
+            out.append("no error")
+        except ValueError as e:
+            out.append(str(e))
+    return out
+
+
+# ---- both interpreters ----------------------------------------------------------------------
+
+_MAIN = """
+import json, sys
+for _name, _args in json.loads(sys.stdin.read()):
+    print(json.dumps(globals()[_name](*_args)))
+"""
+
+_FUNCS = [button_trace, spot_trace, ticks_facts, bad_settings]
+_BY_NAME = {f.__name__: f for f in _FUNCS}
+
+WRAP = "wrap"  # as a base: start 100 s before the tick counter wraps
+
+ALL_UP = 0b11111
+NO_3 = 0b11011  # a ball rests on spot 3
+NO_1_3 = 0b11010
+
+FLAP_4 = [[0, ALL_UP]] + [[1000 + 10 * k, ALL_UP & ~8 if k % 2 == 0 else ALL_UP]
+                          for k in range(200)]
+Z = [0, 0, 0, 0, 0]
+
+# name: (function, args, expected)
+CASES = {
+    # Contact bounce on press and on release: pressed from 1010 (last bounce), released
+    # from 1160 (last bounce): PRESS at 1160 + 20, once.
+    "press with bounce": (
+        "button_trace",
+        [[[1000, 1], [1005, 0], [1010, 1], [1150, 0], [1155, 1], [1160, 0]], 2000],
+        [[1180, "press"]],
+    ),
+    # A 10 ms blip is not a press.
+    "blip": ("button_trace", [[[1000, 1], [1010, 0]], 2000], []),
+    # Held 1000..2500: HOLD once at 1800, nothing on release.
+    "hold": ("button_trace", [[[1000, 1], [2500, 0]], 3000], [[1800, "hold"]]),
+    # Released at 1795: the last poll pressed is 1790 (790 ms): a short press, at 1815.
+    "just short of hold": ("button_trace", [[[1000, 1], [1795, 0]], 3000], [[1815, "press"]]),
+    # Still closed at the 1800 poll: a hold.
+    "just a hold": ("button_trace", [[[1000, 1], [1805, 0]], 3000], [[1800, "hold"]]),
+    # A bounce while held does not restart the hold time and is not a release.
+    "bounce while held": (
+        "button_trace",
+        [[[1000, 1], [1300, 0], [1305, 1], [2500, 0]], 3000],
+        [[1800, "hold"]],
+    ),
+    # Two presses in a row: each gives its own PRESS.
+    "two presses": (
+        "button_trace",
+        [[[1000, 1], [1100, 0], [1300, 1], [1400, 0]], 2000],
+        [[1120, "press"], [1420, "press"]],
+    ),
+    # Other settings: debounce 0, hold 300.
+    "settings": ("button_trace", [[[1000, 1], [1400, 0]], 2000, 0, 0, 300], [[1300, "hold"]]),
+    # The same press and hold across a wrap of the tick counter.
+    "press across wrap": (
+        "button_trace", [[[1000, 1], [1100, 0]], 2000, "wrap"], [[1120, "press"]],
+    ),
+    # Spot 3 empty at power-up is just down. Spot 1: a 35 ms blip is nothing; dark from
+    # 2000 is down at 2040; a 30 ms lit blip at 2500 changes nothing; lit from 3000 is up
+    # at 3040.
+    "glitch filter": (
+        "spot_trace",
+        [[[0, NO_3], [1000, NO_1_3], [1035, NO_3], [2000, NO_1_3], [2500, NO_3],
+          [2530, NO_1_3], [3000, NO_3]], 4000],
+        [[0, 4, 0, Z], [2040, 5, 0, Z], [3040, 4, 0, Z]],
+    ),
+    # A shorter glitch time: dark from 1000 is down at 1010.
+    "glitch setting": (
+        "spot_trace",
+        [[[0, ALL_UP], [1000, NO_3]], 1100, 5, 0, {"glitch_ms": 10}],
+        [[0, 0, 0, Z], [1010, 4, 0, Z]],
+    ),
+    # Spot 2 dark from 1000 (polled every 100 ms): down at 1100, stuck at 1000 + 180 s,
+    # lit again from 200 s, released 1 s later.
+    "stuck": (
+        "spot_trace",
+        [[[0, ALL_UP], [1000, 0b11101], [200000, ALL_UP]], 205000, 100],
+        [[0, 0, 0, Z], [1100, 2, 0, Z], [181000, 0, 2, [0, 1, 0, 0, 0]], [201000, 0, 0, Z]],
+    ),
+    "stuck across wrap": (
+        "spot_trace",
+        [[[0, ALL_UP], [1000, 0b11101], [200000, ALL_UP]], 205000, 100, "wrap"],
+        [[0, 0, 0, Z], [1100, 2, 0, Z], [181000, 0, 2, [0, 1, 0, 0, 0]], [201000, 0, 0, Z]],
+    ),
+    # Spot 4 changes every 10 ms from 1000: its 16th change (1150) is a flap fault; lit
+    # from 2990 on, released at 3990. It never reads down (each dark spell is 10 ms).
+    "flap": (
+        "spot_trace",
+        [FLAP_4, 5000],
+        [[0, 0, 0, Z], [1150, 0, 8, [0, 0, 0, 2, 0]], [3990, 0, 0, Z]],
+    ),
+    # The same with a higher limit: 200 changes in 2 s, at most 100 in any 1 s window
+    # that starts at a change: a limit of 101 never trips.
+    "flap limit setting": ("spot_trace", [FLAP_4, 5000, 5, 0, {"flap_limit": 101}],
+                           [[0, 0, 0, Z]]),
+}
+
+
+def resolve(args):
+    from boardlib.ticks import TICKS_PERIOD
+
+    wrap_base = TICKS_PERIOD - 100000
+    # JSON cannot carry the port's own period, so the base is resolved on each side.
+    return [wrap_base if a == WRAP else a for a in args]
+
+
+_MAIN_WRAP = """
+from boardlib.ticks import TICKS_PERIOD as _P
+def _resolve(args):
+    return [_P - 100000 if a == "wrap" else a for a in args]
+"""
+
+
+@pytest.fixture(scope="module")
+def unix_port(tmp_path_factory):
+    calls = [[func, args] for func, args, _ in CASES.values()]
+    calls += [["ticks_facts", []], ["bad_settings", []]]
+    source = "\n\n".join(textwrap.dedent(inspect.getsource(f)) for f in _FUNCS)
+    source += _MAIN_WRAP + _MAIN.replace("(*_args)", "(*_resolve(_args))")
+    path = tmp_path_factory.mktemp("inputs") / "batch.py"
+    path.write_text(source)
+    proc = upy.run([str(path)], input=json.dumps(calls), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == len(calls), proc.stdout + proc.stderr
+    results = [json.loads(line) for line in lines]
+    return dict(zip([*CASES, "ticks_facts", "bad_settings"], results, strict=True))
+
+
+def on_cpython(name, args=()):
+    return json.loads(json.dumps(_BY_NAME[name](*resolve(args))))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_on_cpython(case):
+    func, args, expected = CASES[case]
+    assert on_cpython(func, args) == expected
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_on_unix_port(case, unix_port):
+    assert unix_port[case] == CASES[case][2]
+
+
+@pytest.mark.parametrize("interpreter", ["cpython", "unix port"])
+def test_ticks_wrap_like_micropython(interpreter, unix_port):
+    facts = on_cpython("ticks_facts") if interpreter == "cpython" else unix_port["ticks_facts"]
+    # the top value, wrapping to 0, +-10 across the wrap, half a period ahead is behind,
+    # a step of half a period is refused.
+    assert facts == [True, 0, 10, -10, True, True, "overflow", 500]
+
+
+def test_cpython_ticks_period_is_the_esp32s():
+    from boardlib.ticks import TICKS_PERIOD
+
+    assert TICKS_PERIOD == 2**30
+
+
+@pytest.mark.parametrize("interpreter", ["cpython", "unix port"])
+def test_bad_settings_raise_clear_errors(interpreter, unix_port):
+    if interpreter == "cpython":
+        messages = on_cpython("bad_settings")
+    else:
+        messages = unix_port["bad_settings"]
+    assert "no error" not in messages
+    for message, word in zip(
+        messages,
+        ["debounce_ms", "hold_ms", "hold_ms", "glitch_ms", "count", "stuck_ms", "flap_limit",
+         "spot", "spot"],
+        strict=True,
+    ):
+        assert word in message
+
+
+def test_timings_match_the_documented_defaults():
+    from boardlib.inputs import Button, SpotSensors
+    from boardlib.shot import ShotAssembler
+
+    assert (Button().debounce_ms, Button().hold_ms) == (20, 800)
+    sensors = SpotSensors()
+    assert (sensors.count, sensors.glitch_ms, sensors.stuck_ms) == (5, 40, 180000)
+    assert ShotAssembler().settle_ms == 1500
+
+
+def test_module_docstrings_show_usage():
+    for name in ("boardlib/inputs.py", "boardlib/shot.py", "boardlib/ticks.py"):
+        with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), name)) as f:
+            assert f.read().startswith('"""')

@@ -1,0 +1,219 @@
+"""The raw input timeline (CONTRACT.md section 4): parser and virtual-time levels.
+
+Runs on CPython and, all cases in one process, on the MicroPython unix port.
+"""
+
+import inspect
+import json
+import os
+import textwrap
+
+import pytest
+
+from tools import upy
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# ---- device code ----------------------------------------------------------------------------
+
+
+def parse_or_error(text):
+    from tools.simboard import timeline
+
+    try:
+        return [list(event) for event in timeline.parse(text)]
+    except ValueError as e:
+        return "error: %s" % e
+
+
+def levels_trace(text, times):
+    """[[time, standing mask, buttons mask], ...] at the given poll times, and end_ms."""
+    from tools.simboard import timeline
+
+    levels = timeline.Levels(timeline.parse(text))
+    out = []
+    for t in times:
+        standing = levels.advance(t)
+        out.append([t, standing, levels.buttons])
+        if levels.at(t) != (standing, levels.buttons):
+            out.append([t, "at() disagrees with advance()"])
+    return [out, levels.end_ms]
+
+
+def file_event_counts(texts):
+    from tools.simboard import timeline
+
+    return [len(timeline.parse(text)) for text in texts]
+
+
+# ---- both interpreters ----------------------------------------------------------------------
+
+_FUNCS = [parse_or_error, levels_trace, file_event_counts]
+_BY_NAME = {f.__name__: f for f in _FUNCS}
+_MAIN = """
+import json, sys
+for _name, _args in json.loads(sys.stdin.read()):
+    print(json.dumps(globals()[_name](*_args)))
+"""
+
+CONTRACT_EXAMPLE = """\
+0      pins up 1 2 3 4 5   # these spots report a pin standing
+1200   pin 2 down          # spot 2 reports no pin
+1215   pin 2 up
+3000   press carom         # a short press
+5000   hold foul 1200      # a press held for 1200 ms
+"""
+
+# Event tuples: (time, kind, a, b); kinds PINS=1, PIN=2, PRESS=3, HOLD=4; buttons
+# carom=0, foul=1, ok=2, undo=3; a PIN carries the spot's bit and 1 up / 0 down.
+PARSES = {
+    "contract example": (
+        CONTRACT_EXAMPLE,
+        [[0, 1, 31, 0], [1200, 2, 2, 0], [1215, 2, 2, 1], [3000, 3, 0, 100], [5000, 4, 1, 1200]],
+    ),
+    "comments, blanks, tabs, CRLF, equal times": (
+        "# a game\r\n\r\n0\tpins up 2 4\r\n  100 press ok  \n100 press undo # same time\n"
+        "100 pin 5 down\n",
+        [[0, 1, 0b01010, 0], [100, 3, 2, 100], [100, 3, 3, 100], [100, 2, 16, 0]],
+    ),
+    "pins up with no spot: every spot dark": ("7 pins up\n", [[7, 1, 0, 0]]),
+    "a press after the last one ended": (
+        "0 press foul\n101 press foul\n2000 hold foul 5\n",
+        [[0, 3, 1, 100], [101, 3, 1, 100], [2000, 4, 1, 5]],
+    ),
+    "empty": ("# nothing\n\n", []),
+}
+
+ERRORS = {
+    "time missing": ("0 pins up 1\npin 2 down\n", "error: 2: the time in ms must be"),
+    "negative time": ("-5 pin 2 down\n", "error: 1: the time in ms must be"),
+    "time goes back": (
+        "0 pins up 1\n\n1200 pin 2 down\n1100 pin 2 up\n",
+        "error: 4: time 1100 is before the previous event's 1200",
+    ),
+    "no event": ("0 pins up\n20\n", "error: 2: an event must follow the time"),
+    "unknown event": ("0 pins up\n5 pinz 2 down\n", "error: 2: unknown event 'pinz'"),
+    "pins without up": ("0 pins down 1\n", "error: 1: expected 'pins up'"),
+    "spot 6": ("0 pins up 1 2 3 4 5 6\n", "error: 1: spot 6 does not exist (spots are 1-5)"),
+    "spot 0": ("0 pin 0 down\n", "error: 1: spot 0 does not exist"),
+    "spot twice": ("0 pins up 1 2 2\n", "error: 1: spot 2 is listed twice"),
+    "spot not a number": ("0 pin two down\n", "error: 1: a spot must be a whole number"),
+    "pin sideways": ("0 pin 2 sideways\n", "error: 1: expected 'pin N up' or 'pin N down'"),
+    "unknown button": ("0 press cue\n", "error: 1: unknown button 'cue'"),
+    "press with a time": ("0 press ok 300\n", "error: 1: expected 'press BUTTON'"),
+    "hold without time": ("0 hold foul\n", "error: 1: expected 'hold BUTTON MS'"),
+    "hold of 0 ms": ("0 hold foul 0\n", "error: 1: the hold time must be at least 1 ms"),
+    "hold not a number": ("0 hold foul long\n", "error: 1: the hold time in ms must be"),
+    "still pressed": (
+        "0 pins up\n3000 press carom\n3100 press carom\n",
+        "error: 3: carom is still pressed (line 2) until 3100 ms",
+    ),
+    "still held": (
+        "5000 hold foul 1200\n6000 press ok\n6100 press foul\n",
+        "error: 3: foul is still pressed (line 1) until 6200 ms",
+    ),
+}
+
+LEVELS_TEXT = """\
+0    pins up 1 2 3 4 5
+10   pin 2 down
+20   press carom
+20   pin 2 up
+30   hold undo 17
+35   pins up 4
+40   pin 1 up
+1000 press ok       # seen by a poll inside 1000..1099
+2000 press ok       # over before the next poll of a slow caller: never seen
+"""
+
+# Before any line every spot stands; a press covers [t, t + 100); a hold [t, t + ms).
+LEVELS_EXPECTED = [
+    [
+        [0, 31, 0],
+        [5, 31, 0],
+        [10, 29, 0],
+        [15, 29, 0],
+        [20, 31, 0b0001],
+        [30, 31, 0b1001],
+        [35, 8, 0b1001],
+        [45, 9, 0b1001],
+        [47, 9, 0b0001],
+        [119, 9, 0b0001],
+        [120, 9, 0],
+        [1050, 9, 0b0100],
+        [1500, 9, 0],
+        [2200, 9, 0],
+    ],
+    2100,
+]
+LEVELS_TIMES = [row[0] for row in LEVELS_EXPECTED[0]]
+
+
+def timeline_files():
+    folder = os.path.join(HERE, "timelines")
+    names = sorted(n for n in os.listdir(folder) if n.endswith(".timeline"))
+    texts = []
+    for name in names:
+        with open(os.path.join(folder, name)) as f:
+            texts.append(f.read())
+    return names, texts
+
+
+def calls():
+    out = [["parse_or_error", [text]] for text, _ in PARSES.values()]
+    out += [["parse_or_error", [text]] for text, _ in ERRORS.values()]
+    out += [["levels_trace", [LEVELS_TEXT, LEVELS_TIMES]]]
+    out += [["file_event_counts", [timeline_files()[1]]]]
+    return out
+
+
+@pytest.fixture(scope="module")
+def unix_port(tmp_path_factory):
+    batch = calls()
+    source = "\n\n".join(textwrap.dedent(inspect.getsource(f)) for f in _FUNCS) + _MAIN
+    path = tmp_path_factory.mktemp("timeline") / "batch.py"
+    path.write_text(source)
+    proc = upy.run([str(path)], input=json.dumps(batch), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == len(batch), proc.stdout + proc.stderr
+    return [json.loads(line) for line in lines]
+
+
+@pytest.fixture(params=["cpython", "unix port"])
+def results(request):
+    if request.param == "cpython":
+        return [json.loads(json.dumps(_BY_NAME[name](*args))) for name, args in calls()]
+    return request.getfixturevalue("unix_port")
+
+
+def test_good_timelines_parse_to_exact_events(results):
+    got = results[: len(PARSES)]
+    assert dict(zip(PARSES, got, strict=True)) == {k: v[1] for k, v in PARSES.items()}
+
+
+def test_bad_lines_name_the_line_and_the_problem(results):
+    got = results[len(PARSES) : len(PARSES) + len(ERRORS)]
+    for (case, (_, expected)), message in zip(ERRORS.items(), got, strict=True):
+        assert isinstance(message, str), case
+        assert message.startswith(expected), (case, message)
+
+
+def test_levels_follow_the_timeline_in_virtual_time(results):
+    assert results[len(PARSES) + len(ERRORS)] == LEVELS_EXPECTED
+
+
+def test_every_shipped_timeline_parses(results):
+    names, texts = timeline_files()
+    counts = results[-1]
+    assert len(counts) == len(names) >= 9
+    assert all(n > 0 for n in counts), dict(zip(names, counts, strict=True))
+
+
+def test_load_reads_a_file(tmp_path):
+    from tools.simboard import timeline
+
+    path = tmp_path / "a.timeline"
+    path.write_text(CONTRACT_EXAMPLE)
+    assert timeline.load(str(path)) == timeline.parse(CONTRACT_EXAMPLE)
+    assert timeline.BUTTONS == ("carom", "foul", "ok", "undo")

@@ -1,0 +1,184 @@
+"""Raw input timelines (CONTRACT.md section 4): parse them, then play them in virtual time.
+
+    from tools.simboard import timeline
+
+    events = timeline.parse(text)   # or timeline.load("game.timeline")
+    levels = timeline.Levels(events)
+    now = 0
+    while now <= levels.end_ms + 10000:
+        levels.advance(now)         # apply everything due at or before now
+        levels.standing             # bit i set = spot i+1 reports a pin standing
+        levels.pressed(timeline.CAROM_BUTTON)
+        now += 5
+
+The format, one event a line, times in ms since power-up and never decreasing; `#` starts
+a comment, blank lines are ignored:
+
+    0      pins up 1 2 3 4 5   # exactly these spots report a pin standing, the others not
+    1200   pin 2 down          # spot 2 reports no pin
+    1215   pin 2 up
+    3000   press carom         # a short press (PRESS_MS long)
+    5000   hold foul 1200      # a press held for 1200 ms
+
+Before the first line every spot reports a pin standing and no button is pressed.
+A bad line raises ValueError("LINE: what is wrong"). Each event becomes a tuple
+(time_ms, kind, a, b): (t, PINS, standing_mask, 0), (t, PIN, spot_bit, 1 up / 0 down),
+(t, PRESS or HOLD, button_index, duration_ms), button_index into BUTTONS.
+"""
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):
+        return x
+
+
+PINS = const(1)
+PIN = const(2)
+PRESS = const(3)
+HOLD = const(4)
+
+BUTTONS = ("carom", "foul", "ok", "undo")
+CAROM_BUTTON = const(0)
+FOUL_BUTTON = const(1)
+OK_BUTTON = const(2)
+UNDO_BUTTON = const(3)
+
+PRESS_MS = const(100)  # how long a short press keeps the button down
+
+
+def _whole(word, what):
+    if not word or not word.isdigit():
+        raise ValueError("%s must be a whole number, not %r" % (what, word))
+    return int(word)
+
+
+def _spot_bit(word, spots):
+    n = _whole(word, "a spot")
+    if not 1 <= n <= spots:
+        raise ValueError("spot %d does not exist (spots are 1-%d)" % (n, spots))
+    return 1 << (n - 1)
+
+
+def _button(word):
+    for i in range(len(BUTTONS)):
+        if BUTTONS[i] == word:
+            return i
+    raise ValueError("unknown button %r (buttons: %s)" % (word, ", ".join(BUTTONS)))
+
+
+def _event(words, spots, press_ms):
+    """One line's words after the time -> (kind, a, b)."""
+    what = words[0] if words else ""
+    if what == "pins":
+        if len(words) < 2 or words[1] != "up":
+            raise ValueError("expected 'pins up' and the standing spots")
+        mask = 0
+        for word in words[2:]:
+            bit = _spot_bit(word, spots)
+            if mask & bit:
+                raise ValueError("spot %s is listed twice" % word)
+            mask |= bit
+        return PINS, mask, 0
+    if what == "pin":
+        if len(words) != 3 or words[2] not in ("up", "down"):
+            raise ValueError("expected 'pin N up' or 'pin N down'")
+        return PIN, _spot_bit(words[1], spots), 1 if words[2] == "up" else 0
+    if what == "press":
+        if len(words) != 2:
+            raise ValueError("expected 'press BUTTON'")
+        return PRESS, _button(words[1]), press_ms
+    if what == "hold":
+        if len(words) != 3:
+            raise ValueError("expected 'hold BUTTON MS'")
+        ms = _whole(words[2], "the hold time in ms")
+        if ms < 1:
+            raise ValueError("the hold time must be at least 1 ms")
+        return HOLD, _button(words[1]), ms
+    if not what:
+        raise ValueError("an event must follow the time")
+    raise ValueError("unknown event %r (expected pins, pin, press or hold)" % what)
+
+
+def parse(text, spots=5, press_ms=PRESS_MS):
+    """Parse timeline text into a list of event tuples; ValueError("LINE: ...") if bad."""
+    events = []
+    last_time = 0
+    released_at = [0] * len(BUTTONS)  # when each button's last press ends
+    pressed_on = [0] * len(BUTTONS)  # the line of that press
+    number = 0
+    for line in text.split("\n"):
+        number += 1
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        try:
+            t = _whole(words[0], "the time in ms")
+            if t < last_time:
+                raise ValueError("time %d is before the previous event's %d" % (t, last_time))
+            kind, a, b = _event(words[1:], spots, press_ms)
+            if kind == PRESS or kind == HOLD:
+                if pressed_on[a] and t <= released_at[a]:
+                    raise ValueError("%s is still pressed (line %d) until %d ms"
+                                     % (BUTTONS[a], pressed_on[a], released_at[a]))
+                released_at[a] = t + b
+                pressed_on[a] = number
+        except ValueError as e:
+            raise ValueError("%d: %s" % (number, e.args[0])) from None
+        last_time = t
+        events.append((t, kind, a, b))
+    return events
+
+
+def load(path, spots=5, press_ms=PRESS_MS):
+    """Parse a timeline file."""
+    with open(path) as f:
+        return parse(f.read(), spots, press_ms)
+
+
+class Levels:
+    """What the spots and buttons report at a virtual time, for a parsed timeline.
+
+    Call `advance(now_ms)` with non-decreasing times (plain ms since power-up); it
+    allocates nothing. A press covers [time, time + duration): it is seen by every poll
+    in that span. `end_ms` is when the last event is over.
+    """
+
+    def __init__(self, events, spots=5):
+        self._events = events
+        self._next = 0
+        self.standing = (1 << spots) - 1
+        self.buttons = 0  # bit i set = BUTTONS[i] is down
+        self._release = [0] * len(BUTTONS)
+        end = 0
+        for event in events:
+            over = event[0] + (event[3] if event[1] == PRESS or event[1] == HOLD else 0)
+            if over > end:
+                end = over
+        self.end_ms = end
+
+    def pressed(self, button):
+        return bool(self.buttons & (1 << button))
+
+    def at(self, now_ms):
+        """advance(now_ms), then (standing mask, buttons mask). Allocates a tuple."""
+        self.advance(now_ms)
+        return self.standing, self.buttons
+
+    def advance(self, now_ms):
+        """Apply every event due at or before now_ms; returns the standing mask."""
+        for i in range(len(BUTTONS)):
+            if self.buttons & (1 << i) and now_ms >= self._release[i]:
+                self.buttons &= ~(1 << i)
+        events = self._events
+        while self._next < len(events) and events[self._next][0] <= now_ms:
+            t, kind, a, b = events[self._next]
+            self._next += 1
+            if kind == PINS:
+                self.standing = a
+            elif kind == PIN:
+                self.standing = (self.standing | a) if b else (self.standing & ~a)
+            elif now_ms < t + b:  # a press that ended between two polls is never seen
+                self.buttons |= 1 << a
+                self._release[a] = t + b
+        return self.standing
