@@ -1,0 +1,14 @@
+"""Pure scoring rules for pin billiards: ddbu, ceb and russian; no I/O, no clock.
+
+    from rules_core import Game, GameError
+    g = Game("ddbu", distance=(40, 30), sets=1, first=1)
+    g.shot(pins=0b00101, carom=0, fouls=())
+    print(g.state_json())
+
+See docs/rules.md for how the rule texts are read, rules_core.events for the records,
+rules_core.snapshot for saving and resuming, rules_core.script for shot scripts.
+"""
+
+from rules_core.game import RULES_IDS, Game, GameError
+
+__all__ = ["Game", "GameError", "RULES_IDS"]

@@ -1,0 +1,78 @@
+"""Five-pins (CEB), rules id "ceb": one shot applied to a Game, sets and the match.
+
+    from rules_core import Game
+    g = Game("ceb", distance=60, sets=3)
+    g.shot(pins=0b00100)   # the red centre pin alone: 10 points (CEB 8.1c)
+
+Seed 002 (CEB rules, Danish), as read by RULES.md section 2 and docs/rules.md.
+"""
+
+from rules_core.common import A_SET, CENTRE, popcount
+
+_QUILLES = 0x02  # events.FOUL_QUILLES: pin and carom points only, no 2-point penalty
+
+
+def shot_points(pins, carom):
+    """Points a shot makes (CEB 8.1-8.3): white pins 2, red 4 (10 alone), carom 4/3."""
+    if pins == CENTRE:
+        points = 10
+    else:
+        points = 2 * popcount(pins & ~CENTRE) + (4 if pins & CENTRE else 0)
+    if carom == 1:
+        points += 4
+    elif carom == 2:
+        points += 3  # casino
+    return points
+
+
+def shot(g, pins, carom, fouls, other_fouls):
+    player = g.turn
+    opponent = 3 - player
+    points = shot_points(pins, carom)
+    foul = bool(fouls or other_fouls)
+    if foul:
+        # CEB 24.1-24.2: every foul but quilles adds 2; all the shot's points go over.
+        points += 2 * (popcount(fouls & ~_QUILLES) + other_fouls)
+        to = opponent
+    elif g.opening:
+        to = opponent  # CEB 11.4: points of the opening shot go to the opponent, no foul
+    else:
+        to = player
+    g.opening = False
+    credited = g.gain(to, points, True)  # capped at the distance (CEB 7.1)
+    g.set_last(player, credited, to, foul)
+    if to == player and credited > g.high[player - 1]:
+        g.high[player - 1] = credited  # ceb: highest shot
+    t = to - 1
+    if g.score[t] >= g.distance[t]:
+        _set_won(g, to)
+    else:
+        g.next_turn()  # CEB 7.2: one shot each
+
+
+def _set_won(g, winner):
+    """CEB 13.3: the set ends when a player reaches the distance."""
+    g.sets[winner - 1] += 1
+    g.announce |= A_SET << (winner - 1)
+    if g.sets[winner - 1] > g.best_of // 2:
+        g.finish(winner)
+        return
+    low = min(g.sets)
+    high = max(g.sets)
+    # CEB 1.4: a break only at 2-0 or 2-1 (best of 5) or 1-1 (best of 3); once a match.
+    if not g.break_done and (
+        (g.best_of == 5 and high == 2 and low < 2) or (g.best_of == 3 and low == 1)
+    ):
+        g.start_break()
+    # A new set: score, innings and the announcements start again; openings alternate
+    # (CEB 11.7).
+    played = g.sets[0] + g.sets[1]
+    opener = g.first if played % 2 == 0 else 3 - g.first
+    g.score[0] = g.score[1] = 0
+    g.innings[0] = g.innings[1] = 0
+    g.innings[opener - 1] = 1
+    g.turn = opener
+    g.series = 0
+    g.opening = True
+    g.said_twenty = 0
+    g.said_distance = 0

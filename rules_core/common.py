@@ -1,0 +1,50 @@
+"""Numbers shared by the game and the rules of each id (no logic beyond popcount).
+
+    from rules_core.common import A_SET, popcount
+    popcount(0b10101)  # -> 3 pins toppled
+"""
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+
+    def const(x):
+        return x
+
+
+PLAYING = const(0)
+BREAK = const(1)
+FINISHED = const(2)
+TIE = const(3)  # winner code for a tie; 1 and 2 are the players
+
+# Announcements, one bit each; the bit order is the one order they are listed in.
+A_TWENTY = const(0x001)  # << (player - 1)
+A_DISTANCE = const(0x004)  # << (player - 1)
+A_BREAK = const(0x010)
+A_LAST_SERIES = const(0x020)  # << (player - 1)
+A_SET = const(0x080)  # << (player - 1)
+A_FINISHED = const(0x200)
+ANNOUNCE_NAMES = (
+    "20-remaining:1", "20-remaining:2", "distance:1", "distance:2", "break",
+    "last-series:1", "last-series:2", "set:1", "set:2", "finished",
+)
+
+CENTRE = const(0x04)  # spot 3: the red pin (ceb), the king (russian)
+
+
+class GameError(ValueError):
+    """An event or setting the game cannot take; the game is left unchanged."""
+
+
+def popcount(x):
+    """Number of set bits: pins toppled in a pins bitmask."""
+    n = 0
+    while x:
+        n += x & 1
+        x >>= 1
+    return n
+
+
+DDBU = const(0)
+CEB = const(1)
+RUSSIAN = const(2)

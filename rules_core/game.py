@@ -1,0 +1,364 @@
+"""Game: the state of one game (or ceb match), its event history, undo and the board state.
+
+    from rules_core import Game, GameError
+    g = Game("ddbu", distance=(40, 30), sets=1, first=1)
+    g.shot(pins=0b00101, carom=0, fouls=())   # bit0 = spot 1 ... bit4 = spot 5
+    g.adjust(2, -4)                            # referee correction
+    g.undo()                                   # back one event, exactly
+    g.state()                                  # board state dict (CONTRACT section 3)
+    g.state_json()                             # the same as one JSON line
+
+The rules of each id live in ddbu.py, ceb.py and russian.py; this module holds what they
+share. Every event is a 4-byte record (rules_core.events) appended to ``history``. Undo
+restores the nearest checkpoint (a compact copy of the state taken every few events) and
+replays the records after it, so undo costs the same on a long game as on a short one.
+"""
+
+import struct
+
+from rules_core import ceb, ddbu, events, jsonout, russian
+from rules_core.common import (
+    A_BREAK,
+    A_DISTANCE,
+    A_FINISHED,
+    A_TWENTY,
+    ANNOUNCE_NAMES,
+    BREAK,
+    CEB,
+    FINISHED,
+    PLAYING,
+    RUSSIAN,
+    TIE,
+    GameError,
+)
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+
+    def const(x):
+        return x
+
+
+RULES_IDS = ("ddbu", "ceb", "russian")
+_SHOT_RULES = (ddbu.shot, ceb.shot, russian.shot)
+
+_STATUS_NAMES = ("playing", "break", "finished")
+
+MAX_DISTANCE = const(9999)
+_MAX_COUNT = const(0xFFFF)
+CHECKPOINT_EVERY = const(32)
+
+# Public part of the compact state (snapshot.pack_state), then one byte of hidden flags.
+STATE_FORMAT = ">BBBH11H"
+STATE_SIZE = const(27)
+_SAVE_FORMAT = ">BBBH11HB"
+SAVE_SIZE = const(28)
+_BEST_OF = (1, 3, 5)
+
+
+class Game:
+    def __init__(self, rules, distance, sets=1, first=1):
+        if rules not in RULES_IDS:
+            raise GameError("unknown rules %r: use ddbu, ceb or russian" % (rules,))
+        if isinstance(distance, int):
+            distance = (distance, distance)
+        try:
+            d1, d2 = distance
+        except (TypeError, ValueError):
+            raise GameError("distance must be N or (N, M)") from None
+        for d in (d1, d2):
+            if not isinstance(d, int) or isinstance(d, bool) or not 1 <= d <= MAX_DISTANCE:
+                raise GameError("distance must be a whole number 1-%d, got %r"
+                                % (MAX_DISTANCE, d))
+        if sets not in _BEST_OF or isinstance(sets, bool):
+            raise GameError("sets must be 1, 3 or 5 (best of), got %r" % (sets,))
+        if sets != 1 and rules != "ceb":
+            raise GameError("%s is played in one game: sets must be 1" % rules)
+        if first not in (1, 2) or isinstance(first, bool):
+            raise GameError("first must be player 1 or 2, got %r" % (first,))
+        self.rules = rules
+        self.rid = RULES_IDS.index(rules)
+        self.distance = [d1, d2]
+        self.best_of = sets
+        self.first = first
+        self.history = bytearray()
+        self._marks = bytearray()
+        self._reset()
+        self._marks.extend(self._save())
+
+    # ----- state --------------------------------------------------------------------------
+
+    def _reset(self):
+        self.score = [0, 0]
+        self.innings = [0, 0]
+        self.innings[self.first - 1] = 1
+        self.high = [0, 0]
+        self.sets = [0, 0]
+        self.shots = 0
+        self.turn = self.first
+        self.series = 0
+        self.status = PLAYING
+        self.winner = 0
+        self.last_player = 0  # 0: no shot yet
+        self.last_points = 0
+        self.last_to = 0
+        self.last_foul = False
+        self.announce = 0
+        self.last_series = 0
+        # Hidden: announced 20-remaining / distance (bit per player), break given,
+        # caromboles in a row without a pin (ddbu), next shot opens a set (ceb).
+        self.said_twenty = 0
+        self.said_distance = 0
+        self.break_done = False
+        self.reds = 0
+        self.opening = self.rid == CEB
+
+    @property
+    def finished(self):
+        return self.status == FINISHED
+
+    def _save(self):
+        flags0 = (self.rid | self.status << 2 | self.winner << 4 | (self.turn - 1) << 6
+                  | (self.first - 1) << 7)
+        flags1 = (_BEST_OF.index(self.best_of) | self.last_series << 2
+                  | (1 if self.last_player else 0) << 4 | (max(self.last_player, 1) - 1) << 5
+                  | (max(self.last_to, 1) - 1) << 6 | (1 if self.last_foul else 0) << 7)
+        hidden = (self.said_twenty | self.said_distance << 2 | (1 if self.break_done else 0) << 4
+                  | self.reds << 5 | (1 if self.opening else 0) << 7)
+        return struct.pack(
+            _SAVE_FORMAT, flags0, flags1, self.sets[0] | self.sets[1] << 4, self.announce,
+            self.distance[0], self.distance[1], self.score[0], self.score[1],
+            self.innings[0], self.innings[1], self.series, self.high[0], self.high[1],
+            self.shots, self.last_points, hidden)
+
+    def _load(self, data, public_only=False):
+        if public_only:
+            v = struct.unpack(STATE_FORMAT, data) + (0,)
+        else:
+            v = struct.unpack(_SAVE_FORMAT, data)
+        flags0, flags1, sets = v[0], v[1], v[2]
+        status = flags0 >> 2 & 3
+        if (flags0 & 3 != self.rid or status > FINISHED or flags1 >> 2 & 3 == 3
+                or sets & 15 > 3 or sets >> 4 > 3 or v[3] >> 10
+                or (flags0 >> 4 & 3 != 0) != (status == FINISHED)):
+            raise GameError("not a saved board state")
+        self.announce = v[3]
+        self.status = flags0 >> 2 & 3
+        self.winner = flags0 >> 4 & 3
+        self.turn = (flags0 >> 6 & 1) + 1
+        self.last_series = flags1 >> 2 & 3
+        present = flags1 >> 4 & 1
+        self.last_player = ((flags1 >> 5 & 1) + 1) if present else 0
+        self.last_to = ((flags1 >> 6 & 1) + 1) if present else 0
+        self.last_foul = bool(flags1 >> 7 & 1)
+        self.sets = [sets & 15, sets >> 4]
+        self.score = [v[6], v[7]]
+        self.innings = [v[8], v[9]]
+        self.series = v[10]
+        self.high = [v[11], v[12]]
+        self.shots = v[13]
+        self.last_points = v[14]
+        hidden = v[15]
+        self.said_twenty = hidden & 3
+        self.said_distance = hidden >> 2 & 3
+        self.break_done = bool(hidden >> 4 & 1)
+        self.reds = hidden >> 5 & 3
+        self.opening = bool(hidden >> 7 & 1)
+
+    def state(self):
+        """The board state (CONTRACT section 3) plus "first", "best_of", "last_series"."""
+        d = self.distance
+        s = self.score
+        last = None
+        if self.last_player:
+            last = {"player": self.last_player, "points": self.last_points,
+                    "to": self.last_to, "foul": self.last_foul}
+        set_points = match_points = None
+        if self.status == FINISHED and self.best_of > 1 and self.winner in (1, 2):
+            w = self.winner - 1
+            lost = self.sets[1 - w]
+            set_points = [lost, lost]
+            set_points[w] = self.best_of - lost  # CEB 13.4-13.5: 3:0, 2:1 / 5:0, 4:1, 3:2
+            match_points = [0, 0]
+            match_points[w] = 1
+        announce = []
+        for i in range(len(ANNOUNCE_NAMES)):
+            if self.announce & (1 << i):
+                announce.append(ANNOUNCE_NAMES[i])
+        return {
+            "rules": self.rules,
+            "distance": [d[0], d[1]],
+            "score": [s[0], s[1]],
+            "remaining": [max(0, d[0] - s[0]), max(0, d[1] - s[1])],
+            "turn": self.turn,
+            "innings": [self.innings[0], self.innings[1]],
+            "series": self.series,
+            "high": [self.high[0], self.high[1]],
+            "sets": [self.sets[0], self.sets[1]],
+            "shots": self.shots,
+            "status": _STATUS_NAMES[self.status],
+            "winner": "tie" if self.winner == TIE else (self.winner or None),
+            "last": last,
+            "set_points": set_points,
+            "match_points": match_points,
+            "announce": announce,
+            "first": self.first,
+            "best_of": self.best_of,
+            "last_series": self.last_series or None,
+        }
+
+    def state_json(self):
+        return jsonout.state_json(self.state())
+
+    # ----- events -------------------------------------------------------------------------
+
+    def shot(self, pins=0, carom=0, fouls=()):
+        """Commit one shot: pins bitmask, carom 0/1/2, foul codes (see events).
+        Returns the record applied (what a journal stores)."""
+        record = events.encode_shot(pins, carom, fouls)
+        self.apply(record)
+        return record
+
+    def adjust(self, player, delta):
+        """Referee correction: add delta to player's score (see docs/rules.md).
+        Returns the record applied."""
+        record = events.encode_adjust(player, delta)
+        self.apply(record)
+        return record
+
+    def apply(self, record):
+        """Apply one encoded record (as the journal replays them) and keep it in history."""
+        try:
+            record = bytes(record)
+        except TypeError:
+            raise GameError("a record is bytes, got %r" % (record,)) from None
+        if len(record) != events.RECORD_SIZE:
+            raise GameError("a record is %d bytes, got %d" % (events.RECORD_SIZE, len(record)))
+        if self.status == FINISHED:
+            raise GameError("the game is finished: only undo is accepted")
+        if len(self.history) >= _MAX_COUNT * events.RECORD_SIZE:
+            raise GameError("the game has reached the board's limit of %d events" % _MAX_COUNT)
+        saved = self._save()
+        try:
+            self._run(record)
+            self._check_limits()
+        except GameError:
+            self._load(saved)
+            raise
+        self.history.extend(record)
+        n = len(self.history) // events.RECORD_SIZE
+        if n % CHECKPOINT_EVERY == 0:
+            self._marks.extend(self._save())
+
+    def undo(self):
+        """Take back the last shot or adjust; the state is exactly what it was before it."""
+        n = len(self.history) // events.RECORD_SIZE
+        if n == 0:
+            raise GameError("nothing to undo")
+        n -= 1
+        mark = n // CHECKPOINT_EVERY
+        saved = self._save()
+        try:
+            self._load(self._marks[mark * SAVE_SIZE:(mark + 1) * SAVE_SIZE])
+            for k in range(mark * CHECKPOINT_EVERY, n):
+                self._run(self.history[k * events.RECORD_SIZE:(k + 1) * events.RECORD_SIZE])
+        except Exception as e:  # noqa: BLE001 - any damage must leave the game usable
+            # Only a damaged resume can get here: keep the game as it was and say so.
+            self._load(saved)
+            raise GameError("cannot undo: the stored history is damaged (%s)" % e) from None
+        self.history[n * events.RECORD_SIZE:] = b""
+        self._marks[(mark + 1) * SAVE_SIZE:] = b""
+
+    def _run(self, record):
+        kind, a, b, c = events.decode(record)
+        self.announce = 0
+        if self.status == BREAK:
+            self.status = PLAYING  # play resumes after the break
+        if kind == events.KIND_ADJUST:
+            self._adjust(a, b)
+        else:
+            self.shots += 1
+            _SHOT_RULES[self.rid](self, a, b, c[0], c[1])
+
+    def _adjust(self, player, delta):
+        i = player - 1
+        new = self.score[i] + delta
+        if new < 0:
+            raise GameError("adjust would take player %d below 0 (score %d)"
+                            % (player, self.score[i]))
+        if self.rid != RUSSIAN:
+            if self.score[i] >= self.distance[i]:
+                raise GameError("player %d is at the distance: take the shot back with undo"
+                                % player)
+            if new >= self.distance[i]:
+                raise GameError("an adjust cannot reach the distance (%d for player %d): "
+                                "the distance is reached by play" % (self.distance[i], player))
+        self.score[i] = new
+
+    def _check_limits(self):
+        for v in (self.score[0], self.score[1], self.innings[0], self.innings[1],
+                  self.series, self.high[0], self.high[1], self.shots, self.last_points):
+            if v > _MAX_COUNT:
+                raise GameError("the game has reached the board's limit of %d" % _MAX_COUNT)
+
+    # ----- helpers for the rules modules --------------------------------------------------
+
+    def other(self, player):
+        return 3 - player
+
+    def gain(self, player, points, cap):
+        """Add points to player's score (capped at the distance if cap); returns them."""
+        i = player - 1
+        if cap:
+            room = self.distance[i] - self.score[i]
+            if points > room:
+                points = room
+        self.score[i] += points
+        if points:
+            self._progress(player)
+        return points
+
+    def _progress(self, player):
+        # Seed 000 13.3: "20 remaining" once, "distance reached" once. A shot that jumps from
+        # more than 20 to the distance announces only the distance.
+        bit = 1 << (player - 1)
+        left = self.distance[player - 1] - self.score[player - 1]
+        if left <= 0:
+            if not self.said_distance & bit:
+                self.said_distance |= bit
+                self.said_twenty |= bit
+                self.announce |= A_DISTANCE << (player - 1)
+        elif left <= 20 and not self.said_twenty & bit:
+            self.said_twenty |= bit
+            self.announce |= A_TWENTY << (player - 1)
+
+    def set_last(self, player, points, to, foul):
+        self.last_player = player
+        self.last_points = points
+        self.last_to = to
+        self.last_foul = foul
+
+    def add_series(self, player, points):
+        self.series += points
+        if self.series > self.high[player - 1]:
+            self.high[player - 1] = self.series
+
+    def next_turn(self):
+        """The turn passes: the opponent begins a turn (a series, or in ceb one shot)."""
+        self.turn = 3 - self.turn
+        self.innings[self.turn - 1] += 1
+        self.series = 0
+        self.reds = 0
+
+    def finish(self, winner):
+        self.status = FINISHED
+        self.winner = winner
+        self.last_series = 0
+        self.announce |= A_FINISHED
+
+    def start_break(self):
+        self.break_done = True
+        self.status = BREAK
+        self.announce |= A_BREAK
+

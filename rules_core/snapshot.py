@@ -1,0 +1,88 @@
+"""Save and resume a game exactly, and the compact board state for the serial link.
+
+    from rules_core import snapshot
+    data = snapshot.pack(game)          # settings + state + history + checkpoints
+    game2 = snapshot.unpack(data)       # game2.state() == game.state(); undo still works
+    payload = snapshot.pack_state(game) # 27 bytes: the board state only
+    state = snapshot.unpack_state(payload)  # == game.state()
+
+unpack() loads the saved state directly (it does not re-apply the history), so resuming
+a long game on the device is quick. pack() layout: b"PB1", history length (u16, records),
+then the current state (game.SAVE_SIZE bytes), the checkpoints, and the history.
+"""
+
+import struct
+
+from rules_core import events
+from rules_core.game import (
+    CHECKPOINT_EVERY,
+    SAVE_SIZE,
+    STATE_FORMAT,
+    STATE_SIZE,
+    Game,
+    GameError,
+)
+
+_MAGIC = b"PB1"
+_HEAD = ">3sHH"  # magic, history records, checkpoints
+_HEAD_SIZE = 7
+_BEST_OF = (1, 3, 5)
+_RULES = ("ddbu", "ceb", "russian")
+
+
+def _settings(data):
+    """A fresh Game with the settings a saved state names."""
+    v = struct.unpack(STATE_FORMAT, data[:STATE_SIZE])
+    rid = v[0] & 3
+    best = v[1] & 3
+    if rid > 2 or best > 2:
+        raise GameError("not a saved board state")
+    return Game(_RULES[rid], (v[4], v[5]), _BEST_OF[best], (v[0] >> 7 & 1) + 1)
+
+
+def pack(game):
+    marks = len(game._marks) // SAVE_SIZE
+    records = len(game.history) // events.RECORD_SIZE
+    return (struct.pack(_HEAD, _MAGIC, records, marks) + game._save() + bytes(game._marks)
+            + bytes(game.history))
+
+
+def unpack(data):
+    data = bytes(data)
+    if len(data) < _HEAD_SIZE + SAVE_SIZE:
+        raise GameError("saved game is too short (%d bytes)" % len(data))
+    magic, records, marks = struct.unpack(_HEAD, data[:_HEAD_SIZE])
+    if magic != _MAGIC:
+        raise GameError("not a saved game")
+    if marks != records // CHECKPOINT_EVERY + 1:
+        raise GameError("saved game has %d checkpoints for %d records" % (marks, records))
+    size = _HEAD_SIZE + SAVE_SIZE * (1 + marks) + records * events.RECORD_SIZE
+    if len(data) != size:
+        raise GameError("saved game has %d bytes, expected %d" % (len(data), size))
+    pos = _HEAD_SIZE
+    current = data[pos:pos + SAVE_SIZE]
+    game = _settings(current)
+    pos += SAVE_SIZE
+    game._marks = bytearray(data[pos:pos + SAVE_SIZE * marks])
+    pos += SAVE_SIZE * marks
+    game.history = bytearray(data[pos:])
+    for k in range(0, len(game.history), events.RECORD_SIZE):
+        try:
+            events.decode(game.history, k)  # a check only: nothing is re-applied
+        except events.EventError as e:
+            raise GameError("saved game has a bad record %d: %s" % (k // 4, e)) from None
+    game._load(current)
+    return game
+
+
+def pack_state(game):
+    return game._save()[:STATE_SIZE]
+
+
+def unpack_state(data):
+    data = bytes(data)
+    if len(data) != STATE_SIZE:
+        raise GameError("a board state is %d bytes, got %d" % (STATE_SIZE, len(data)))
+    game = _settings(data)
+    game._load(data, True)
+    return game.state()

@@ -1,0 +1,223 @@
+"""What every rules id shares (RULES.md section 4): undo, adjust, errors that change
+nothing, the board state keys (CONTRACT section 3), records and their history."""
+
+import json
+
+import pytest
+
+from rules_core import Game, GameError, events
+
+
+def spots(*numbers):
+    """Pins bitmask from spot numbers 1-5 (bit0 = spot 1)."""
+    mask = 0
+    for n in numbers:
+        mask |= 1 << (n - 1)
+    return mask
+
+
+ALL = spots(1, 2, 3, 4, 5)
+game = Game
+
+CONTRACT_KEYS = [
+    "rules", "distance", "score", "remaining", "turn", "innings", "series", "high", "sets",
+    "shots", "status", "winner", "last", "set_points", "match_points", "announce",
+]
+
+
+def test_state_has_every_contract_key_then_the_extras_in_order():
+    g = game("ddbu", (40, 30))
+    s = g.state()
+    assert list(s)[:16] == CONTRACT_KEYS
+    assert list(s)[16:] == ["first", "best_of", "last_series"]
+    assert s == {
+        "rules": "ddbu", "distance": [40, 30], "score": [0, 0], "remaining": [40, 30],
+        "turn": 1, "innings": [1, 0], "series": 0, "high": [0, 0], "sets": [0, 0],
+        "shots": 0, "status": "playing", "winner": None, "last": None, "set_points": None,
+        "match_points": None, "announce": [], "first": 1, "best_of": 1, "last_series": None,
+    }
+
+
+def test_state_json_is_one_line_in_key_order_and_equals_state():
+    g = game("ceb", 30, 3, 2)
+    g.shot(pins=spots(3), carom=1, fouls=("rouge",))
+    text = g.state_json()
+    assert "\n" not in text
+    assert json.loads(text) == g.state()
+    assert text.startswith('{"rules":"ceb","distance":[30,30],"score":[')
+    assert list(json.loads(text)) == list(g.state())
+
+
+def test_s13_6_undo_restores_each_earlier_state_exactly():
+    g = game("ddbu", 30)
+    plan = [
+        dict(pins=ALL, carom=1), dict(pins=spots(1)), dict(), dict(pins=ALL),
+        dict(carom=1), dict(fouls=("foul",)), dict(pins=ALL, carom=1), dict(pins=ALL),
+    ]
+    saved = [g.state_json()]
+    for shot in plan:
+        g.shot(**shot)
+        saved.append(g.state_json())
+    g.adjust(2, 3)
+    saved.append(g.state_json())
+    for k in range(len(saved) - 1, 0, -1):
+        assert g.state_json() == saved[k]
+        g.undo()
+    assert g.state_json() == saved[0]
+    assert len(g.history) == 0
+    with pytest.raises(GameError, match="nothing to undo"):
+        g.undo()
+
+
+def test_undo_reopens_a_finished_game_and_only_undo_is_accepted_once_finished():
+    g = game("ddbu", 10)
+    g.shot()
+    before = g.state_json()
+    g.shot(pins=ALL)
+    assert g.finished
+    with pytest.raises(GameError, match="finished"):
+        g.shot()
+    with pytest.raises(GameError, match="finished"):
+        g.adjust(1, 2)
+    g.undo()
+    assert not g.finished
+    assert g.state_json() == before
+
+
+def test_undo_across_checkpoints_on_a_500_event_game():
+    g = game("russian", 9999)
+    saved = []
+    for k in range(500):
+        saved.append(g.state_json())
+        if k % 7 == 3:
+            g.shot(carom=1)
+        elif k % 11 == 5:
+            g.adjust(1 + k % 2, 1)
+        else:
+            g.shot(pins=k % 32)
+    assert len(g.history) == 500 * events.RECORD_SIZE
+    for k in range(499, 400, -1):
+        g.undo()
+        assert g.state_json() == saved[k]
+    g.shot(pins=ALL)
+    g.undo()
+    assert g.state_json() == saved[401]
+
+
+def test_adjust_changes_only_the_score():
+    g = game("ddbu", 40)
+    g.shot(pins=spots(1, 2))
+    g.adjust(2, 6)
+    s = g.state()
+    assert (s["score"], s["series"], s["turn"], s["shots"]) == ([4, 6], 4, 1, 1)
+    assert s["last"] == {"player": 1, "points": 4, "to": 1, "foul": False}
+    assert s["announce"] == []
+    g.adjust(1, -4)
+    assert g.state()["score"] == [0, 6]
+
+
+@pytest.mark.parametrize("rules,distance,player,delta,message", [
+    ("ddbu", 40, 1, -3, "below 0"),
+    ("ceb", 40, 2, -5, "below 0"),
+    ("ddbu", 40, 1, 40, "cannot reach the distance"),
+    ("ceb", 20, 2, 25, "cannot reach the distance"),
+    ("ddbu", 40, 3, 1, "player"),
+    ("ddbu", 40, 1, 0, "changes nothing"),
+    ("ddbu", 40, 1, 1.5, "whole number"),
+])
+def test_bad_adjust_is_rejected_and_changes_nothing(rules, distance, player, delta, message):
+    g = game(rules, distance)
+    g.shot(pins=spots(1))
+    before = (g.state_json(), bytes(g.history))
+    with pytest.raises(GameError, match=message):
+        g.adjust(player, delta)
+    assert (g.state_json(), bytes(g.history)) == before
+
+
+def test_russian_adjust_may_pass_the_distance_without_ending():
+    g = game("russian", 20)
+    g.adjust(1, 25)
+    s = g.state()
+    assert (s["score"], s["status"], s["remaining"]) == ([25, 0], "playing", [0, 20])
+
+
+def test_ddbu_adjust_of_a_player_at_the_distance_is_rejected():
+    g = game("ddbu", 10)
+    g.shot(pins=ALL)
+    with pytest.raises(GameError, match="undo"):
+        g.adjust(1, -2)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(pins=32), dict(pins=-1), dict(pins="1"), dict(carom=3), dict(carom=-1),
+    dict(fouls=("",)), dict(fouls=(3,)), dict(fouls=("foul",) * 17),
+])
+def test_bad_shot_is_rejected_and_changes_nothing(kwargs):
+    g = game("ceb", 40)
+    g.shot(pins=spots(1))
+    before = (g.state_json(), bytes(g.history))
+    with pytest.raises(GameError):
+        g.shot(**kwargs)
+    assert (g.state_json(), bytes(g.history)) == before
+
+
+@pytest.mark.parametrize("record", [
+    b"", b"\x01\x00\x00", b"\x09\x00\x00\x00", b"\x01\x60\x00\x00", b"\x02\x03\x00\x01",
+    b"\x02\x01\x00\x00", b"\x01\x00\x00\x00\x00", "abcd", 4, None,
+])
+def test_bad_record_is_rejected_and_changes_nothing(record):
+    g = game("ddbu", 40)
+    before = g.state_json()
+    with pytest.raises(GameError):
+        g.apply(record)
+    assert g.state_json() == before
+    assert len(g.history) == 0
+
+
+@pytest.mark.parametrize("args", [
+    ("pool", 40), ("ddbu", 0), ("ddbu", 10000), ("ddbu", (40,)), ("ddbu", "40"),
+    ("ddbu", 40, 1, 3), ("ceb", 40, 4), ("ddbu", (40, -1)),
+])
+def test_bad_settings_are_rejected(args):
+    with pytest.raises(GameError):
+        Game(*args)
+
+
+def test_apply_of_encoded_records_equals_the_calls():
+    a = game("ceb", 30, 3)
+    b = game("ceb", 30, 3)
+    a.shot(pins=spots(1, 3), carom=2, fouls=("quilles", "dehors", "wrongball"))
+    a.adjust(2, -1 if a.state()["score"][1] else 1)
+    for k in range(0, len(a.history), events.RECORD_SIZE):
+        b.apply(a.history[k:k + events.RECORD_SIZE])
+    assert a.state_json() == b.state_json()
+    assert a.history == b.history
+
+
+def test_shot_and_adjust_return_the_record_they_applied():
+    g = game("ddbu", 40)
+    rec = g.shot(pins=spots(2), carom=1)
+    assert bytes(g.history) == rec == events.encode_shot(spots(2), 1, ())
+    assert g.adjust(2, 3) == bytes(g.history[4:])
+
+
+def test_a_foul_code_given_again_is_one_more_ordinary_foul():
+    bits, other = events.foul_bits(("rouge", "rouge", "foul", "foul", "x"))
+    assert (bits, other) == (events.FOUL_ROUGE | events.FOUL_ORDINARY, 3)
+
+
+def test_records_are_fixed_size_and_decode_back():
+    rec = events.encode_shot(spots(1, 5), 2, ("rouge", "dehors", "someother"))
+    assert len(rec) == events.RECORD_SIZE
+    kind, pins, carom, (bits, other) = events.decode(rec)
+    assert (kind, pins, carom) == (events.KIND_SHOT, spots(1, 5), 2)
+    assert events.foul_names(bits, other) == ("rouge", "dehors", "other")
+    rec = events.encode_adjust(2, -300)
+    assert len(rec) == events.RECORD_SIZE
+    assert events.decode(rec) == (events.KIND_ADJUST, 2, -300, None)
+
+
+def test_winner_codes_and_last_are_null_until_set():
+    g = game("russian", 100)
+    assert g.state()["last"] is None
+    assert g.state()["winner"] is None

@@ -1,0 +1,139 @@
+"""Saving and resuming games (rules_core.snapshot), on CPython and the MicroPython port."""
+
+import pytest
+
+from rules_core import GameError, snapshot
+from rules_core.game import Game
+from tools import upy
+
+
+def spots(*numbers):
+    """Pins bitmask from spot numbers 1-5 (bit0 = spot 1)."""
+    mask = 0
+    for n in numbers:
+        mask |= 1 << (n - 1)
+    return mask
+
+
+ALL = spots(1, 2, 3, 4, 5)
+game = Game
+
+
+def sample_game():
+    g = game("ceb", 30, 5, 2)
+    for k in range(70):
+        g.shot(pins=(k * 7) % 32, carom=k % 3, fouls=("rouge",) if k % 5 == 0 else ())
+        if g.finished:
+            break
+    return g
+
+
+def test_unpack_gives_the_same_state_history_and_working_undo():
+    g = sample_game()
+    resumed = snapshot.unpack(snapshot.pack(g))
+    assert resumed.state() == g.state()
+    assert resumed.history == g.history
+    while len(g.history):
+        g.undo()
+        resumed.undo()
+        assert resumed.state_json() == g.state_json()
+
+
+def test_unpack_does_not_reapply_the_history(monkeypatch):
+    g = sample_game()
+    data = snapshot.pack(g)
+
+    def refuse(self, record):
+        raise AssertionError("history re-applied on resume")
+
+    monkeypatch.setattr(Game, "_run", refuse)
+    assert snapshot.unpack(data).state() == g.state()
+
+
+def test_pack_state_is_small_and_exact_including_announce_and_last():
+    g = game("ddbu", 20)
+    g.shot(pins=ALL, carom=1)
+    g.shot(pins=spots(1, 2, 3))  # distance and last series at once
+    payload = snapshot.pack_state(g)
+    assert len(payload) <= 60
+    state = snapshot.unpack_state(payload)
+    assert state == g.state()
+    assert state["announce"] == ["distance:1", "last-series:2"]
+    assert state["last_series"] == 2
+
+
+def test_pack_state_of_a_finished_ceb_match_keeps_set_points():
+    g = sample_game()
+    assert g.finished
+    state = snapshot.unpack_state(snapshot.pack_state(g))
+    assert state["set_points"] is not None
+    assert state == g.state()
+
+
+@pytest.mark.parametrize("mangle", [
+    lambda d: d[:-1], lambda d: d + b"\x00", lambda d: b"XX" + d[2:], lambda d: b"",
+    lambda d: d[:7] + bytes([d[7] | 3]) + d[8:],
+])
+def test_damaged_saves_give_a_clear_error(mangle):
+    data = snapshot.pack(sample_game())
+    with pytest.raises(GameError):
+        snapshot.unpack(mangle(data))
+
+
+@pytest.mark.parametrize("data", [b"", b"\x00" * 26, b"\x03" + b"\x00" * 26, b"\xff" * 27])
+def test_damaged_board_states_give_a_clear_error(data):
+    with pytest.raises(GameError):
+        snapshot.unpack_state(data)
+
+
+UPY_PROGRAM = """
+from rules_core import Game, snapshot
+def hexs(b):
+    return "".join("%02x" % x for x in b)
+g = Game("ceb", 30, 5, 2)
+for k in range(70):
+    g.shot(pins=(k * 7) % 32, carom=k % 3, fouls=("rouge",) if k % 5 == 0 else ())
+    if g.finished:
+        break
+data = snapshot.pack(g)
+print(hexs(data))
+print(hexs(snapshot.pack_state(g)))
+r = snapshot.unpack(data)
+print(r.state_json())
+r.undo()
+print(r.state_json())
+"""
+
+
+def test_micropython_packs_the_same_bytes_and_resumes_the_same():
+    proc = upy.run(["-c", UPY_PROGRAM], heapsize="64K")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.splitlines()
+    g = sample_game()
+    assert out[0] == snapshot.pack(g).hex()
+    assert out[1] == snapshot.pack_state(g).hex()
+    assert out[2] == g.state_json()
+    g.undo()
+    assert out[3] == g.state_json()
+
+
+def test_damaged_history_in_a_save_is_refused():
+    data = bytearray(snapshot.pack(sample_game()))
+    data[-4] = 9  # the last record's kind
+    with pytest.raises(GameError, match="bad record"):
+        snapshot.unpack(bytes(data))
+
+
+def test_a_damaged_checkpoint_makes_undo_fail_cleanly():
+    g = sample_game()
+    g.undo()  # reopen the match
+    resumed = snapshot.unpack(snapshot.pack(g))
+    n = len(resumed.history) // 4
+    k = n - 1 - (n - 1) % 32  # start of the checkpoint undo will use
+    mark = (n - 1) // 32
+    resumed._marks[mark * 28:(mark + 1) * 28] = b"\xff" * 28
+    before = (resumed.state_json(), bytes(resumed.history))
+    assert k >= 0
+    with pytest.raises(GameError, match="damaged"):
+        resumed.undo()
+    assert (resumed.state_json(), bytes(resumed.history)) == before
