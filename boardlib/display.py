@@ -1,0 +1,128 @@
+"""The scoreboard's display, whichever modules the board has, behind one face.
+
+    from boardlib.display import Display
+    display = Display.tm1637(TM1637(clk1, dio1), TM1637(clk2, dio2))   # one module a player
+    display = Display.max7219(MAX7219(spi, cs))                        # or one 8-digit module
+    display = Display.none()                                           # or none at all
+    buf = bytearray(8)
+    layout.scores(buf, 25, 130, 2)
+    display.show(buf)          # writes the modules only when the screen changed
+    display.brightness(5)      # 0-7 on both kinds (the MAX7219 gets 2 * level + 1)
+
+Turn marker on colon-only modules: the common TM1637 "clock" modules wire no decimal
+points, only the colon (bit 7 of their second cell). Built with
+`Display.tm1637(left, right, colon_marker=True)`, the display moves the turn marker (the
+dot of cell 0 or cell 7, see boardlib.layout) to the colon of that player's module, so
+"  25 130" with player 1 at the table reads "  :25 130" instead of losing the marker.
+
+`show` keeps the last frame it wrote and skips an identical one, so the application may
+call it on every poll. `refresh()` makes the next `show` write again (after a module
+lost power, say). A bus error (OSError from a real SPI) is caught: show returns False
+and the frame is written again next time; the device keeps running. Nothing is
+allocated per frame: the halves written to the TM1637 modules are memoryviews made once.
+"""
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+
+    def const(x):
+        return x
+
+
+_CELLS = const(8)
+
+
+class Display:
+    def __init__(self, left=None, right=None, chip=None, colon_marker=False):
+        # Use the constructors Display.tm1637 / Display.max7219.
+        self._left = left
+        self._right = right
+        self._chip = chip
+        self._shown = bytearray(_CELLS)
+        # What goes to the modules: the frame itself, or a copy with the marker moved.
+        self._out = bytearray(_CELLS) if colon_marker else self._shown
+        view = memoryview(self._out)
+        self._left_cells = view[0:4]
+        self._right_cells = view[4:8]
+        self._dirty = True
+        self._level = 7
+
+    @classmethod
+    def tm1637(cls, left, right, colon_marker=False):
+        """Two 4-digit TM1637 modules: left shows cells 0-3 (player 1), right 4-7."""
+        return cls(left=left, right=right, colon_marker=colon_marker)
+
+    @classmethod
+    def max7219(cls, chip):
+        """One 8-digit MAX7219 module showing cells 0-7."""
+        return cls(chip=chip)
+
+    @classmethod
+    def none(cls):
+        """No modules (a board without a display): frames are kept, nothing is written."""
+        return cls()
+
+    def show(self, buf8):
+        """Show 8 segment bytes; returns True if the modules were written."""
+        if len(buf8) != _CELLS:
+            raise ValueError("a screen is 8 cells, got %d" % len(buf8))
+        shown = self._shown
+        same = not self._dirty
+        for i in range(_CELLS):
+            if shown[i] != buf8[i]:
+                shown[i] = buf8[i]
+                same = False
+        if same:
+            return False
+        self._dirty = True
+        out = self._out
+        if out is not shown:
+            for i in range(_CELLS):
+                out[i] = shown[i]
+            _move_dot(out, 0, 1)
+            _move_dot(out, 7, 5)
+        try:
+            if self._chip is not None:
+                self._chip.write(out)
+            elif self._left is not None:
+                self._left.write(self._left_cells)
+                self._right.write(self._right_cells)
+        except OSError:
+            return False
+        self._dirty = False
+        return True
+
+    def refresh(self):
+        """Write the next frame even if it is the same as the last one."""
+        self._dirty = True
+
+    def brightness(self, level=None):
+        """Brightness 0-7 on both module kinds; with no argument return it."""
+        if level is None:
+            return self._level
+        if not isinstance(level, int) or level < 0 or level > 7:
+            raise ValueError("brightness must be 0-7, not %r" % (level,))
+        self._level = level
+        if self._chip is not None:
+            self._chip.brightness(2 * level + 1)
+        elif self._left is not None:
+            self._left.brightness(level)
+            self._right.brightness(level)
+
+    def on(self):
+        self._each("on")
+
+    def off(self):
+        self._each("off")
+
+    def _each(self, name):
+        for module in (self._chip, self._left, self._right):
+            if module is not None:
+                getattr(module, name)()
+
+
+def _move_dot(cells, source, colon):
+    if cells[source] & 0x80:
+        cells[source] &= 0x7F
+        cells[colon] |= 0x80

@@ -1,0 +1,258 @@
+"""Screens of the scoreboard as 8 segment bytes, pure.
+
+    from boardlib import layout
+    buf = bytearray(8)              # allocate once, reuse for every screen
+    layout.scores(buf, 25, 130, 2)  # "  25 130." : the dot far right = player 2 at the table
+    display.show(buf)
+
+Cells 0-3 are player 1's half (the left module), cells 4-7 player 2's (the right
+module), left to right. Every function overwrites all 8 cells. On bad input (a player
+that is not 1 or 2, a score that is not an int, a buffer shorter than 8) it raises
+ValueError before writing anything. `scores`, `break_clock` and `set_score` allocate
+nothing: they run between every shot and every second of a break.
+
+What each screen shows (as a person reads it; S looks like 5):
+
+| call | player 1 | player 2 | as text |
+|---|---|---|---|
+| `scores(buf, 25, 130, 1)` | score, right-aligned | score | `" . 25 130"` |
+| `shot_points(buf, 1, 6, 1)` | `+6` | blank | `"  +6    "` |
+| `shot_points(buf, 1, 6, 2)` | `FouL` | `+6` | `"FouL  +6"` |
+| `shot_points(buf, 1, 6, 2, foul=False)` | `oPEn` (ceb opening shot) | `+6` | |
+| `remaining20(buf, 2, 18)` | blank | `r 18` | |
+| `distance(buf, 1)` | `dISt` | blank | |
+| `break_clock(buf, 300)` | `brK` | ` 5:00` | |
+| `winner(buf, 2)` | blank | ` Win` | |
+| `tie(buf)` | ` tIE` | ` tIE` | |
+| `set_score(buf, 2, 1)` | `SEt2` | `SEt1` | |
+| `last_series(buf, 2)` | blank | `LASt` | |
+| `error(buf, 3)` | `Err` then the code right-aligned over the last 5 cells | | `"Err    3"` |
+| `text(buf, "rULE ddbu")` | the text, left-aligned | | |
+
+Turn marker: the decimal point of the outer cell of the player at the table (cell 0 for
+player 1, cell 7 for player 2), so it never takes a digit from a 4-digit score and sits at
+that player's edge of the board. Scores clip to 9999 and -999.
+"""
+
+from boardlib import font
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+
+    def const(x):
+        return x
+
+
+_DP = const(0x80)
+_MINUS = const(0x40)
+_PLUS = const(0x70)
+_HALF = const(4)
+# Digit shapes 0-9, indexed by value: bytes indexing gives an int, no allocation.
+_DIGITS = b"\x3f\x06\x5b\x4f\x66\x6d\x7d\x07\x7f\x6f"
+_POW10 = (1, 10, 100, 1000, 10000, 100000)
+
+
+def scores(buf, s1, s2, turn):
+    """Both scores right-aligned in their halves, a dot at the edge of who is at the table.
+
+    turn: 1 or 2, or 0/None for no marker (between games).
+    """
+    _check_buf(buf)
+    _check_int(s1, "score 1")
+    _check_int(s2, "score 2")
+    if turn is not None and turn != 0:
+        _check_player(turn)
+    _number(buf, 0, _HALF, s1)
+    _number(buf, _HALF, _HALF, s2)
+    if turn == 1:
+        buf[0] |= _DP
+    elif turn == 2:
+        buf[7] |= _DP
+
+
+def shot_points(buf, player, points, to, foul=None):
+    """What the last shot made: "+N" on the half of the player who got the points.
+
+    When the points went to the other player the shooter's half says why: "FouL" for a
+    foul (the default then), "oPEn" when foul is False (ceb: the opening shot's points go
+    to the opponent without a foul). A foul whose points stay with the shooter (the
+    opponent fouled) shows "FouL" on the opponent's half.
+    """
+    _check_buf(buf)
+    _check_player(player)
+    _check_player(to)
+    _check_int(points, "points")
+    if foul is None:
+        foul = to != player
+    got = (to - 1) * _HALF
+    other = _HALF - got
+    _number(buf, got, _HALF, points, 999)
+    if points >= 0:
+        first = got
+        while buf[first] == 0:
+            first += 1
+        buf[first - 1] = _PLUS
+    if foul:
+        font.render("FouL", buf, other, _HALF)
+    elif to != player:
+        font.render("oPEn", buf, other, _HALF)
+    else:
+        _clear(buf, other, _HALF)
+
+
+def remaining20(buf, player, remaining):
+    """The "20 remaining" call: "r" and the points left on the player's half."""
+    _check_buf(buf)
+    _check_player(player)
+    _check_int(remaining, "remaining")
+    start = (player - 1) * _HALF
+    _clear(buf, 0, 8)
+    _number(buf, start + 1, _HALF - 1, remaining if remaining > 0 else 0)
+    buf[start] = font.encode_char("r")
+
+
+def distance(buf, player):
+    """Distance reached: "dISt" on the player's half."""
+    _word(buf, player, "dISt")
+
+
+def break_clock(buf, seconds):
+    """Break countdown: "brK" on the left, m:ss on the right (5:00 down to 0:00)."""
+    _check_buf(buf)
+    _check_int(seconds, "seconds")
+    if seconds < 0:
+        seconds = 0
+    elif seconds > 599:
+        seconds = 599
+    minutes = seconds // 60
+    seconds -= minutes * 60
+    buf[0] = 0x7C  # b
+    buf[1] = 0x50  # r
+    buf[2] = 0x75  # K
+    buf[3] = 0
+    buf[4] = 0
+    # The colon of a TM1637 clock module is bit 7 of its second cell.
+    buf[5] = _DIGITS[minutes] | _DP
+    buf[6] = _DIGITS[seconds // 10]
+    buf[7] = _DIGITS[seconds % 10]
+
+
+def winner(buf, player):
+    """The game is won: " Win" on the winner's half."""
+    _word(buf, player, " Win")
+
+
+def tie(buf):
+    """A tie: " tIE" on both halves."""
+    _check_buf(buf)
+    font.render(" tIE", buf, 0, _HALF)
+    font.render(" tIE", buf, _HALF, _HALF)
+
+
+def set_score(buf, s1, s2):
+    """Sets won in ceb: "SEt" and the count on each player's half (0-9)."""
+    _check_buf(buf)
+    _check_int(s1, "sets 1")
+    _check_int(s2, "sets 2")
+    _sets(buf, 0, s1)
+    _sets(buf, _HALF, s2)
+
+
+def last_series(buf, player):
+    """The player's last series (the opponent reached the distance): "LASt"."""
+    _word(buf, player, "LASt")
+
+
+def error(buf, code):
+    """"Err" and a code (an int, or up to 5 cells of text) right-aligned after it.
+
+    Never raises for a bad code: the error screen is the last resort, so a code the
+    display cannot show becomes "--".
+    """
+    _check_buf(buf)
+    font.render("Err", buf, 0, 3)
+    if isinstance(code, int) and not isinstance(code, bool):
+        _number(buf, 3, 5, code)
+        return
+    try:
+        used = font.cells(code)
+        if used > 5:
+            raise ValueError("code too long")
+        font.render(code, buf, 3, 5)
+        # right-align: move the used cells to the end
+        shift = 5 - used
+        for i in range(7, 2 + shift, -1):
+            buf[i] = buf[i - shift]
+        for i in range(3, 3 + shift):
+            buf[i] = 0
+    except ValueError:
+        font.render("   --", buf, 3, 5)
+
+
+def text(buf, s):
+    """Any text, left-aligned over all 8 cells (menus: "rULE ddbu", "SEtS 3")."""
+    _check_buf(buf)
+    font.render(s, buf, 0, 8)
+
+
+def _sets(buf, start, sets):
+    buf[start] = 0x6D  # S
+    buf[start + 1] = 0x79  # E
+    buf[start + 2] = 0x78  # t
+    buf[start + 3] = _DIGITS[0 if sets < 0 else 9 if sets > 9 else sets]
+
+
+def _word(buf, player, word):
+    _check_buf(buf)
+    _check_player(player)
+    start = (player - 1) * _HALF
+    _clear(buf, _HALF - start, _HALF)
+    font.render(word, buf, start, _HALF)
+
+
+def _number(buf, start, width, value, top=-1):
+    """Right-align an int in width cells, clipped to what fits (to `top` if given)."""
+    if top < 0:
+        top = _POW10[width] - 1
+    bottom = 1 - _POW10[width - 1]
+    if value > top:
+        value = top
+    elif value < bottom:
+        value = bottom
+    negative = value < 0
+    if negative:
+        value = -value
+    pos = start + width - 1
+    while True:
+        buf[pos] = _DIGITS[value % 10]
+        value //= 10
+        pos -= 1
+        if value == 0:
+            break
+    if negative:
+        buf[pos] = _MINUS
+        pos -= 1
+    while pos >= start:
+        buf[pos] = 0
+        pos -= 1
+
+
+def _clear(buf, start, width):
+    for i in range(start, start + width):
+        buf[i] = 0
+
+
+def _check_buf(buf):
+    if len(buf) < 8:
+        raise ValueError("a screen needs 8 cells, got %d" % len(buf))
+
+
+def _check_player(player):
+    if player != 1 and player != 2:
+        raise ValueError("player must be 1 or 2, not %r" % (player,))
+
+
+def _check_int(value, what):
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError("%s must be an int, not %r" % (what, value))

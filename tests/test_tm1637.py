@@ -1,0 +1,232 @@
+"""The TM1637 driver's bit stream, checked against the datasheet, and the chip emulator.
+
+The scenarios are device code: they run on CPython and, all in one process, on the
+MicroPython unix port; the checks below read their results. The wire is decoded here
+by this test's own reading of the datasheet (`frames`), independently of the emulator.
+"""
+
+import ast
+
+import pytest
+
+from tools import upy
+
+DEVICE = r'''
+from boardlib.tm1637 import TM1637
+from tools.simboard.chips import TM1637Emulator
+from tools.simboard.pins import FakePin, Wire
+
+
+class MsbFirst(TM1637):
+    """A broken driver: bits in the wrong order."""
+
+    def _write_byte(self, byte):
+        for bit in range(7, -1, -1):
+            self.dio.value((byte >> bit) & 1)
+            self.clk.value(1)
+            self.clk.value(0)
+        return self._ack()
+
+
+class NoAckClock(TM1637):
+    """A broken driver: no 9th clock for the acknowledge."""
+
+    def _write_byte(self, byte):
+        for _ in range(8):
+            self.dio.value(byte & 1)
+            byte >>= 1
+            self.clk.value(1)
+            self.clk.value(0)
+        return True
+
+
+def rig(cls=TM1637, chip=True):
+    wire = Wire()
+    clk = FakePin("clk", 1, wire, FakePin.OPEN_DRAIN)
+    dio = FakePin("dio", 1, wire, FakePin.OPEN_DRAIN)
+    emu = TM1637Emulator(clk, dio) if chip else None
+    tm = cls(clk, dio)
+    wire.clear()
+    return tm, emu, wire
+
+
+def state(tm, emu, wire, returned=None):
+    out = {"log": wire.log, "returned": returned, "missing_acks": tm.missing_acks}
+    if emu is not None:
+        out.update(segments=bytes(emu.segments), visible=emu.visible(), errors=emu.errors,
+                   brightness=emu.brightness, on=emu.on)
+    return out
+
+
+def scenarios():
+    out = {}
+    tm, emu, wire = rig()
+    out["write"] = state(tm, emu, wire, tm.write(b"\x3f\x06\x5b\x4f"))
+    tm, emu, wire = rig()
+    out["write_pos"] = state(tm, emu, wire, tm.write(b"\x79\x50", 2))
+    tm, emu, wire = rig()
+    tm.write(b"\x3f\x3f\x3f\x3f")
+    wire.clear()
+    out["brightness"] = state(tm, emu, wire, tm.brightness(3))
+    wire.clear()
+    out["off"] = state(tm, emu, wire, tm.off())
+    wire.clear()
+    out["on"] = state(tm, emu, wire, tm.on())
+    errors = []
+    for bad in (8, -1, "3", None):
+        tm, emu, wire = rig()
+        try:
+            if bad is None:
+                tm.write(b"\x00" * 5, 2)
+            else:
+                tm.brightness(bad)
+            errors.append(None)
+        except ValueError:
+            errors.append(wire.log)
+    out["bad"] = errors
+    tm, emu, wire = rig(chip=False)
+    out["no_chip"] = state(tm, emu, wire, tm.write(b"\x3f\x06\x5b\x4f"))
+    tm, emu, wire = rig(MsbFirst)
+    out["msb_first"] = state(tm, emu, wire, tm.write(b"\x3f\x06\x5b\x4f"))
+    tm, emu, wire = rig(NoAckClock)
+    out["no_ack"] = state(tm, emu, wire, tm.write(b"\x3f\x06\x5b\x4f"))
+    # Fixed-address mode and an unknown command, through the driver's own framing.
+    tm, emu, wire = rig()
+    tm._command(0x44)
+    tm._start()
+    tm._write_byte(0xC1)
+    tm._write_byte(0x06)
+    tm._write_byte(0x5B)
+    tm._stop()
+    tm._command(0x88)
+    out["fixed"] = state(tm, emu, wire)
+    tm, emu, wire = rig()
+    tm._command(0x00)
+    out["unknown"] = state(tm, emu, wire)
+    # Pins handed over unconfigured (inputs, as machine.Pin(n) can be): made open drain.
+    wire = Wire()
+    clk = FakePin("clk", 1, wire, FakePin.IN)
+    dio = FakePin("dio", 1, wire, FakePin.IN)
+    emu = TM1637Emulator(clk, dio)
+    tm = TM1637(clk, dio)
+    out["input_pins"] = state(tm, emu, wire, tm.write(b"\x3f\x06\x5b\x4f"))
+    return out
+'''
+
+
+@pytest.fixture(scope="module", params=["cpython", "micropython"])
+def results(request):
+    if request.param == "cpython":
+        namespace = {}
+        exec(DEVICE, namespace)
+        return namespace["scenarios"]()
+    proc = upy.run(["-c", DEVICE + "\nprint(repr(scenarios()))"], timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return ast.literal_eval(proc.stdout)
+
+
+def frames(log):
+    """Decode a CLK/DIO log the datasheet's way: [[(byte, ack_level), ...], ...].
+
+    Start: DIO falls while CLK is high; stop: DIO rises while CLK is high; bits are read
+    on CLK rising, LSB first, 8 data bits and a 9th (acknowledge) read for each byte.
+    Also checks that DIO changes only while CLK is low inside a frame.
+    """
+    clk = dio = 1
+    out = []
+    bits = None
+    for name, level in log:
+        if name == "clk":
+            if level and bits is not None:
+                bits.append(dio)
+            clk = level
+            continue
+        if clk and dio and not level:
+            bits = []
+        elif clk and not dio and level:
+            assert bits is not None, "stop without start"
+            # the stop's own clock rise reads one low bit before DIO rises
+            assert len(bits) % 9 == 1 and bits[-1] == 0, "frame cut mid-byte"
+            out.append([
+                (sum(b << i for i, b in enumerate(bits[k:k + 8])), bits[k + 8])
+                for k in range(0, len(bits) - 1, 9)
+            ])
+            bits = None
+        dio = level
+    assert bits is None, "frame not stopped"
+    return out
+
+
+def test_write_sends_data_address_and_control_frames_lsb_first_with_acks(results):
+    r = results["write"]
+    assert frames(r["log"]) == [
+        [(0x40, 0)],
+        [(0xC0, 0), (0x3F, 0), (0x06, 0), (0x5B, 0), (0x4F, 0)],
+        [(0x88 | 7, 0)],
+    ]
+    assert r["returned"] is True and r["missing_acks"] == 0
+
+
+def test_emulator_shows_what_was_written(results):
+    r = results["write"]
+    assert r["visible"] == "0123"
+    assert r["errors"] == 0 and r["on"] is True and r["brightness"] == 7
+
+
+def test_write_at_a_grid_uses_its_address(results):
+    r = results["write_pos"]
+    assert frames(r["log"])[1] == [(0xC2, 0), (0x79, 0), (0x50, 0)]
+    assert r["visible"] == "  Er"
+
+
+def test_brightness_sends_display_control(results):
+    r = results["brightness"]
+    assert frames(r["log"]) == [[(0x8B, 0)]]
+    assert r["brightness"] == 3 and r["on"] is True and r["visible"] == "0000"
+
+
+def test_off_and_on(results):
+    off, on = results["off"], results["on"]
+    assert frames(off["log"]) == [[(0x83, 0)]]
+    assert off["on"] is False and off["visible"] == "    "
+    assert frames(on["log"]) == [[(0x8B, 0)]]
+    assert on["on"] is True and on["visible"] == "0000"
+
+
+def test_bad_arguments_raise_before_anything_is_sent(results):
+    assert results["bad"] == [[], [], [], []]
+
+
+def test_no_chip_means_missing_acks_not_a_crash(results):
+    r = results["no_chip"]
+    assert r["returned"] is False
+    assert r["missing_acks"] == 7  # 0x40, 0xC0, four digits, control: nobody answered
+    assert [ack for frame in frames(r["log"]) for _, ack in frame] == [1] * 7
+
+
+def test_wrong_bit_order_is_refused_by_the_emulator(results):
+    r = results["msb_first"]
+    assert r["errors"] > 0
+    assert r["visible"] != "0123"
+
+
+def test_missing_ack_clock_garbles_the_stream(results):
+    r = results["no_ack"]
+    assert r["errors"] > 0
+    assert r["visible"] != "0123" or not r["on"]
+
+
+def test_fixed_address_mode_writes_one_grid(results):
+    r = results["fixed"]
+    assert r["errors"] == 0
+    assert r["segments"][:4] == bytes([0, 0x5B, 0, 0])  # the second byte overwrote the first
+    assert r["visible"] == " 2  "
+
+
+def test_unknown_command_is_a_protocol_error(results):
+    assert results["unknown"]["errors"] == 1
+
+
+def test_unconfigured_pins_are_made_open_drain_and_work(results):
+    r = results["input_pins"]
+    assert r["returned"] is True and r["visible"] == "0123" and r["errors"] == 0

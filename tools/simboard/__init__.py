@@ -1,0 +1,61 @@
+"""The simulated board: fake pins, display chip emulators, soft SPI, file-backed flash.
+
+Runs on the MicroPython unix port (and on CPython for tests). A display wired to
+emulators, ready for the firmware's Display facade:
+
+    from tools.simboard import tm1637_display, max7219_display
+    display, screen = tm1637_display()     # or max7219_display()
+    display.show(buf8)                     # the real drivers bit-bang fake pins ...
+    screen.visible()                       # ... and the emulators decode: " . 25 130"
+    screen.errors                          # protocol errors the emulators saw
+
+Imports happen inside the functions so that `tools.simboard.flash` and friends stay
+cheap to import on their own.
+"""
+
+
+def _no_sleep(us):
+    pass
+
+
+def tm1637_display(wire=None, brightness=7, clock_modules=False):
+    """Two TM1637 modules on fake pins: (Display, TM1637Pair of emulators).
+
+    clock_modules: the modules have only a colon, no decimal points; the display then
+    shows the turn marker on the colon (Display.tm1637(..., colon_marker=True)).
+    """
+    from boardlib.display import Display
+    from boardlib.tm1637 import TM1637
+    from tools.simboard.chips import TM1637Emulator, TM1637Pair
+    from tools.simboard.pins import FakePin, Wire
+
+    wire = wire if wire is not None else Wire()
+    pins = []
+    for name in ("clk1", "dio1", "clk2", "dio2"):
+        pins.append(FakePin(name, 1, wire, FakePin.OPEN_DRAIN))
+    screen = TM1637Pair(
+        TM1637Emulator(pins[0], pins[1], colon_only=clock_modules),
+        TM1637Emulator(pins[2], pins[3], colon_only=clock_modules),
+    )
+    # No bus delays: the emulators react to every edge at once, and the sim runs in
+    # virtual time.
+    left = TM1637(pins[0], pins[1], brightness, _no_sleep)
+    right = TM1637(pins[2], pins[3], brightness, _no_sleep)
+    return Display.tm1637(left, right, colon_marker=clock_modules), screen
+
+
+def max7219_display(wire=None, brightness=7):
+    """One MAX7219 module on a soft SPI: (Display, MAX7219Emulator)."""
+    from boardlib.display import Display
+    from boardlib.max7219 import MAX7219
+    from tools.simboard.chips import MAX7219Emulator
+    from tools.simboard.pins import FakePin, Wire
+    from tools.simboard.softspi import SoftSPI
+
+    wire = wire if wire is not None else Wire()
+    sck = FakePin("sck", 0, wire)
+    mosi = FakePin("mosi", 0, wire)
+    cs = FakePin("cs", 1, wire)
+    screen = MAX7219Emulator(mosi, sck, cs)
+    chip = MAX7219(SoftSPI(sck, mosi), cs, 8, 2 * brightness + 1)
+    return Display.max7219(chip), screen
