@@ -1,0 +1,1 @@
+"""The ESP32 scoreboard application (see firmware.app)."""

@@ -1,0 +1,259 @@
+"""The scoreboard application: inputs -> shots -> rules -> journal -> display and link.
+
+    from firmware.app import App
+    app = App(board)              # board: a profile built by firmware.hw or tools.simboard
+    app.boot(now_ms)              # resume the game from flash, say hello on the link
+    while True:
+        app.poll_inputs(now_ms)   # every few ms: sensors, buttons, shots, rules, journal
+        app.refresh_display(now_ms)
+        app.service_link(now_ms)
+        app.upkeep(now_ms)        # compact the journal while no shot is in progress
+
+Every step takes the time as an argument, so the same code runs from asyncio tasks on the
+board (`firmware.run`) and in virtual time in the simulator. Order of work for a scored shot:
+the rules apply it, the journal stores it (flushed), then the display and the link show it:
+what a player has seen on the display is on flash.
+"""
+
+from boardlib import inputs, shot
+from boardlib.display import Display
+from boardlib.journal import GameStore
+from boardlib.ticks import ticks_diff
+from firmware import errors, menu
+from firmware.screens import ERR, Screens
+from rules_core import Game, GameError
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+
+    def const(x):
+        return x
+
+
+PROTOCOL_VERSION = const(1)
+_BUTTONS = const(4)
+# The second foul code (a held foul button) and whether a held carom is a casino, per rules.
+_SECOND_FOUL = {"ddbu": "foul", "ceb": "quilles", "russian": "stop30"}
+
+
+class App:
+    def __init__(self, board):
+        self.board = board
+        self.config = cfg = board.config
+        config_error = board.config_error
+        self.sensors = inputs.SpotSensors(
+            glitch_ms=cfg["glitch_ms"], stuck_ms=cfg["stuck_ms"]
+        )
+        self.buttons = [
+            inputs.Button(debounce_ms=cfg["debounce_ms"], hold_ms=cfg["hold_ms"])
+            for _ in range(_BUTTONS)
+        ]
+        self.assembler = shot.ShotAssembler(settle_ms=cfg["settle_ms"])
+        self.display = board.display if board.display is not None else Display.none()
+        self.display.brightness(cfg["brightness"])
+        self.screens = Screens(self.display)
+        self.store = GameStore(board.data_dir)
+        self.link = board.link
+        self.game = None
+        self.state = None
+        self.menu = None
+        self.resumed = False
+        self.notices = []  # error codes to show once at boot
+        if config_error:
+            self.notices.append(config_error)
+        self._spot_mask = 0
+        self._faults = 0
+
+    # -- start-up ---------------------------------------------------------------------------
+
+    def boot(self, now_ms):
+        game, status = self.store.load()
+        if status == GameStore.TRUNCATED:
+            self.notices.append(errors.JOURNAL_CUT)
+        elif status == GameStore.CORRUPT:
+            self.notices.append(errors.JOURNAL_LOST)
+        self.resumed = game is not None and not game.finished
+        if game is None:
+            game = self._new_game_from(self.config["game"])
+            self.store.new_game(game)
+        self.game = game
+        self._changed(now_ms, shot_event=False)
+        for code in self.notices:
+            self.screens.flash(ERR, code, now_ms)
+        if self.link is not None:
+            self.link.send_hello(PROTOCOL_VERSION, self.board.reset_cause, now_ms)
+            self._send_state(now_ms)
+
+    def _new_game_from(self, settings):
+        d = settings["distance"]
+        return Game(
+            settings["rules"],
+            distance=(d[0], d[1]),
+            sets=settings.get("sets", 1),
+            first=settings.get("first", 1),
+        )
+
+    # -- the steps --------------------------------------------------------------------------
+
+    def poll_inputs(self, now_ms):
+        board = self.board
+        down = self.sensors.update(board.read_spots(), now_ms)
+        faults = self.sensors.fault
+        if faults != self._faults:
+            self._faults = faults
+            self.screens.fault_code = errors.sensor_code(self.sensors) if faults else 0
+        self.assembler.spots(down, now_ms, faults)
+        for i in range(_BUTTONS):
+            kind = self.buttons[i].update(board.read_button(i), now_ms)
+            if kind:
+                self._button(i, kind, now_ms)
+        event = self.assembler.poll(now_ms)
+        if event == shot.SHOT:
+            self._scored_shot(now_ms)
+        elif event == shot.UNDO:
+            self.undo(now_ms)
+        elif event == shot.MENU:
+            self._open_menu(now_ms)
+
+    def _button(self, which, kind, now_ms):
+        if self.menu is not None:
+            settings = self.menu.button(which, kind)
+            if settings is not None:
+                self.new_game(settings, now_ms)
+            if self.menu.closed:
+                self.menu = None
+                self.screens.override = None
+            return
+        if which == menu.OK and kind == inputs.PRESS and not self.assembler.busy:
+            # ok between shots first puts away a message or the break clock; the next
+            # press is the scoreless shot
+            if self.screens.dismiss():
+                return
+        self.assembler.button(which, kind, now_ms)
+
+    def _open_menu(self, now_ms):
+        st = self.state
+        self.menu = menu.Menu(
+            {
+                "rules": st["rules"],
+                "distance": st["distance"],
+                "sets": st.get("best_of", 1),
+                "first": st.get("first", 1),
+            }
+        )
+        self.screens.override = self._draw_menu
+        self.assembler.reset()
+
+    def _draw_menu(self, buf, now_ms):
+        self.menu.draw(buf)
+
+    def refresh_display(self, now_ms):
+        self.screens.refresh(self.state, now_ms)
+
+    def service_link(self, now_ms):
+        link = self.link
+        if link is None:
+            return
+        cmd = link.poll(now_ms)
+        if cmd:
+            self._command(cmd, now_ms)
+
+    def upkeep(self, now_ms):
+        if not self.assembler.busy:
+            self.store.maintain()
+
+    def step(self, now_ms):
+        """All steps once, and the watchdog: the simulator's virtual-time loop calls this."""
+        self.poll_inputs(now_ms)
+        self.service_link(now_ms)
+        self.refresh_display(now_ms)
+        self.upkeep(now_ms)
+        self.board.wdt.feed()
+
+    # -- game events ------------------------------------------------------------------------
+
+    def _scored_shot(self, now_ms):
+        game = self.game
+        if game.finished:
+            return  # a finished game takes only undo or a new game
+        asm = self.assembler
+        rules = self.state["rules"]
+        carom = asm.carom
+        if carom == 2 and rules != "ceb":
+            carom = 1  # a held carom is a casino only in five-pins
+        fouls = asm.foul_codes(_SECOND_FOUL[rules])
+        try:
+            record = game.shot(pins=asm.pins, carom=carom, fouls=fouls)
+        except GameError:
+            return
+        self.store.record(game, record)
+        self._changed(now_ms)
+        if self.link is not None:
+            last = self.state["last"]
+            self.link.send_shot(
+                game.shots, last["player"], last["points"], last["to"],
+                asm.pins, carom, len(fouls), now_ms,
+            )
+
+    def undo(self, now_ms):
+        try:
+            self.game.undo()
+        except GameError:
+            self.screens.flash(ERR, errors.NOTHING_TO_UNDO, now_ms)
+            return False
+        self.store.record_undo(self.game)
+        self._changed(now_ms, shot_event=False)
+        return True
+
+    def new_game(self, settings, now_ms):
+        game = self._new_game_from(settings)  # raises GameError on bad settings
+        self.game = game
+        self.store.new_game(game)
+        self.assembler.reset()
+        self._changed(now_ms, shot_event=False)
+
+    def _changed(self, now_ms, shot_event=True):
+        self.state = self.game.state()
+        if shot_event:
+            self.screens.after_event(self.state, now_ms)
+        else:
+            self.screens.clear()
+            self.screens.after_event(self.state, now_ms)
+            self.screens.clear()
+        if self.link is not None:
+            self._send_state(now_ms)
+
+    def _send_state(self, now_ms):
+        from rules_core.snapshot import pack_state
+
+        self.link.send_state(pack_state(self.game), now_ms)
+
+    # -- host commands ----------------------------------------------------------------------
+
+    def _command(self, cmd, now_ms):
+        link = self.link
+        seq = link.cmd_seq
+        if cmd == link.CMD_NEW_GAME:
+            try:
+                self.new_game(link.cmd_settings(), now_ms)
+            except (GameError, ValueError, KeyError):
+                link.nack(seq, errors.BAD_SETTINGS)
+                return
+            link.ack(seq)
+        elif cmd == link.CMD_UNDO:
+            if self.undo(now_ms):
+                link.ack(seq)
+            else:
+                link.nack(seq, errors.NOTHING_TO_UNDO)
+        elif cmd == link.CMD_STATE:
+            link.ack(seq)
+            self._send_state(now_ms)
+        elif cmd == link.CMD_PING:
+            link.ack(seq)
+        else:
+            link.nack(seq, errors.UNKNOWN_COMMAND)
+
+
+def elapsed(now_ms, since_ms):
+    return ticks_diff(now_ms, since_ms)

@@ -1,0 +1,44 @@
+"""Error codes the board shows as "Err NN" and sends to the host.
+
+    from firmware import errors
+    layout.error(buf, errors.CONFIG_BAD)
+
+| code | meaning |
+|---|---|
+| 1n | spot n's sensor has been dark for minutes (a stuck or unplugged sensor): not scored |
+| 2n | spot n's sensor flaps (changes far too often): not scored |
+| 31 | the board configuration was unreadable: defaults are in use |
+| 32 | a board configuration value was bad: its default is in use |
+| 41 | the game journal was cut off: the game resumed at its last intact record |
+| 42 | the stored game could not be read at all: a new game was started |
+| 51 | undo with nothing left to take back |
+| 61 | bad game settings from the host |
+| 62 | unknown host command |
+"""
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+
+    def const(x):
+        return x
+
+
+SENSOR_STUCK = const(10)
+SENSOR_FLAPS = const(20)
+CONFIG_BAD = const(31)
+CONFIG_VALUE = const(32)
+JOURNAL_CUT = const(41)
+JOURNAL_LOST = const(42)
+NOTHING_TO_UNDO = const(51)
+BAD_SETTINGS = const(61)
+UNKNOWN_COMMAND = const(62)
+
+
+def sensor_code(sensors):
+    """The code of the first faulty spot (spots counted from 1)."""
+    for spot in range(1, sensors.count + 1):
+        kind = sensors.fault_code(spot)  # 1 stuck, 2 flapping
+        if kind:
+            return kind * 10 + spot
+    return 0

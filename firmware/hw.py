@@ -1,0 +1,92 @@
+"""Builds the ESP32 board from its profile and the board configuration.
+
+    from firmware import hw
+    board = hw.build()        # machine.Pin, SPI, UART and WDT objects, wired per profile
+
+The only module of the application that touches `machine`; everything it makes is handed
+to the application through `firmware.board.Board`.
+"""
+
+import machine
+import micropython
+
+from boardlib.config import load_config
+from boardlib.display import Display
+from boardlib.max7219 import MAX7219
+from boardlib.tm1637 import TM1637
+from firmware.board import Board, NoWatchdog
+from firmware.boards import esp32_devkit as profile
+
+_CAUSES = (
+    (machine.PWRON_RESET, "PWR"),
+    (machine.HARD_RESET, "HARD"),
+    (machine.WDT_RESET, "WDT"),
+    (machine.DEEPSLEEP_RESET, "SLEEP"),
+    (machine.SOFT_RESET, "SOFT"),
+)
+
+
+def reset_cause():
+    cause = machine.reset_cause()
+    for value, name in _CAUSES:
+        if value == cause:
+            return name
+    return "?"
+
+
+def _display(cfg):
+    Pin = machine.Pin
+    if cfg["display"] == "max7219":
+        m = profile.MAX7219
+        spi = machine.SPI(m["spi"], baudrate=m["baudrate"], sck=Pin(m["sck"]), mosi=Pin(m["mosi"]))
+        return Display.max7219(MAX7219(spi, Pin(m["cs"], Pin.OUT, value=1)))
+    if cfg["display"] == "tm1637":
+        left, right = profile.TM1637_LEFT, profile.TM1637_RIGHT
+        return Display.tm1637(
+            TM1637(Pin(left["clk"]), Pin(left["dio"])),
+            TM1637(Pin(right["clk"]), Pin(right["dio"])),
+        )
+    return None
+
+
+def _link(cfg):
+    from boardlib.link import Link
+
+    kind = cfg["link"]
+    if kind == "off":
+        return None
+    if kind == "uart0":
+        # Shared with the REPL: Ctrl-C must not interrupt the firmware, and the host skips
+        # whatever is not a frame (boot text, tracebacks).
+        micropython.kbd_intr(-1)
+        uart = machine.UART(0, 115200, timeout=0)
+    else:
+        u = profile.LINK_UART
+        uart = machine.UART(
+            u["id"], u["baudrate"], tx=u["tx"], rx=u["rx"], timeout=0, rxbuf=1024
+        )
+    return Link(uart, 0)
+
+
+def build():
+    cfg, cfg_error = load_config(profile.CONFIG_PATH)
+    Pin = machine.Pin
+    pull = Pin.PULL_UP if profile.SPOT_PULL_UP else None
+    spots = [Pin(n, Pin.IN, pull) for n in profile.SPOTS]
+    buttons = [
+        Pin(profile.BUTTONS[name], Pin.IN, Pin.PULL_UP) for name in ("carom", "foul", "ok", "undo")
+    ]
+    try:
+        import os
+
+        os.mkdir(profile.DATA_DIR)
+    except OSError:
+        pass  # already there
+    wdt = machine.WDT(timeout=cfg["watchdog_ms"]) if cfg["watchdog_ms"] else NoWatchdog()
+    board = Board(
+        spots, buttons, _display(cfg), _link(cfg), profile.DATA_DIR, profile.CONFIG_PATH,
+        wdt, reset_cause(), standing_level=cfg.get("standing_level", profile.SPOT_STANDING_LEVEL),
+    )
+    board.config = cfg
+    board.config_error = cfg_error
+    return board

@@ -1,0 +1,10 @@
+# Freezes the scoreboard into a custom MicroPython build for the ESP32:
+#   make -C ports/esp32 BOARD=ESP32_GENERIC FROZEN_MANIFEST=/path/to/firmware/manifest.py
+# Frozen bytecode runs from flash, which leaves the heap to the game.
+include("$(PORT_DIR)/boards/manifest.py")
+
+package("rules_core", base_path="..")
+package("boardlib", base_path="..")
+package("firmware", base_path="..", opt=3)
+# The board's own main.py (copied by `make deploy`) still starts the application:
+# MicroPython runs main.py from the filesystem.

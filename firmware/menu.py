@@ -1,0 +1,105 @@
+"""The setup menu, worked with the four buttons on the display.
+
+    menu = Menu(settings)            # settings: dict rules, distance [a, b], sets, first
+    menu.button(CAROM, PRESS)        # returns None, or the settings of a new game to start
+    menu.draw(buf)                   # 8 segment bytes of the current item
+
+Holding `ok` opens it. `carom` steps the value up and `foul` down (a hold steps a distance
+by 1, a press by 10); `ok` goes to the next item; `undo` goes back, and from the first item
+leaves the menu with nothing changed. The last item asks "nEW no"/"nEW yES": `ok` on "yES"
+starts the new game, on "no" leaves. Items that mean nothing for the chosen rules (sets
+outside ceb) are skipped.
+"""
+
+from boardlib import layout
+
+RULES = ("ddbu", "ceb", "russian")
+_RULES_TEXT = ("ddbu", " CEb", " ruS")
+_SETS = (1, 3, 5)
+_ITEMS = ("rules", "d1", "d2", "sets", "first", "new")
+MIN_DISTANCE = 2
+MAX_DISTANCE = 999
+
+# Button numbers and press kinds, as the app passes them.
+CAROM = 0
+FOUL = 1
+OK = 2
+UNDO = 3
+PRESS = 1
+HOLD = 2
+
+
+class Menu:
+    def __init__(self, settings):
+        self.rules = settings["rules"]
+        self.distance = [settings["distance"][0], settings["distance"][1]]
+        self.sets = settings.get("sets", 1)
+        self.first = settings.get("first", 1)
+        self.item = 0
+        self.confirm = False
+        self.closed = False
+
+    def settings(self):
+        return {
+            "rules": self.rules,
+            "distance": (self.distance[0], self.distance[1]),
+            "sets": self.sets if self.rules == "ceb" else 1,
+            "first": self.first,
+        }
+
+    def _skip(self, item):
+        return _ITEMS[item] == "sets" and self.rules != "ceb"
+
+    def _move(self, step):
+        item = self.item + step
+        while 0 <= item < len(_ITEMS) and self._skip(item):
+            item += step
+        return item
+
+    def button(self, which, kind):
+        """Apply one button event. Returns new-game settings when confirmed, else None."""
+        name = _ITEMS[self.item]
+        if which == OK:
+            if name == "new":
+                self.closed = True
+                return self.settings() if self.confirm else None
+            self.item = self._move(1)
+        elif which == UNDO:
+            item = self._move(-1)
+            if item < 0:
+                self.closed = True
+            else:
+                self.item = item
+        elif which in (CAROM, FOUL):
+            self._step(name, 1 if which == CAROM else -1, kind == HOLD)
+        return None
+
+    def _step(self, name, sign, fine):
+        if name == "rules":
+            self.rules = RULES[(RULES.index(self.rules) + sign) % len(RULES)]
+        elif name in ("d1", "d2"):
+            i = 0 if name == "d1" else 1
+            value = self.distance[i] + sign * (1 if fine else 10)
+            self.distance[i] = max(MIN_DISTANCE, min(MAX_DISTANCE, value))
+        elif name == "sets":
+            self.sets = _SETS[(_SETS.index(self.sets) + sign) % len(_SETS)]
+        elif name == "first":
+            self.first = 3 - self.first
+        elif name == "new":
+            self.confirm = not self.confirm
+
+    def draw(self, buf):
+        name = _ITEMS[self.item]
+        if name == "rules":
+            text = "rULE" + _RULES_TEXT[RULES.index(self.rules)]
+        elif name == "d1":
+            text = "d1  %4d" % self.distance[0]
+        elif name == "d2":
+            text = "d2  %4d" % self.distance[1]
+        elif name == "sets":
+            text = "SEtS   %d" % self.sets
+        elif name == "first":
+            text = "FIrSt  %d" % self.first
+        else:
+            text = "nEW  yES" if self.confirm else "nEW   no"
+        layout.text(buf, text)

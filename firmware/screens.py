@@ -1,0 +1,163 @@
+"""What the display shows, and for how long.
+
+    screens = Screens(display)
+    screens.after_event(state, now_ms)  # state = game.state() after a shot, undo, new game
+    screens.flash(ERR, 41, now_ms)      # a one-off message (boot notices, errors)
+    screens.refresh(state, now_ms)      # call often; writes only when the picture changes
+
+The base picture is both scores with the marker of who is at the table. Events queue short
+messages (the points of the last shot, "20 remaining", distance reached, the set score) that
+each stay up for `MESSAGE_MS`; a due break shows a countdown from 5:00 until the next shot or
+an `ok` press; a finished game alternates the result with the scores; a faulty sensor
+alternates its error code with the scores for as long as the fault lasts.
+"""
+
+from boardlib import layout
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+
+    def const(x):
+        return x
+
+
+MESSAGE_MS = const(2000)
+BREAK_S = const(300)
+_QUEUE = const(8)
+
+# Message kinds; each takes one integer argument.
+POINTS = const(1)
+REMAINING20 = const(2)
+DISTANCE = const(3)
+LAST_SERIES = const(4)
+SET = const(5)
+ERR = const(6)
+TEXT_BOOT = const(7)
+
+
+class Screens:
+    def __init__(self, display):
+        self.display = display
+        self.buf = bytearray(8)
+        self._kinds = bytearray(_QUEUE)
+        self._args = [0] * _QUEUE
+        self._head = 0
+        self._count = 0
+        self._shown_at = None  # when the message at the head went up
+        self.break_started = None  # ticks of the moment a break became due
+        self.break_dismissed = False
+        self.fault_code = 0  # a sensor fault shown in turns with the scores
+        self.override = None  # a callable(buf, now_ms) that draws instead (the setup menu)
+        self._dirty = True
+
+    # -- queue ------------------------------------------------------------------------------
+
+    def flash(self, kind, arg, now_ms):
+        if self._count == _QUEUE:  # full: the oldest goes, the newest matters more
+            self._pop()
+        i = (self._head + self._count) % _QUEUE
+        self._kinds[i] = kind
+        self._args[i] = arg
+        self._count += 1
+        if self._count == 1:
+            self._shown_at = now_ms
+        self._dirty = True
+
+    def _pop(self):
+        self._head = (self._head + 1) % _QUEUE
+        self._count -= 1
+
+    def clear(self):
+        self._count = 0
+        self._dirty = True
+
+    def dismiss(self):
+        """`ok` between shots: put away messages and the break clock."""
+        had = self._count or (self.break_started is not None and not self.break_dismissed)
+        self._count = 0
+        if self.break_started is not None:
+            self.break_dismissed = True
+        self._dirty = True
+        return bool(had)
+
+    # -- events -----------------------------------------------------------------------------
+
+    def after_event(self, state, now_ms):
+        """Queue what the event that just happened means to the players.
+
+        `state` is the board-state dict (`Game.state()`), taken once per event."""
+        self.clear()
+        last = state["last"]
+        if last is not None and (last["points"] or last["foul"]):
+            arg = (last["player"] << 12) | (last["to"] << 10) | (int(last["foul"]) << 9)
+            self.flash(POINTS, arg | min(last["points"], 0x1FF), now_ms)
+        for item in state["announce"]:
+            name, _, who = item.partition(":")
+            player = int(who) if who else 0
+            if name == "20-remaining":
+                self.flash(REMAINING20, (player << 12) | state["remaining"][player - 1], now_ms)
+            elif name == "distance":
+                self.flash(DISTANCE, player, now_ms)
+            elif name == "last-series":
+                self.flash(LAST_SERIES, player, now_ms)
+            elif name == "set":
+                self.flash(SET, player, now_ms)
+        if state["status"] == "break":
+            if self.break_started is None:
+                self.break_started = now_ms
+                self.break_dismissed = False
+        else:
+            self.break_started = None
+        self._dirty = True
+
+    # -- drawing ----------------------------------------------------------------------------
+
+    def refresh(self, state, now_ms):
+        buf = self.buf
+        if self.override is not None:
+            self.override(buf, now_ms)
+            self.display.show(buf)
+            return
+        if self._count:
+            if now_ms - self._shown_at >= MESSAGE_MS:
+                self._pop()
+                self._shown_at = now_ms
+                self._dirty = True
+        if self._count:
+            if self._dirty:
+                self._draw_message(state, self._kinds[self._head], self._args[self._head])
+        elif self.break_started is not None and not self.break_dismissed:
+            left = BREAK_S - (now_ms - self.break_started) // 1000
+            layout.break_clock(buf, left if left > 0 else 0)
+        elif state["winner"] is not None and (now_ms // MESSAGE_MS) & 1:
+            if state["winner"] == "tie":
+                layout.tie(buf)
+            else:
+                layout.winner(buf, state["winner"])
+        elif self.fault_code and (now_ms // MESSAGE_MS) & 1:
+            layout.error(buf, self.fault_code)
+        else:
+            score = state["score"]
+            layout.scores(buf, score[0], score[1], state["turn"])
+        self._dirty = False
+        self.display.show(buf)  # the facade skips a frame identical to the one on the glass
+
+    def _draw_message(self, state, kind, arg):
+        buf = self.buf
+        if kind == POINTS:
+            foul = bool((arg >> 9) & 1)
+            layout.shot_points(buf, arg >> 12, arg & 0x1FF, (arg >> 10) & 3, foul=foul)
+        elif kind == REMAINING20:
+            layout.remaining20(buf, arg >> 12, arg & 0xFFF)
+        elif kind == DISTANCE:
+            layout.distance(buf, arg)
+        elif kind == LAST_SERIES:
+            layout.last_series(buf, arg)
+        elif kind == SET:
+            sets = state["sets"]
+            layout.set_score(buf, sets[0], sets[1])
+        elif kind == ERR:
+            layout.error(buf, arg)
+        else:
+            layout.text(buf, "boot")

@@ -1,0 +1,127 @@
+"""The simulated board: the ESP32 DevKit wiring with fake pins, emulated chips and flash.
+
+    from tools.simboard.board import build
+    sim = build(display="tm1637", state_dir=None, link_path=None)
+    sim.set_spot(3, standing=False)   # a pin falls on spot 3
+    sim.set_button(0, pressed=True)   # carom held down
+    sim.visible()                     # "  12.  8" - what a person reads on the display
+    sim.board                         # the firmware.board.Board the application gets
+
+Runs on the MicroPython unix port. Pin numbers come from the same profile as the real
+board, so the simulator exercises the real wiring table.
+"""
+
+import os
+
+from boardlib.config import load_config
+from boardlib.display import Display
+from boardlib.max7219 import MAX7219
+from boardlib.tm1637 import TM1637
+from firmware.board import Board, NoWatchdog
+from firmware.boards import esp32_devkit as profile
+from tools.simboard.chips import MAX7219Emulator, TM1637Emulator, visible_pair
+from tools.simboard.flash import FileBlockDev, RamBlockDev, mount
+from tools.simboard.pins import FakePin, Wire
+from tools.simboard.softspi import SoftSPI
+
+FLASH_MOUNT = "/flash"
+IMAGE_NAME = "flash.img"
+
+
+def _no_sleep(us):
+    pass
+
+
+class SimBoard:
+    def __init__(self, display="tm1637", state_dir=None, link_path=None):
+        self.wire = wire = Wire()
+        self.spot_pins = [FakePin("GPIO%d" % n, 1, wire) for n in profile.SPOTS]
+        self.button_pins = [
+            FakePin("GPIO%d" % profile.BUTTONS[name], 1, wire)
+            for name in ("carom", "foul", "ok", "undo")
+        ]
+        self.flash = self._mount_flash(state_dir)
+        cfg_path = FLASH_MOUNT + profile.CONFIG_PATH
+        cfg, cfg_error = load_config(cfg_path)
+        if display:
+            cfg["display"] = display
+        self.standing_level = cfg.get("standing_level", profile.SPOT_STANDING_LEVEL)
+        for i in range(len(self.spot_pins)):
+            self.spot_pins[i].value(self.standing_level)  # every pin standing at power-up
+        self.chips = []
+        disp = self._display(cfg["display"])
+        link = None
+        if link_path:
+            from boardlib.link import Link
+            from tools.simboard.uart import PtyUART
+
+            link = Link(PtyUART(link_path), 0)
+        data_dir = FLASH_MOUNT + profile.DATA_DIR
+        try:
+            os.mkdir(data_dir)
+        except OSError:
+            pass
+        self.board = Board(
+            self.spot_pins, self.button_pins, disp, link, data_dir, cfg_path,
+            NoWatchdog(), "PWR", standing_level=self.standing_level,
+        )
+        self.board.config = cfg
+        self.board.config_error = cfg_error
+
+    def _mount_flash(self, state_dir):
+        if state_dir:
+            try:
+                os.mkdir(state_dir)
+            except OSError:
+                pass
+            bdev = FileBlockDev(state_dir + "/" + IMAGE_NAME)
+        else:
+            bdev = RamBlockDev()
+        mount(bdev, FLASH_MOUNT)
+        return bdev
+
+    def _display(self, kind):
+        wire = self.wire
+        if kind == "max7219":
+            din = FakePin("GPIO%d" % profile.MAX7219["mosi"], 0, wire)
+            clk = FakePin("GPIO%d" % profile.MAX7219["sck"], 0, wire)
+            cs = FakePin("GPIO%d" % profile.MAX7219["cs"], 1, wire)
+            self.chips = [MAX7219Emulator(din, clk, cs)]
+            return Display.max7219(MAX7219(SoftSPI(clk, din), cs))
+        pins = []
+        for side in (profile.TM1637_LEFT, profile.TM1637_RIGHT):
+            clk = FakePin("GPIO%d" % side["clk"], 1, wire)
+            dio = FakePin("GPIO%d" % side["dio"], 1, wire)
+            self.chips.append(TM1637Emulator(clk, dio))
+            pins.append(TM1637(clk, dio, sleep_us=_no_sleep))
+        return Display.tm1637(pins[0], pins[1])
+
+    # -- the table --------------------------------------------------------------------------
+
+    def set_spot(self, spot, standing):
+        level = self.standing_level if standing else 1 - self.standing_level
+        self.spot_pins[spot - 1].value(level)
+
+    def set_standing_mask(self, mask):
+        for i in range(len(self.spot_pins)):
+            self.set_spot(i + 1, bool(mask & (1 << i)))
+
+    def set_button(self, index, pressed):
+        self.button_pins[index].value(0 if pressed else 1)
+
+    # -- the display ------------------------------------------------------------------------
+
+    def segments(self):
+        """The 8 segment bytes on the glass, left to right (TM1637 bit order)."""
+        if len(self.chips) == 1:
+            return self.chips[0].segments8()
+        return bytes(self.chips[0].segments[:4]) + bytes(self.chips[1].segments[:4])
+
+    def visible(self):
+        if len(self.chips) == 1:
+            return self.chips[0].visible()
+        return visible_pair(self.chips[0], self.chips[1])
+
+
+def build(display="tm1637", state_dir=None, link_path=None):
+    return SimBoard(display, state_dir, link_path)

@@ -1,0 +1,87 @@
+"""Interactive simulated table: the firmware's own asyncio tasks in real time.
+
+    run_interactive(sim, app)
+
+Reads one command a line on stdin (written by `tools.sim` from key presses):
+`spot N` knocks the pin on spot N over, or stands it up again; `press NAME` and
+`hold NAME` work a button (carom, foul, ok, undo); `quit` stops. Writes `D <hex>` with
+the 8 segment bytes whenever the display changes and `S <json>` when the board state does.
+"""
+
+import asyncio
+import select
+import sys
+import time
+
+from firmware.run import Runner
+
+BUTTONS = ("carom", "foul", "ok", "undo")
+PRESS_MS = 120
+
+
+class Keys:
+    def __init__(self, sim, hold_ms):
+        self.sim = sim
+        self.hold_ms = hold_ms
+        self.standing = 0x1F
+        self.release_at = [None] * 4
+        self.poller = select.poll()
+        self.poller.register(sys.stdin, select.POLLIN)
+        self.quit = False
+
+    def command(self, line, now):
+        words = line.split()
+        if not words:
+            return
+        if words[0] == "quit":
+            self.quit = True
+        elif words[0] == "spot" and len(words) == 2 and words[1] in "12345":
+            bit = 1 << (int(words[1]) - 1)
+            self.standing ^= bit
+            self.sim.set_spot(int(words[1]), bool(self.standing & bit))
+        elif words[0] in ("press", "hold") and len(words) == 2 and words[1] in BUTTONS:
+            i = BUTTONS.index(words[1])
+            self.sim.set_button(i, True)
+            length = PRESS_MS if words[0] == "press" else self.hold_ms + 200
+            self.release_at[i] = time.ticks_add(now, length)
+
+    def poll(self, now):
+        while self.poller.poll(0):
+            line = sys.stdin.readline()
+            if not line:
+                self.quit = True
+                break
+            self.command(line, now)
+        for i in range(4):
+            at = self.release_at[i]
+            if at is not None and time.ticks_diff(now, at) >= 0:
+                self.sim.set_button(i, False)
+                self.release_at[i] = None
+
+
+async def _front(sim, app, keys):
+    last_segments = None
+    last_state = None
+    while not keys.quit:
+        now = time.ticks_ms()
+        keys.poll(now)
+        segments = sim.segments()
+        if segments != last_segments:
+            last_segments = segments
+            print("D", "".join("%02x" % b for b in segments))
+        if app.state is not last_state:
+            last_state = app.state
+            print("S", app.game.state_json())
+        await asyncio.sleep_ms(10)
+
+
+def run_interactive(sim, app):
+    runner = Runner(app)
+    keys = Keys(sim, app.config["hold_ms"])
+
+    async def main():
+        task = asyncio.create_task(runner.main())
+        await _front(sim, app, keys)
+        task.cancel()
+
+    asyncio.run(main())

@@ -1,0 +1,156 @@
+"""The simulated table's device side: the real firmware on the MicroPython unix port.
+
+    micropython tools/simboard/run.py --timeline game.timeline [--state DIR] [--link PTY]
+    micropython tools/simboard/run.py --interactive [--state DIR] [--link PTY]
+
+`tools.sim` (CPython) starts this and talks to it; see its docstring for the options. In
+timeline mode time is virtual: the poll loop runs as fast as it can, 5 ms of board time a
+step (`--speed X` makes it keep pace with X times real time instead), and the final board
+state is printed as one JSON line. Interactive mode runs the firmware's own asyncio tasks
+in real time; it reads key lines on stdin and writes `D <hex segments>` when the display
+changes and `S <state json>` when the board state changes.
+"""
+
+import sys
+import time
+
+from firmware.app import App
+from tools.simboard.board import build
+
+STEP_MS = 5
+TAIL_MS = 10000
+PRESS_MS = 120
+
+
+def fail(message):
+    sys.stderr.write("sim: %s\n" % message)
+    sys.exit(2)
+
+
+def parse_args(argv):
+    opts = {
+        "timeline": None, "interactive": False, "state": None, "link": None, "speed": 0.0,
+        "new_game": False, "display": None, "rules": None, "distance": None, "sets": None,
+        "first": None,
+    }
+    flags = {"--interactive": "interactive", "--new-game": "new_game"}
+    values = {
+        "--timeline": "timeline", "--state": "state", "--link": "link", "--speed": "speed",
+        "--display": "display", "--rules": "rules", "--distance": "distance", "--sets": "sets",
+        "--first": "first",
+    }
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in flags:
+            opts[flags[arg]] = True
+        elif arg in values:
+            if i + 1 >= len(argv):
+                fail("%s needs a value" % arg)
+            i += 1
+            opts[values[arg]] = argv[i]
+        else:
+            fail("unknown option %s" % arg)
+        i += 1
+    try:
+        opts["speed"] = float(opts["speed"])
+    except ValueError:
+        fail("--speed takes a number")
+    return opts
+
+
+def settings_from(opts, current):
+    """New-game settings from the flags, or None when no setting flag was given."""
+    if not (opts["rules"] or opts["distance"] or opts["sets"] or opts["first"]):
+        return None
+    rules = opts["rules"] or current["rules"]
+    distance = current["distance"]
+    try:
+        if opts["distance"]:
+            parts = opts["distance"].split(",")
+            if len(parts) not in (1, 2):
+                raise ValueError
+            distance = (int(parts[0]), int(parts[-1]))
+        sets = int(opts["sets"]) if opts["sets"] else 1
+        first = int(opts["first"]) if opts["first"] else 1
+    except ValueError:
+        fail("settings: --distance N[,M], --sets N and --first P take whole numbers")
+    return {"rules": rules, "distance": distance, "sets": sets, "first": first}
+
+
+def start_game(app, opts, resumed, now_ms):
+    settings = settings_from(opts, app.state)
+    if opts["new_game"] and settings is None:
+        settings = {
+            "rules": app.state["rules"], "distance": app.state["distance"],
+            "sets": app.state.get("best_of", 1), "first": app.state.get("first", 1),
+        }
+    if settings is None:
+        return
+    if resumed and not opts["new_game"]:
+        fail("a game is already in the state folder: add --new-game to start over")
+    try:
+        app.new_game(settings, now_ms)
+    except ValueError as exc:
+        fail("settings: %s" % exc)
+
+
+def run_timeline(sim, app, events, speed):
+    from tools.simboard.timeline import Levels
+
+    levels = Levels(events)
+    end = levels.end_ms + TAIL_MS
+    started = time.ticks_ms()
+    t = 0
+    while t <= end:
+        standing, buttons = levels.at(t)
+        sim.set_standing_mask(standing)
+        for i in range(4):
+            sim.set_button(i, bool(buttons & (1 << i)))
+        app.poll_inputs(t)
+        if t % 10 == 0:
+            app.service_link(t)
+        if t % 40 == 0:
+            app.refresh_display(t)
+        if t % 250 == 0:
+            app.upkeep(t)
+            app.board.wdt.feed()
+        if speed > 0:
+            ahead = int(t / speed) - time.ticks_diff(time.ticks_ms(), started)
+            if ahead > 0:
+                time.sleep_ms(ahead)
+        t += STEP_MS
+    # the last word on the link is the final state
+    if app.link is not None:
+        app.link.flush() if hasattr(app.link, "flush") else None
+
+
+def main(argv):
+    opts = parse_args(argv)
+    if not opts["timeline"] and not opts["interactive"]:
+        fail("give --timeline FILE or --interactive")
+    events = None
+    if opts["timeline"]:
+        from tools.simboard.timeline import parse
+
+        try:
+            with open(opts["timeline"]) as f:
+                events = parse(f.read())
+        except OSError:
+            fail("cannot read %s" % opts["timeline"])
+        except ValueError as exc:
+            fail("%s:%s" % (opts["timeline"], exc))
+    sim = build(display=opts["display"], state_dir=opts["state"], link_path=opts["link"])
+    app = App(sim.board)
+    app.boot(0)
+    start_game(app, opts, app.resumed, 0)
+    if events is not None:
+        run_timeline(sim, app, events, opts["speed"])
+        print(app.game.state_json())
+        return
+    from tools.simboard.interactive import run_interactive
+
+    run_interactive(sim, app)
+
+
+main(sys.argv[1:])

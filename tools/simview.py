@@ -1,0 +1,148 @@
+"""The interactive simulated table in a terminal: big 7-segment figures and keys.
+
+    from tools.simview import draw_digits
+    print("\\n".join(draw_digits(bytes.fromhex("3f06000000005b4f"))))
+
+`run_interactive` (used by `python -m tools.sim`) starts the firmware on the unix port,
+sends it key presses, and redraws the display from the segment bytes the emulated chips
+decoded. Drawing is pure and tested: `draw_digits` turns segment bytes (bit 0 = a ...
+bit 6 = g, bit 7 = the decimal point) into text rows.
+"""
+
+import json
+import os
+import select
+import subprocess
+import sys
+import termios
+import tty
+
+from tools import upy
+
+RUNNER = os.path.join("tools", "simboard", "run.py")
+
+_H = "━━━━"
+_V = "┃"
+
+KEYS = {
+    "c": "press carom", "f": "press foul", "o": "press ok", "u": "press undo",
+    "C": "hold carom", "F": "hold foul", "O": "hold ok", "U": "hold undo",
+}
+HELP = (
+    "keys: 1-5 knock over / stand up a pin   c f o u: carom foul ok undo   "
+    "C F O U: hold   q: quit"
+)
+
+
+def draw_digit(seg):
+    """Seven rows of six columns for one digit's segment byte."""
+    a, b, c, d, e, f, g, dp = ((seg >> i) & 1 for i in range(8))
+    blank = "    "
+    rows = [
+        " " + (_H if a else blank) + " ",
+        (_V if f else " ") + blank + (_V if b else " "),
+        (_V if f else " ") + blank + (_V if b else " "),
+        " " + (_H if g else blank) + " ",
+        (_V if e else " ") + blank + (_V if c else " "),
+        (_V if e else " ") + blank + (_V if c else " "),
+        " " + (_H if d else blank) + ("●" if dp else " "),
+    ]
+    return rows
+
+
+def draw_digits(segments, gap_after=4):
+    """Rows for a whole display; a wider gap between the two players' halves."""
+    columns = [draw_digit(s) for s in segments]
+    rows = []
+    for r in range(7):
+        parts = []
+        for i, col in enumerate(columns):
+            if i == gap_after:
+                parts.append("      ")
+            parts.append(col[r] + " ")
+        rows.append("".join(parts))
+    return rows
+
+
+def describe(state):
+    if not state:
+        return ""
+    line = "%s  distance %d/%d  score %d : %d  at the table: player %d  %s" % (
+        state["rules"], state["distance"][0], state["distance"][1], state["score"][0],
+        state["score"][1], state["turn"], state["status"],
+    )
+    if state["winner"] is not None:
+        line += "  winner: %s" % state["winner"]
+    if state["rules"] == "ceb":
+        line += "  sets %d-%d" % tuple(state["sets"])
+    return line
+
+
+def _screen(segments, state, logged):
+    out = ["\x1b[H\x1b[2J", "Pin-billiards scoreboard (simulated table)", ""]
+    out += draw_digits(segments) if segments else ["(starting)"]
+    out += ["", describe(state), logged, "", HELP]
+    sys.stdout.write("\r\n".join(out) + "\r\n")
+    sys.stdout.flush()
+
+
+def run_interactive(args, device_args, logger_class):
+    pipe = logger = None
+    link_path = None
+    if args.db:
+        from tools.linkpipe import LinkPipe
+
+        os.makedirs(os.path.dirname(os.path.abspath(args.db)), exist_ok=True)
+        pipe = LinkPipe()
+        link_path = pipe.device_path
+        logger = logger_class(args.db, pipe.host_path)
+    cmd = upy.command(
+        [os.path.join(upy.ROOT, RUNNER), "--interactive", *device_args(args, link_path)],
+        heapsize=args.heapsize,
+    )
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=upy.env(), cwd=upy.ROOT,
+        text=True, bufsize=1,
+    )
+    interactive = sys.stdin.isatty()
+    saved = termios.tcgetattr(sys.stdin) if interactive else None
+    segments, state = None, None
+    logged = "logging to %s" % args.db if args.db else "no logger (give --db FILE)"
+    try:
+        if interactive:
+            tty.setcbreak(sys.stdin)
+        while proc.poll() is None:
+            ready, _, _ = select.select([proc.stdout, sys.stdin], [], [], 0.5)
+            if proc.stdout in ready:
+                line = proc.stdout.readline()
+                if line.startswith("D "):
+                    segments = bytes.fromhex(line[2:].strip())
+                elif line.startswith("S "):
+                    state = json.loads(line[2:])
+                elif line:
+                    logged = line.strip()
+                _screen(segments, state, logged)
+            if sys.stdin in ready:
+                key = os.read(sys.stdin.fileno(), 1).decode(errors="replace")
+                if key in ("q", "\x03", "") or not key:
+                    proc.stdin.write("quit\n")
+                    proc.stdin.flush()
+                    break
+                if key in "12345":
+                    proc.stdin.write("spot %s\n" % key)
+                elif key in KEYS:
+                    proc.stdin.write(KEYS[key] + "\n")
+                proc.stdin.flush()
+        proc.wait(timeout=5)
+    except (KeyboardInterrupt, BrokenPipeError):
+        pass
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if saved is not None:
+            termios.tcsetattr(sys.stdin, termios.TCSADRAIN, saved)
+        if logger is not None:
+            logger.stop()
+        if pipe is not None:
+            pipe.close()
+    return 0
