@@ -1,0 +1,48 @@
+"""CRC-32 (IEEE 802.3, the zlib/PNG polynomial) for frames and journal records.
+
+    from boardlib.crc32 import crc32
+    crc32(b"123456789")          # 0xCBF43926
+    crc32(b"6789", crc32(b"12345"))   # the same, computed in two parts
+
+Uses ``binascii.crc32`` (C code on the ESP32 and the unix port) when the interpreter has
+it; otherwise a bitwise loop with no table, so that a port without ``binascii`` still links
+without spending 1 KB of RAM on a lookup table.
+"""
+
+try:
+    from binascii import crc32 as _native_crc32
+except ImportError:  # a port built without binascii
+    _native_crc32 = None
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):
+        return x
+
+# Reflected polynomial split in 16-bit halves: the fallback never builds an int above
+# 2**30, so on MicroPython it stays in small ints and allocates nothing per byte.
+_POLY_HI = const(0xEDB8)
+_POLY_LO = const(0x8320)
+
+
+def _bitwise_crc32(data, crc=0):
+    hi = ((crc >> 16) & 0xFFFF) ^ 0xFFFF
+    lo = (crc & 0xFFFF) ^ 0xFFFF
+    for byte in data:
+        lo ^= byte
+        for _ in range(8):
+            carry = lo & 1
+            lo = (lo >> 1) | ((hi & 1) << 15)
+            hi >>= 1
+            if carry:
+                hi ^= _POLY_HI
+                lo ^= _POLY_LO
+    return ((hi ^ 0xFFFF) << 16) | (lo ^ 0xFFFF)
+
+
+def crc32(data, crc=0):
+    """CRC-32 of ``data`` (bytes-like), continuing from ``crc``; an unsigned 32-bit int."""
+    if _native_crc32 is not None:
+        return _native_crc32(data, crc) & 0xFFFFFFFF
+    return _bitwise_crc32(data, crc)

@@ -1,0 +1,421 @@
+"""The board's end of the serial link to the host logger (framing in docs/protocol.md).
+
+    from boardlib import link
+    uart = machine.UART(2, 115200, tx=17, rx=16, timeout=0)   # made by the board profile
+    lk = link.Link(uart, time.ticks_ms(), board_id=machine.unique_id())
+    lk.send_hello(firmware_version, "PWR", now_ms)    # reset cause: a name or a number
+    lk.game = game_number                      # carried by every state and shot frame
+    lk.send_state(snapshot.pack_state(game), now_ms)
+    lk.send_shot(number, player, points, to, pins, carom, link.foul_mask(fouls), now_ms)
+    kind = lk.poll(now_ms)                     # call every few ms; heartbeats when due
+    if kind == link.CMD_NEW_GAME:              # lk.cmd_settings(): rules, distance, ...
+        ...; lk.ack(lk.cmd_seq)                # or lk.nack(lk.cmd_seq, link.ERR_REFUSED)
+    elif kind == link.CMD_PING:
+        lk.ack(lk.cmd_seq)
+
+The stream needs ``write(buf)`` and a non-blocking ``readinto(buf) -> n or None``;
+``any()`` is used when present. ``repl_stream()`` gives such a stream over UART0 when the
+link shares the REPL's port. Every buffer is allocated here, once: an idle poll, and bytes
+that do not finish a frame, allocate nothing. A finished frame costs a few small objects
+(the CRC's 32-bit int, one memoryview), which is why frames are events, not per poll.
+Malformed input is counted in ``rx_bad`` and dropped; it never raises.
+"""
+
+import struct
+
+from boardlib import cobs
+from boardlib.crc32 import crc32
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):
+        return x
+
+try:
+    from time import ticks_diff
+except ImportError:  # CPython: same wrap-around arithmetic as MicroPython's ticks
+    def ticks_diff(a, b):
+        return ((a - b + 0x20000000) & 0x3FFFFFFF) - 0x20000000
+
+
+PROTOCOL_VERSION = const(1)
+DEFAULT_UART = const(2)
+DEFAULT_BAUD = const(115200)
+HEARTBEAT_MS = const(2000)
+
+# Frames from the board.
+HELLO = const(0x01)
+STATE = const(0x02)
+SHOT = const(0x03)
+HEARTBEAT = const(0x04)
+ERROR = const(0x05)
+ACK = const(0x06)
+
+# Commands from the host; poll() returns one of these, or NONE.
+NONE = const(0)
+CMD_NEW_GAME = const(0x81)
+CMD_UNDO = const(0x82)
+CMD_STATE = const(0x83)
+CMD_PING = const(0x84)
+
+# Error codes (the ERROR frame's first byte).
+ERR_BAD_FRAME = const(1)
+ERR_UNKNOWN_COMMAND = const(2)
+ERR_BAD_LENGTH = const(3)
+ERR_BAD_ARGUMENT = const(4)
+ERR_REFUSED = const(5)
+ERR_SENSOR = const(16)
+ERR_CONFIG = const(17)
+ERR_STORAGE = const(18)
+ERR_INTERNAL = const(19)
+
+# Foul bits of the SHOT frame.
+FOUL_ORDINARY = const(1)
+FOUL_QUILLES = const(2)
+FOUL_ROUGE = const(4)
+FOUL_STOP30 = const(8)
+
+RULES = ("ddbu", "ceb", "russian")
+NO_REF = const(0xFFFF)
+
+_HEADER = const(3)  # kind, sequence number (u16 LE)
+_CRC = const(4)
+_MAX_PAYLOAD = const(84)  # keeps a frame within 96 bytes on the wire
+_MAX_RAW = const(91)  # _HEADER + _MAX_PAYLOAD + _CRC
+_MAX_WIRE = const(94)  # delimiter + COBS(_MAX_RAW) + delimiter
+_MAX_TEXT = const(32)
+_MAX_CAUSE = const(12)
+_RX_FRAME = const(32)  # longest command is 14 raw bytes; the rest is room for garbage
+_RX_CHUNK = const(32)
+_READS_PER_POLL = const(4)
+_NEW_GAME_ARGS = const(7)
+_MAX_DISTANCE = const(9999)  # four display digits
+_BAD_REPORT_MS = const(1000)
+
+
+def foul_mask(fouls):
+    """Bit mask of the SHOT frame from foul codes, e.g. ("rouge", "dehors") -> 5."""
+    mask = 0
+    for code in fouls:
+        if code == "quilles":
+            mask |= FOUL_QUILLES
+        elif code == "rouge":
+            mask |= FOUL_ROUGE
+        elif code == "stop30":
+            mask |= FOUL_STOP30
+        else:
+            mask |= FOUL_ORDINARY
+    return mask
+
+
+class Link:
+    def __init__(self, stream, now_ms, heartbeat_ms=HEARTBEAT_MS, board_id=b""):
+        self._stream = stream
+        self._has_any = hasattr(stream, "any")
+        self._raw = bytearray(_MAX_RAW)
+        self._raw_view = memoryview(self._raw)
+        self._tx = bytearray(_MAX_WIRE)
+        self._tx_view = memoryview(self._tx)
+        self._chunk = bytearray(_RX_CHUNK)
+        self._chunk_len = 0
+        self._chunk_pos = 0
+        self._frame = bytearray(_RX_FRAME)
+        self._frame_view = memoryview(self._frame)
+        self._frame_len = 0
+        self._overflow = False
+        self._seq = 0
+        self._last_heartbeat = now_ms
+        self._last_bad_report = now_ms
+        self._bad_unreported = 0
+        self.heartbeat_ms = heartbeat_ms
+        self.board_id = bytes(board_id[:16])
+        self.game = 0
+        self.cmd_seq = 0
+        self.cmd_kind = NONE
+        self.rules = RULES[0]
+        self.distance = [0, 0]
+        self.sets = 1
+        self.first = 1
+        self.rx_bad = 0
+        self.rx_frames = 0
+        self.tx_frames = 0
+        self.tx_errors = 0
+
+    # -- frames to the host -------------------------------------------------------------
+
+    def send_hello(self, version, reset_cause, now_ms):
+        """Boot announcement: protocol version, board id, reset cause ("PWR", "WDT", ... or
+        machine.reset_cause()'s number) and firmware version (text or number)."""
+        self._seq = 0
+        raw = self._raw
+        raw[3] = PROTOCOL_VERSION
+        ident = self.board_id
+        raw[4] = len(ident)
+        end = 5
+        for byte in ident:
+            raw[end] = byte
+            end += 1
+        cause_at = end
+        end = self._put_text(cause_at + 1, reset_cause, _MAX_CAUSE)
+        raw[cause_at] = end - cause_at - 1
+        end = self._put_text(end, version)
+        self._last_heartbeat = now_ms
+        return self._send(HELLO, end - _HEADER)
+
+    def send_state(self, payload, now_ms, game=None):
+        """The packed board state (rules_core.snapshot.pack_state) of game ``game``."""
+        length = len(payload)
+        if length > _MAX_PAYLOAD - 2:
+            raise ValueError("state payload too long: %d bytes" % length)
+        raw = self._raw
+        struct.pack_into("<H", raw, _HEADER, (self.game if game is None else game) & 0xFFFF)
+        at = _HEADER + 2
+        for i in range(length):
+            raw[at + i] = payload[i]
+        return self._send(STATE, 2 + length)
+
+    def send_shot(self, number, player, points, to, pins, carom, foul, now_ms, game=None):
+        """One scored shot: its number in the game, shooter, points and who got them,
+        pins (bit 0 = spot 1), carom (0 none, 1 carambole, 2 casino), foul bits."""
+        if not isinstance(foul, int):
+            foul = foul_mask(foul)
+        struct.pack_into(
+            "<HHBhBBBB", self._raw, _HEADER,
+            (self.game if game is None else game) & 0xFFFF, number & 0xFFFF, player & 0xFF,
+            max(-32768, min(32767, points)), to & 0xFF, pins & 0x1F, carom & 0xFF, foul & 0xFF,
+        )
+        return self._send(SHOT, 11)
+
+    def send_error(self, code, detail="", ref=NO_REF):
+        """An error the host should log: code (ERR_*), the command it answers or NO_REF,
+        and a short ASCII detail."""
+        raw = self._raw
+        raw[3] = code & 0xFF
+        raw[4] = ref & 0xFF
+        raw[5] = (ref >> 8) & 0xFF
+        end = self._put_text(6, detail)
+        return self._send(ERROR, end - _HEADER)
+
+    def cmd_settings(self):
+        """The last CMD_NEW_GAME's settings as a dict: rules, distance, sets, first."""
+        return {"rules": self.rules, "distance": (self.distance[0], self.distance[1]),
+                "sets": self.sets, "first": self.first}
+
+    def ack(self, cmd_seq):
+        """The command with sequence number ``cmd_seq`` was carried out."""
+        raw = self._raw
+        raw[3] = cmd_seq & 0xFF
+        raw[4] = (cmd_seq >> 8) & 0xFF
+        raw[5] = self.cmd_kind if cmd_seq == self.cmd_seq else NONE
+        return self._send(ACK, 3)
+
+    def nack(self, cmd_seq, code):
+        """The command with sequence number ``cmd_seq`` was refused, for reason ``code``."""
+        return self.send_error(code, "", cmd_seq)
+
+    # -- commands from the host -----------------------------------------------------------
+
+    def poll(self, now_ms):
+        """Heartbeat when due, then decode what has arrived, up to the first command.
+
+        Returns the command kind (its sequence number in ``cmd_seq``) or NONE. The caller
+        answers every command it gets with ack() or nack(), PING included; a malformed
+        command never reaches it (Link answers that with an ERROR frame itself).
+        """
+        if ticks_diff(now_ms, self._last_heartbeat) >= self.heartbeat_ms:
+            self._last_heartbeat = now_ms
+            self._send_heartbeat(now_ms)
+        if self._bad_unreported and ticks_diff(now_ms, self._last_bad_report) >= _BAD_REPORT_MS:
+            # Reported at a bounded rate: a noisy line must not flood the host with errors.
+            self._last_bad_report = now_ms
+            self._bad_unreported = 0
+            self.send_error(ERR_BAD_FRAME, self.rx_bad)
+        chunk = self._chunk
+        frame = self._frame
+        # A few chunks at most per poll: a command split across reads still comes out in
+        # one poll, and a flood of garbage cannot hold the caller for long.
+        for _ in range(_READS_PER_POLL):
+            if self._chunk_pos >= self._chunk_len and not self._read():
+                return NONE
+            while self._chunk_pos < self._chunk_len:
+                byte = chunk[self._chunk_pos]
+                self._chunk_pos += 1
+                if byte == 0:
+                    kind = self._end_frame()
+                    if kind != NONE:
+                        return kind
+                elif self._overflow:
+                    pass
+                elif self._frame_len < _RX_FRAME:
+                    frame[self._frame_len] = byte
+                    self._frame_len += 1
+                else:
+                    self._overflow = True
+        return NONE
+
+    # -- inside ---------------------------------------------------------------------------
+
+    def _read(self):
+        self._chunk_pos = 0
+        self._chunk_len = 0
+        try:
+            if self._has_any and not self._stream.any():
+                return False
+            got = self._stream.readinto(self._chunk)
+        except OSError:  # a UART error must not stop the board; the host will re-ask
+            self._bad()
+            return False
+        if not got:
+            return False
+        self._chunk_len = got
+        return True
+
+    def _bad(self):
+        self.rx_bad += 1
+        self._bad_unreported += 1
+
+    def _end_frame(self):
+        length = self._frame_len
+        self._frame_len = 0
+        if self._overflow:
+            self._overflow = False
+            self._bad()
+            return NONE
+        if length == 0:  # two delimiters in a row: the normal start of a frame
+            return NONE
+        frame = self._frame
+        length = cobs.decode_in_place(frame, length)
+        if length < _HEADER + _CRC:
+            self._bad()
+            return NONE
+        body = length - _CRC
+        sent = frame[body] | frame[body + 1] << 8 | frame[body + 2] << 16 | frame[body + 3] << 24
+        if crc32(self._frame_view[:body]) != sent:
+            self._bad()
+            return NONE
+        kind = frame[0]
+        seq = frame[1] | frame[2] << 8
+        args = body - _HEADER
+        self.cmd_seq = seq
+        self.cmd_kind = kind
+        if kind == CMD_NEW_GAME:
+            if args != _NEW_GAME_ARGS:
+                return self._refuse(seq, ERR_BAD_LENGTH)
+            rules = frame[3]
+            first_distance = frame[4] | frame[5] << 8
+            second_distance = frame[6] | frame[7] << 8
+            sets = frame[8]
+            first = frame[9]
+            if (rules >= len(RULES) or not 0 < first_distance <= _MAX_DISTANCE
+                    or not 0 < second_distance <= _MAX_DISTANCE
+                    or sets not in (1, 3, 5) or first not in (1, 2)):
+                return self._refuse(seq, ERR_BAD_ARGUMENT)
+            self.rules = RULES[rules]
+            self.distance[0] = first_distance
+            self.distance[1] = second_distance
+            self.sets = sets
+            self.first = first
+        elif kind == CMD_UNDO or kind == CMD_STATE or kind == CMD_PING:
+            if args != 0:
+                return self._refuse(seq, ERR_BAD_LENGTH)
+        else:
+            return self._refuse(seq, ERR_UNKNOWN_COMMAND)
+        self.rx_frames += 1
+        return kind
+
+    def _refuse(self, seq, code):
+        self.rx_bad += 1
+        self.nack(seq, code)
+        return NONE
+
+    def _put_text(self, at, text, limit=_MAX_TEXT):
+        if isinstance(text, int):
+            text = str(text)
+        if isinstance(text, str):
+            text = text.encode()
+        raw = self._raw
+        for i in range(min(len(text), limit)):
+            byte = text[i]
+            raw[at] = byte if 32 <= byte < 127 else 63  # "?" keeps the detail printable
+            at += 1
+        return at
+
+    def _send_heartbeat(self, now_ms):
+        struct.pack_into(
+            "<IIII", self._raw, _HEADER, now_ms & 0x3FFFFFFF, self.rx_frames & 0x3FFFFFFF,
+            self.rx_bad & 0x3FFFFFFF, self.tx_frames & 0x3FFFFFFF,
+        )
+        return self._send(HEARTBEAT, 16)
+
+    def _send(self, kind, payload_len):
+        raw = self._raw
+        raw[0] = kind
+        raw[1] = self._seq & 0xFF
+        raw[2] = self._seq >> 8
+        body = _HEADER + payload_len
+        crc = crc32(self._raw_view[:body])
+        raw[body] = crc & 0xFF
+        raw[body + 1] = (crc >> 8) & 0xFF
+        raw[body + 2] = (crc >> 16) & 0xFF
+        raw[body + 3] = (crc >> 24) & 0xFF
+        tx = self._tx
+        tx[0] = 0  # a leading delimiter ends any text the REPL wrote in between
+        end = cobs.encode_into(raw, body + _CRC, tx, 1)
+        tx[end] = 0
+        self._seq = (self._seq + 1) & 0xFFFF
+        try:
+            self._stream.write(self._tx_view[:end + 1])
+        except OSError:  # a full or unplugged UART loses this frame; the seq shows the gap
+            self.tx_errors += 1
+            return False
+        self.tx_frames += 1
+        return True
+
+
+# The command kinds on the class too, so that code holding only a Link can compare with
+# them (set here: inside the class body the const names would be replaced by numbers).
+Link.NONE = NONE
+Link.CMD_NEW_GAME = CMD_NEW_GAME
+Link.CMD_UNDO = CMD_UNDO
+Link.CMD_STATE = CMD_STATE
+Link.CMD_PING = CMD_PING
+
+
+class _ReplStream:
+    """UART0 shared with the REPL: raw bytes through sys.stdin/stdout, Ctrl-C disabled."""
+
+    def __init__(self):
+        import select
+        import sys
+
+        import micropython
+
+        micropython.kbd_intr(-1)  # 0x03 inside a frame must not interrupt the firmware
+        self._in = sys.stdin.buffer
+        self._out = sys.stdout.buffer
+        self._poll = select.poll()
+        self._poll.register(sys.stdin, select.POLLIN)
+        self._one = bytearray(1)
+
+    def any(self):
+        for _ in self._poll.ipoll(0):
+            return 1
+        return 0
+
+    def readinto(self, buf):
+        count = 0
+        while count < len(buf) and self.any():
+            if not self._in.readinto(self._one):
+                break
+            buf[count] = self._one[0]
+            count += 1
+        return count
+
+    def write(self, buf):
+        return self._out.write(buf)
+
+
+def repl_stream():
+    """A link stream over the REPL's UART0 (the host skips whatever is not a frame)."""
+    return _ReplStream()

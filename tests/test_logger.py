@@ -1,0 +1,230 @@
+"""The host logger: a real board-side link on the unix port, a pty, SQLite, export, stats."""
+
+import csv
+import io
+import json
+import os
+import pty
+import random
+import subprocess
+import sys
+import threading
+import time
+import tty
+
+from rules_core import Game
+from rules_core.snapshot import pack_state
+from tools import upy
+from tools.linkpipe import LinkPipe
+from tools.logger import frames, report
+from tools.logger.core import Logger
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# A ddbu game to 20/16 with an undo and a foul, won by player 1. What CONTRACT §3 says of
+# it is computed by the rules core on CPython (the board runs the same core on the unix
+# port).
+DDBU_PLAN = {"rules": "ddbu", "distance": [20, 16], "first": 1, "game": 4, "linger_ms": 800,
+             "shots": [[0b00101, 1, []], [0, 0, []], [0b00011, 0, []], "undo",
+                       [0b00001, 0, ["foul"]], [0b11111, 0, []], [0b00100, 1, []],
+                       [0, 0, []]]}
+
+
+def expected_game(plan, rules=None, distance=None, sets=None, first=None):
+    """The game of ``plan`` played on CPython; returns (game, [shot records])."""
+    game = Game(rules or plan["rules"], tuple(distance or plan["distance"]),
+                sets or plan.get("sets", 1), first or plan.get("first", 1))
+    shots = {}
+    for event in plan["shots"]:
+        if event == "undo":
+            game.undo()
+            shots.pop(max(shots))
+            continue
+        pins, carom, fouls = event
+        game.shot(pins=pins, carom=carom, fouls=tuple(fouls))
+        state = game.state()
+        last = state["last"]
+        shots[state["shots"]] = {
+            "number": state["shots"], "player": last["player"], "points": last["points"],
+            "to": last["to"], "pins": [s + 1 for s in range(5) if pins >> s & 1],
+            "carom": carom, "foul": ["foul"] if fouls else []}
+    return game, [shots[n] for n in sorted(shots)]
+
+
+def play(tmp_path, plan, pipe, logger, extra_s=0.5, during=None):
+    """Run linkplay on the unix port into ``pipe`` while ``logger`` logs; returns stdout."""
+    path = tmp_path / ("plan%d.json" % random.randrange(10**9))
+    path.write_text(json.dumps(plan))
+    proc = upy.popen([os.path.join(ROOT, "tools/simboard/linkplay.py"), pipe.device_path,
+                      str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        logger.run(stop_when=lambda lg: during is not None and during(lg) or
+                   proc.poll() is not None, timeout=60)
+        if during is not None:
+            logger.run(stop_when=lambda lg: proc.poll() is not None, timeout=60)
+        logger.run(timeout=extra_s)
+        out, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    return out.decode()
+
+
+def logger_cli(*args):
+    return subprocess.run([sys.executable, "-m", "tools.logger", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_game_through_pty_is_stored_and_exported(tmp_path):
+    db = str(tmp_path / "games.db")
+    with LinkPipe() as pipe:
+        lg = Logger([pipe.host_path], db)
+        out = play(tmp_path, DDBU_PLAN, pipe, lg)
+        lg.close()
+    game, shots = expected_game(DDBU_PLAN)
+    assert json.loads(out.splitlines()[0]) == game.state()
+    exported = logger_cli("export", "--db", db)
+    assert exported.returncode == 0, exported.stderr
+    (record,) = [json.loads(line) for line in exported.stdout.splitlines()]
+    assert record["final"] == game.state()
+    assert record["game_no"] == 4 and record["board"] == b"sim".hex()
+    assert record["shots"] == shots
+    table = logger_cli("export", "--db", db, "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(table.stdout)))
+    state = game.state()
+    assert len(rows) == 1 and rows[0]["rules"] == "ddbu"
+    assert [int(rows[0]["score1"]), int(rows[0]["score2"])] == state["score"]
+    assert rows[0]["winner"] == ("" if state["winner"] is None else str(state["winner"]))
+
+
+def test_stats_per_player(tmp_path):
+    db = str(tmp_path / "games.db")
+    with LinkPipe() as pipe:
+        lg = Logger([pipe.host_path], db)
+        play(tmp_path, DDBU_PLAN, pipe, lg)
+        lg.close()
+    state = expected_game(DDBU_PLAN)[0].state()
+    got = report.player_stats(_store(db))
+    for index in (0, 1):
+        entry = got[(b"sim".hex(), index + 1)]
+        assert entry["games"] == 1
+        assert entry["points"] == state["score"][index]
+        assert entry["series"] == state["innings"][index]
+        assert entry["high"] == state["high"][index]
+        assert entry["won"] == int(state["winner"] == index + 1)
+    text = logger_cli("stats", "--db", db)
+    assert text.returncode == 0 and b"sim".hex() in text.stdout
+
+
+def _store(db):
+    from tools.logger.store import Store
+    return Store(db)
+
+
+def test_new_game_command_from_the_logger(tmp_path):
+    db = str(tmp_path / "games.db")
+    plan = {"rules": "ddbu", "distance": [40, 40], "game": 1, "linger_ms": 800,
+            "shots": [[0b00100, 0, []], [0b11111, 0, []], [0, 1, []], [0, 0, []]]}
+    with LinkPipe() as pipe:
+        lg = Logger([pipe.host_path], db, new_game=("russian", (60, 60), 1, 2))
+        lg.step(0.05)  # the port is open, the command waits for the board in the pty
+        out = play(tmp_path, plan, pipe, lg)
+        lg.close()
+    game, shots = expected_game(plan, rules="russian", distance=(60, 60), first=2)
+    assert json.loads(out.splitlines()[0]) == game.state()
+    records = [json.loads(line) for line in logger_cli("export", "--db", db).stdout.split()]
+    assert [r["game_no"] for r in records] == [1, 2]
+    assert records[0]["final"] == Game("ddbu", (40, 40)).state()
+    assert records[1]["final"] == game.state() and records[1]["shots"] == shots
+    only = logger_cli("export", "--db", db, "--game", str(records[1]["game"]))
+    assert [json.loads(line)["game_no"] for line in only.stdout.split()] == [2]
+
+
+def test_a_port_of_pure_noise_does_not_stop_the_logger(tmp_path):
+    db = str(tmp_path / "games.db")
+    with LinkPipe() as noisy, LinkPipe() as pipe:
+        stop = threading.Event()
+
+        def noise():
+            rnd = random.Random(5)
+            while not stop.is_set():
+                noisy.inject(bytes(rnd.randrange(256) for _ in range(200)))
+                time.sleep(0.005)
+
+        thread = threading.Thread(target=noise, daemon=True)
+        thread.start()
+        lg = Logger([noisy.host_path, pipe.host_path], db)
+        try:
+            play(tmp_path, DDBU_PLAN, pipe, lg)
+        finally:
+            stop.set()
+            thread.join()
+        noise_port = lg.ports[0]
+        assert noise_port.reader.frames == 0 and noise_port.reader.noise_bytes > 1000
+        lg.close()
+    (record,) = [json.loads(line) for line in logger_cli("export", "--db", db).stdout.split()]
+    assert record["final"] == expected_game(DDBU_PLAN)[0].state()
+    view = logger_cli("view", "--db", db, "--once").stdout
+    for table in ("boards", "games", "shots", "states", "errors", "link_stats"):
+        assert "== %s (" % table in view
+
+
+def test_flood_of_states_stored_at_20_times_line_rate(tmp_path):
+    rnd = random.Random(1)
+    game = Game("ddbu", (200, 200))
+    payloads = []
+    while len(payloads) < 6000:
+        if game.state()["status"] == "finished":
+            game = Game("ddbu", (200, 200))
+        game.shot(pins=rnd.randrange(32), carom=rnd.randrange(2))
+        payloads.append(b"\x01\x00" + pack_state(game))
+    wire = b"".join(frames.encode(frames.STATE, i, p) for i, p in enumerate(payloads))
+    line_rate = 115200 / 10 / (len(wire) / len(payloads))  # state frames per second
+    master, slave = pty.openpty()
+    tty.setraw(slave)
+    tty.setraw(master)
+    lg = Logger([os.ttyname(slave)], str(tmp_path / "flood.db"))
+    lg.step(0.01)
+
+    def flood():
+        view = memoryview(wire)
+        while view:
+            view = view[os.write(master, view[:4096]):]
+
+    started = time.monotonic()
+    threading.Thread(target=flood, daemon=True).start()
+    lg.run(stop_when=lambda lg: lg.ports[0].reader.frames >= len(payloads), timeout=30)
+    elapsed = time.monotonic() - started
+    stored = lg.store.db.execute("SELECT COUNT(*) FROM states").fetchone()[0]
+    assert stored == len(payloads)
+    assert lg.ports[0].counters["gaps"] == 0
+    assert stored / elapsed >= 20 * line_rate, (stored / elapsed, line_rate)
+    lg.close()
+    os.close(master)
+    os.close(slave)
+
+
+def test_logger_in_a_thread_as_the_simulator_runs_it(tmp_path):
+    db = str(tmp_path / "games.db")
+    game = expected_game(DDBU_PLAN)[0]
+    with LinkPipe() as pipe:
+        lg = Logger(db, [pipe.host_path])  # the simulator's argument order
+        thread = threading.Thread(target=lg.run_forever, daemon=True)
+        thread.start()
+        path = tmp_path / "plan.json"
+        path.write_text(json.dumps(dict(DDBU_PLAN, linger_ms=300)))
+        proc = upy.popen([os.path.join(ROOT, "tools/simboard/linkplay.py"), pipe.device_path,
+                          str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        deadline = time.monotonic() + 10
+        while not lg.last_state_equals(game.state()) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert lg.last_state_equals(game.state())
+        lg.stop()
+        thread.join(5)
+        assert not thread.is_alive()
+        board = lg.store.db.execute("SELECT key, reset_cause, firmware, boots FROM boards")
+        assert board.fetchall() == [(b"sim".hex(), "PWR", "linkplay", 1)]
+        lg.close()

@@ -1,0 +1,171 @@
+"""The link's framing and commands (docs/protocol.md), on CPython and the unix port.
+
+The device cases live in test_protocol_cases.py so that the same code runs on both
+interpreters; here the host's independent codec (zlib CRC, its own COBS) checks them.
+"""
+
+import itertools
+import struct
+import zlib
+
+import pytest
+import test_protocol_cases as cases
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from boardlib import cobs, link
+from boardlib.crc32 import _bitwise_crc32
+from rules_core import Game
+from rules_core.snapshot import pack_state
+from tools import upy
+from tools.logger import frames
+
+
+@pytest.mark.parametrize("name", cases.CASES)
+def test_device_case_on_cpython(name):
+    getattr(cases, name)()
+
+
+def test_device_cases_on_the_unix_port():
+    out = upy.run_file("tests/test_protocol_cases.py", heapsize="256K", timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert [line.split()[1] for line in lines] == cases.CASES
+    assert all(line.startswith("ok ") for line in lines), out.stdout
+
+
+@given(st.binary(max_size=600))
+def test_crc_fallback_equals_zlib(data):
+    assert _bitwise_crc32(data) == zlib.crc32(data)
+
+
+@given(st.binary(max_size=600))
+def test_device_and_host_cobs_agree(raw):
+    out = bytearray(cobs.max_encoded(len(raw)))
+    n = cobs.encode_into(raw, len(raw), out)
+    assert bytes(out[:n]) == frames.cobs_encode(raw)
+    assert frames.cobs_decode(bytes(out[:n])) == raw
+    host = bytearray(frames.cobs_encode(raw))
+    assert bytes(host[:cobs.decode_in_place(host, len(host))]) == raw
+
+
+def _played_game():
+    game = Game("ceb", distance=(60, 60), sets=3, first=2)
+    for pins, carom, fouls in ((0b00100, 0, ()), (0b11011, 1, ()), (0b00001, 0, ("rouge",))):
+        game.shot(pins=pins, carom=carom, fouls=fouls)
+    return game
+
+
+class Sink:
+    def __init__(self):
+        self.written = bytearray()
+
+    def write(self, buf):
+        self.written += buf
+
+    def readinto(self, buf):
+        return None
+
+
+def test_state_frame_read_by_the_host_within_96_bytes():
+    game = _played_game()
+    sink = Sink()
+    lk = link.Link(sink, 0)
+    lk.game = 513
+    lk.send_state(pack_state(game), 0)
+    assert len(sink.written) <= 96
+    (kind, seq, payload), = frames.FrameReader().feed(bytes(sink.written))
+    assert (kind, seq) == (frames.STATE, 0)
+    assert frames.parse(kind, payload) == {"game": 513, "state": game.state()}
+
+
+@given(st.lists(st.integers(1, 40), min_size=1, max_size=30), st.binary(max_size=50))
+def test_host_reader_finds_frames_in_any_chunking(cuts, noise):
+    sink = Sink()
+    lk = link.Link(sink, 0)
+    lk.send_hello(12, 4, 0)  # a number works for both (machine.reset_cause())
+    for number in range(1, 6):
+        lk.send_shot(number, 1, 2 * number, 1, 0b101, 0, 0, 0)
+    data = noise.replace(b"\x00", b"") + bytes(sink.written)
+    reader = frames.FrameReader()
+    got = []
+    at = 0
+    for cut in itertools.cycle(cuts):
+        got += reader.feed(data[at:at + cut])
+        at += cut
+        if at >= len(data):
+            break
+    assert [(kind, seq) for kind, seq, _ in got] == [(1, 0)] + [(3, n) for n in range(1, 6)]
+    shot = frames.parse(*got[3][::2])
+    assert (shot["number"], shot["points"], frames.pins_list(shot["pins"])) == (3, 6, [1, 3])
+
+
+def test_host_rejects_every_single_bit_flip():
+    sink = Sink()
+    link.Link(sink, 0).send_state(pack_state(_played_game()), 0)
+    wire = bytes(sink.written)
+    original = frames.FrameReader().feed(wire)
+    for i in range(len(wire)):
+        for bit in range(8):
+            bad = bytearray(wire)
+            bad[i] ^= 1 << bit
+            reader = frames.FrameReader()
+            assert reader.feed(bytes(bad)) == []  # CRC-32 catches every single-bit error
+            assert reader.feed(wire) == original  # and the next frame is read as ever
+
+
+FUZZ_RUNNER = r"""
+import sys, binascii
+sys.path.append("tests")
+from boardlib import link
+from rules_core import Game
+from tools.simboard.linkplay import _answer
+import test_protocol_cases as cases
+
+lk, stream = cases.new_link()
+game = Game("ddbu", (40, 40), 1, 1)
+now = 0
+for line in sys.stdin:
+    stream.incoming += binascii.unhexlify(line.strip())
+    while stream.any():
+        now += 1
+        game = _answer(lk, lk.poll(now), game, now)
+    stream.incoming += cases.command(0x84, 0xBEEF)
+    while stream.any():
+        now += 1
+        game = _answer(lk, lk.poll(now), game, now)
+now += 5000
+lk.poll(now)
+sys.stdout.write(binascii.hexlify(stream.written).decode() + "\n")
+"""
+
+command_frame = st.builds(
+    lambda kind, seq, args: frames.encode(kind, seq, args),
+    st.sampled_from([0x81, 0x82, 0x83, 0x84, 0x00, 0x01, 0x85, 0xFF]),
+    st.integers(0, 0xBEEE), st.binary(max_size=12))
+fuzz_input = st.one_of(command_frame, st.binary(min_size=1, max_size=60),
+                       command_frame.map(lambda f: f[:-3] + bytes([f[-3] ^ 0x40]) + f[-2:]))
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(fuzz_input, min_size=1, max_size=25))
+def test_fuzzed_commands_on_the_unix_port_get_answers(inputs):
+    data = "".join(chunk.hex() + "\n" for chunk in inputs)
+    out = upy.run(["-c", FUZZ_RUNNER], heapsize="256K", input=data, timeout=60)
+    assert out.returncode == 0, out.stderr
+    answers = frames.FrameReader().feed(bytes.fromhex(out.stdout.strip()))
+    parsed = [(kind, frames.parse(kind, payload)) for kind, _, payload in answers]
+    pings = [f for kind, f in parsed if kind == frames.ACK and f["ref"] == 0xBEEF]
+    assert len(pings) == len(inputs)  # still running and answering after every input
+    answered = {f["ref"] for kind, f in parsed if kind in (frames.ACK, frames.ERROR)}
+    for chunk in inputs:
+        for kind, seq, payload in frames.FrameReader().feed(chunk):
+            assert seq in answered  # every command that arrived intact was answered
+            if kind not in (0x81, 0x82, 0x83, 0x84) or (kind != 0x81 and payload):
+                assert (frames.ERROR, seq) in [(k, f.get("ref")) for k, f in parsed]
+    assert all(kind != frames.ERROR or f["code"] in (1, 2, 3, 4, 5) for kind, f in parsed)
+
+
+def test_new_game_args_layout():
+    assert frames.new_game_args("russian", (100, 90), 5, 2) == struct.pack(
+        "<BHHBB", 2, 100, 90, 5, 2)

@@ -1,0 +1,280 @@
+"""Device-side link cases, run on CPython and on the MicroPython unix port.
+
+test_protocol.py runs every ``case_*`` here on both interpreters (on the unix port all of
+them in one process, through ``main()``). Frames are checked against docs/protocol.md:
+0x00, COBS(kind, seq u16 LE, payload, CRC-32 LE of the rest), 0x00.
+"""
+
+import struct
+
+from boardlib import cobs, link
+from boardlib.crc32 import _bitwise_crc32, crc32
+
+
+class MemStream:
+    """A UART stand-in: reads come from ``incoming`` in chunks of at most ``chunk``."""
+
+    def __init__(self, chunk=32):
+        self.incoming = bytearray()
+        self.pos = 0
+        self.written = bytearray()
+        self.chunk = chunk
+
+    def any(self):
+        return len(self.incoming) - self.pos
+
+    def readinto(self, buf):
+        # copies in place, so that reading allocates nothing (see the heap_lock case)
+        n = min(len(buf), len(self.incoming) - self.pos, self.chunk)
+        if n <= 0:
+            return None
+        for i in range(n):
+            buf[i] = self.incoming[self.pos + i]
+        self.pos += n
+        return n
+
+    def write(self, buf):
+        self.written += buf
+        return len(buf)
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def frames_of(data):
+    """[(kind, seq, payload)] of every well-formed frame in ``data``; checks each CRC."""
+    out = []
+    for block in bytes(data).split(b"\x00"):
+        if not block:
+            continue
+        buf = bytearray(block)
+        n = cobs.decode_in_place(buf, len(buf))
+        check(n >= 7, "frame too short")
+        body = bytes(buf[:n - 4])
+        check(struct.unpack("<I", bytes(buf[n - 4:n]))[0] == crc32(body), "bad CRC from Link")
+        out.append((body[0], body[1] | body[2] << 8, body[3:]))
+    return out
+
+
+def command(kind, seq, args=b""):
+    raw = bytes([kind, seq & 0xFF, seq >> 8]) + bytes(args)
+    raw += struct.pack("<I", crc32(raw))
+    out = bytearray(cobs.max_encoded(len(raw)) + 2)
+    end = cobs.encode_into(raw, len(raw), out, 1)
+    return bytes(out[:end + 1])
+
+
+def new_link(now=0):
+    stream = MemStream()
+    return link.Link(stream, now, board_id=b"\x01\x02"), stream
+
+
+def case_crc_check_value():
+    # The CRC-32 check value of "123456789" (IEEE 802.3 / zlib) is 0xCBF43926.
+    check(crc32(b"123456789") == 0xCBF43926, "native crc")
+    check(_bitwise_crc32(b"123456789") == 0xCBF43926, "fallback crc")
+    check(_bitwise_crc32(b"6789", _bitwise_crc32(b"12345")) == 0xCBF43926, "continued")
+    check(_bitwise_crc32(b"") == 0 and crc32(b"") == 0, "empty")
+    data = bytes(range(256)) * 3
+    check(_bitwise_crc32(data) == crc32(data), "fallback equals native")
+
+
+def case_cobs_roundtrip():
+    samples = [b"", b"\x00", b"\x00\x00", b"\x11\x22\x00\x33", bytes(range(1, 255)),
+               bytes(range(1, 256)), bytes(300), bytes([7]) * 600, b"\x00" + bytes(range(256))]
+    for raw in samples:
+        out = bytearray(cobs.max_encoded(len(raw)))
+        n = cobs.encode_into(raw, len(raw), out)
+        check(n <= cobs.max_encoded(len(raw)), "encoded longer than the bound")
+        check(bytes(out[:n]).find(b"\x00") < 0, "zero byte in an encoded frame")
+        m = cobs.decode_in_place(out, n)
+        check(bytes(out[:m]) == raw, "roundtrip of %d bytes" % len(raw))
+    check(cobs.decode_in_place(bytearray(b"\x05\x01"), 2) == -1, "block past the end")
+    check(cobs.decode_in_place(bytearray(b"\x02\x00"), 2) == -1, "zero inside")
+
+
+def case_frames_and_sequence():
+    lk, stream = new_link()
+    lk.game = 7
+    lk.send_hello("1.2", "WDT", 0)
+    lk.send_state(bytes(range(27)), 0)
+    lk.send_shot(4, 2, 10, 1, 0b10100, 2, link.foul_mask(("rouge", "dehors")), 0)
+    lk.send_error(link.ERR_SENSOR, "spot 3 stuck")
+    got = frames_of(stream.written)
+    check([(k, s) for k, s, _ in got] == [(1, 0), (2, 1), (3, 2), (5, 3)], "kinds and seqs")
+    hello = got[0][2]
+    check(hello[0] == link.PROTOCOL_VERSION, "hello protocol version")
+    check(hello[1] == 2 and hello[2:4] == b"\x01\x02", "hello board id")
+    check(hello[4] == 3 and hello[5:8] == b"WDT" and hello[8:] == b"1.2", "cause, firmware")
+    check(got[1][2] == b"\x07\x00" + bytes(range(27)), "state payload with game number")
+    shot = struct.unpack("<HHBhBBBB", got[2][2])
+    check(shot == (7, 4, 2, 10, 1, 0b10100, 2, 5), "shot fields")
+    err = got[3][2]
+    check(err[0] == 16 and err[1:3] == b"\xff\xff" and err[3:] == b"spot 3 stuck", "error")
+    check(lk.tx_frames == 4, "tx counter")
+
+
+def case_state_frame_fits_96_bytes():
+    for payload in (bytes(60), bytes([0xAB]) * 60, bytes(range(60))):
+        lk, stream = new_link()
+        lk.game = 0
+        lk.send_state(payload, 0)
+        check(len(stream.written) <= 96, "state frame of %d bytes" % len(stream.written))
+        check(frames_of(stream.written)[0][2][2:] == payload, "payload intact")
+    lk, stream = new_link()
+    try:
+        lk.send_state(bytes(83), 0)
+    except ValueError:
+        pass
+    else:
+        check(False, "oversized state accepted")
+    check(not stream.written, "nothing sent for an oversized state")
+
+
+def case_commands_are_decoded_and_acked():
+    lk, stream = new_link()
+    args = struct.pack("<BHHBB", 1, 60, 50, 3, 2)
+    stream.incoming += command(0x81, 300, args) + command(0x82, 301) + command(0x83, 302)
+    stream.incoming += command(0x84, 303)
+    check(lk.poll(0) == link.CMD_NEW_GAME and lk.cmd_seq == 300, "new game")
+    check(lk.rules == "ceb" and lk.distance == [60, 50] and lk.sets == 3 and lk.first == 2,
+          "new game settings")
+    lk.ack(lk.cmd_seq)
+    check(lk.poll(0) == link.CMD_UNDO and lk.cmd_seq == 301, "undo")
+    lk.nack(lk.cmd_seq, link.ERR_REFUSED)
+    check(lk.poll(0) == link.CMD_STATE and lk.cmd_seq == 302, "state")
+    check(lk.poll(0) == lk.CMD_PING and lk.cmd_seq == 303, "ping, also a Link attribute")
+    lk.ack(lk.cmd_seq)
+    check(lk.poll(0) == link.NONE, "nothing more")
+    check(lk.cmd_settings() == {"rules": "ceb", "distance": (60, 50), "sets": 3, "first": 2},
+          "settings as the firmware takes them")
+    got = frames_of(stream.written)
+    check(got[0][0] == link.ACK and got[0][2] == b"\x2c\x01\x81", "ack of new game")
+    check(got[1][0] == link.ERROR and got[1][2] == b"\x05\x2d\x01", "nack of undo")
+    check(got[2][0] == link.ACK and got[2][2] == b"\x2f\x01\x84", "ping answered")
+    check(lk.rx_frames == 4 and lk.rx_bad == 0, "counters")
+
+
+def case_corrupt_command_is_dropped_and_counted():
+    lk, stream = new_link()
+    good = command(0x82, 9)
+    for i in range(1, len(good) - 1):
+        for bit in (0, 3, 7):
+            bad = bytearray(good)
+            bad[i] ^= 1 << bit
+            stream.incoming += bad
+            while stream.any():
+                check(lk.poll(0) != link.CMD_UNDO or bad == good, "corrupt frame accepted")
+    check(lk.rx_bad > 0 and lk.rx_frames == 0, "bad frames counted")
+    stream.incoming += good
+    check(lk.poll(0) == link.CMD_UNDO, "a good frame still gets through")
+    check(not stream.written, "no error frame before the report interval")
+    lk.poll(1000)
+    got = frames_of(stream.written)
+    check(got[-1][0] == link.ERROR and got[-1][2][0] == link.ERR_BAD_FRAME, "bad frames told")
+    check(got[-1][2][1:3] == b"\xff\xff", "no command referred to")
+
+
+def case_malformed_commands_get_error_frames():
+    lk, stream = new_link()
+    stream.incoming += command(0x99, 1)                                      # unknown kind
+    stream.incoming += command(0x81, 2, b"\x00\x28")                        # short args
+    stream.incoming += command(0x81, 3, struct.pack("<BHHBB", 3, 40, 40, 1, 1))  # rules id
+    stream.incoming += command(0x81, 4, struct.pack("<BHHBB", 0, 0, 40, 1, 1))   # distance
+    stream.incoming += command(0x81, 5, struct.pack("<BHHBB", 1, 40, 40, 2, 1))  # sets
+    stream.incoming += command(0x81, 6, struct.pack("<BHHBB", 1, 40, 40, 1, 3))  # first
+    stream.incoming += command(0x83, 7, b"x")                                # args on state
+    for _ in range(8):
+        check(lk.poll(0) == link.NONE, "malformed command returned")
+    errors = [(p[0], p[1] | p[2] << 8) for k, _, p in frames_of(stream.written) if k == 5]
+    check(errors == [(2, 1), (3, 2), (4, 3), (4, 4), (4, 5), (4, 6), (3, 7)], "error frames")
+    check(lk.rx_bad == 7 and lk.rx_frames == 0, "counted")
+
+
+def case_garbage_longer_than_a_frame():
+    lk, stream = new_link()
+    stream.incoming += b"rst:0x1 (POWERON_RESET),boot:0x13 (SPI_FAST_FLASH_BOOT)\r\n" * 3
+    stream.incoming += command(0x84, 11)
+    kinds = [lk.poll(0) for _ in range(12)]
+    check(link.CMD_PING in kinds, "command after boot text")
+    check(lk.rx_bad == 1, "the text counted once")
+
+
+def case_heartbeat_when_due():
+    lk, stream = new_link(100)
+    lk.poll(2099)
+    check(not stream.written, "early heartbeat")
+    lk.poll(2100)
+    got = frames_of(stream.written)
+    check(len(got) == 1 and got[0][0] == link.HEARTBEAT, "heartbeat sent")
+    check(struct.unpack("<IIII", got[0][2]) == (2100, 0, 0, 0), "heartbeat fields")
+    lk.poll(4099)
+    check(len(frames_of(stream.written)) == 1, "second heartbeat too early")
+    lk.poll(4100)
+    check(len(frames_of(stream.written)) == 2, "second heartbeat")
+
+
+def case_heartbeat_across_tick_wrap():
+    try:
+        from time import ticks_add  # the port's own period (2**30 on the ESP32)
+
+        start = ticks_add(0, -500)
+    except ImportError:  # CPython: Link's fallback wraps at 2**30 like the ESP32
+        start = (1 << 30) - 500
+    lk, stream = new_link(start)
+    lk.poll(1000)
+    check(not stream.written, "wrapped tick seen as late")
+    lk.poll(1500)
+    check(len(frames_of(stream.written)) == 1, "heartbeat after the wrap")
+
+
+def case_broken_stream_does_not_raise():
+    class Broken:
+        def readinto(self, buf):
+            raise OSError(5)
+
+        def write(self, buf):
+            raise OSError(5)
+
+    lk = link.Link(Broken(), 0)
+    check(lk.poll(0) == link.NONE, "poll on a broken stream")
+    check(lk.send_state(bytes(27), 0) is False and lk.tx_errors == 1, "write failure counted")
+
+
+def case_idle_poll_allocates_nothing():
+    try:
+        import micropython
+    except ImportError:
+        return "skipped on CPython"
+    lk, stream = new_link()
+    lk.poll(0)  # the first call may intern names; the steady state is what matters
+    stream.incoming += command(0x84, 5)[:-1] + b"\x17" * 40  # a frame, then noise, unfinished
+    micropython.heap_lock()
+    try:
+        for _ in range(100):
+            lk.poll(10)
+        left = stream.any()
+    finally:
+        micropython.heap_unlock()
+    check(left == 0, "the bytes were consumed")
+    stream.incoming += b"\x00" + command(0x84, 6)
+    check(lk.poll(10) == link.CMD_PING and lk.cmd_seq == 6, "decoding goes on afterwards")
+    check(lk.rx_bad == 1, "the overlong frame counted")
+
+
+CASES = [name for name in sorted(globals()) if name.startswith("case_")]
+
+
+def main():
+    for name in CASES:
+        try:
+            note = globals()[name]()
+            print("ok", name, note or "")
+        except Exception as err:  # report every case, not just the first failure
+            print("FAIL", name, repr(err))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,15 @@
+"""Host logger for the scoreboard's serial link (protocol: docs/protocol.md).
+
+    python -m tools.logger --port /dev/ttyUSB1 [--port ...] --db games.db [--live]
+    python -m tools.logger export --db games.db [--game N] [--format json|csv]
+    python -m tools.logger stats --db games.db
+    python -m tools.logger view --db games.db [--once]
+
+In-process (the simulator does this):
+
+    from tools import logger
+    logger.run([pty_path], "games.db", stop_when=lambda lg: lg.latest_final() == expected)
+"""
+
+from tools.logger.core import Logger, run  # noqa: F401
+from tools.logger.store import Store  # noqa: F401

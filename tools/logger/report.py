@@ -1,0 +1,94 @@
+"""What the logger tells about its database: export, per-player statistics, a table view.
+
+    for line in export_lines(store, game=None, fmt="json"): print(line)
+    print(stats_text(store))
+    print(view_text(store))        # every table: its row count and latest rows
+
+In ``stats``, a player is a board's player 1 or player 2 (boards have no player names).
+Points are what the final state counts (in ceb, the sum of the shots' points over all
+sets), series are the innings begun, the average is points per series.
+"""
+
+import csv
+import io
+import json
+
+from tools.logger.frames import foul_names, pins_list
+from tools.logger.store import TABLES
+
+CSV_FIELDS = ("game", "board", "game_no", "rules", "distance1", "distance2", "status",
+              "winner", "shots", "score1", "score2", "innings1", "innings2", "high1", "high2",
+              "sets1", "sets2")
+
+
+def game_record(store, row):
+    game, board, game_no, started, updated, final = row
+    shots = [{"number": n, "player": p, "points": pts, "to": to, "pins": pins_list(pins),
+              "carom": carom, "foul": foul_names(foul)}
+             for n, p, pts, to, pins, carom, foul in store.shots(game)]
+    return {"game": game, "board": board, "game_no": game_no, "started": started,
+            "updated": updated, "final": json.loads(final), "shots": shots}
+
+
+def export_lines(store, game=None, fmt="json"):
+    records = [game_record(store, row) for row in store.games(game)]
+    if fmt == "json":
+        return [json.dumps(record, separators=(",", ":")) for record in records]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_FIELDS)
+    for r in records:
+        f = r["final"]
+        writer.writerow((r["game"], r["board"], r["game_no"], f["rules"], f["distance"][0],
+                         f["distance"][1], f["status"], "" if f["winner"] is None else f["winner"],
+                         f["shots"], *f["score"], *f["innings"], *f["high"], *f["sets"]))
+    return out.getvalue().splitlines()
+
+
+def player_stats(store):
+    """{(board, player): {"games", "won", "points", "series", "average", "high"}}."""
+    table = {}
+    for row in store.games():
+        record = game_record(store, row)
+        final = record["final"]
+        for index in (0, 1):
+            player = index + 1
+            entry = table.setdefault((record["board"], player), {
+                "games": 0, "won": 0, "points": 0, "series": 0, "high": 0})
+            if final["rules"] == "ceb":
+                points = sum(s["points"] for s in record["shots"] if s["to"] == player)
+            else:
+                points = final["score"][index]
+            entry["games"] += 1
+            entry["won"] += final["winner"] == player
+            entry["points"] += points
+            entry["series"] += final["innings"][index]
+            entry["high"] = max(entry["high"], final["high"][index])
+    for entry in table.values():
+        entry["average"] = round(entry["points"] / entry["series"], 3) if entry["series"] else 0
+    return table
+
+
+def stats_text(store):
+    lines = ["%-20s %6s %5s %4s %7s %7s %8s %5s" % (
+        "board", "player", "games", "won", "points", "series", "average", "high")]
+    for (board, player), e in sorted(player_stats(store).items()):
+        lines.append("%-20s %6d %5d %4d %7d %7d %8.3f %5d" % (
+            board, player, e["games"], e["won"], e["points"], e["series"], e["average"],
+            e["high"]))
+    return "\n".join(lines)
+
+
+def view_text(store, rows=5, width=110):
+    parts = []
+    for table in TABLES:
+        cursor = store.db.execute("SELECT * FROM %s ORDER BY rowid DESC LIMIT ?" % table,
+                                  (rows,))
+        names = [d[0] for d in cursor.description]
+        latest = cursor.fetchall()
+        count = store.db.execute("SELECT COUNT(*) FROM %s" % table).fetchone()[0]
+        parts.append("== %s (%d rows)" % (table, count))
+        parts.append(" | ".join(names)[:width])
+        for row in reversed(latest):
+            parts.append(" | ".join("" if v is None else str(v) for v in row)[:width])
+    return "\n".join(parts)
