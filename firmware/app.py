@@ -15,13 +15,16 @@ the rules apply it, the journal stores it (flushed), then the display and the li
 what a player has seen on the display is on flash.
 """
 
+import struct
+
 from boardlib import inputs, shot
 from boardlib.display import Display
 from boardlib.journal import GameStore
-from boardlib.ticks import ticks_diff
+from boardlib.link import foul_mask
 from firmware import errors, menu
 from firmware.screens import ERR, Screens
 from rules_core import Game, GameError
+from rules_core.snapshot import pack_state
 
 try:
     from micropython import const
@@ -53,7 +56,8 @@ class App:
         self.display = board.display if board.display is not None else Display.none()
         self.display.brightness(cfg["brightness"])
         self.screens = Screens(self.display)
-        self.store = GameStore(board.data_dir)
+        self.numbering = GameNumbering()
+        self.store = GameStore(board.data_dir, codec=self.numbering)
         self.link = board.link
         self.game = None
         self.state = None
@@ -78,12 +82,12 @@ class App:
             game = self._new_game_from(self.config["game"])
             self.store.new_game(game)
         self.game = game
-        self._changed(now_ms, shot_event=False)
-        for code in self.notices:
-            self.screens.flash(ERR, code, now_ms)
+        self._number_link()
         if self.link is not None:
             self.link.send_hello(PROTOCOL_VERSION, self.board.reset_cause, now_ms)
-            self._send_state(now_ms)
+        self._changed(now_ms, shot_event=False)  # the state goes out after the hello
+        for code in self.notices:
+            self.screens.flash(ERR, code, now_ms)
 
     def _new_game_from(self, settings):
         d = settings["distance"]
@@ -125,11 +129,6 @@ class App:
                 self.menu = None
                 self.screens.override = None
             return
-        if which == menu.OK and kind == inputs.PRESS and not self.assembler.busy:
-            # ok between shots first puts away a message or the break clock; the next
-            # press is the scoreless shot
-            if self.screens.dismiss():
-                return
         self.assembler.button(which, kind, now_ms)
 
     def _open_menu(self, now_ms):
@@ -193,7 +192,7 @@ class App:
             last = self.state["last"]
             self.link.send_shot(
                 game.shots, last["player"], last["points"], last["to"],
-                asm.pins, carom, len(fouls), now_ms,
+                asm.pins, carom, foul_mask(fouls), now_ms,
             )
 
     def undo(self, now_ms):
@@ -209,9 +208,15 @@ class App:
     def new_game(self, settings, now_ms):
         game = self._new_game_from(settings)  # raises GameError on bad settings
         self.game = game
+        self.numbering.number = (self.numbering.number + 1) & 0xFFFF
+        self._number_link()
         self.store.new_game(game)
         self.assembler.reset()
         self._changed(now_ms, shot_event=False)
+
+    def _number_link(self):
+        if self.link is not None:
+            self.link.game = self.numbering.number
 
     def _changed(self, now_ms, shot_event=True):
         self.state = self.game.state()
@@ -225,8 +230,6 @@ class App:
             self._send_state(now_ms)
 
     def _send_state(self, now_ms):
-        from rules_core.snapshot import pack_state
-
         self.link.send_state(pack_state(self.game), now_ms)
 
     # -- host commands ----------------------------------------------------------------------
@@ -255,5 +258,26 @@ class App:
             link.nack(seq, errors.UNKNOWN_COMMAND)
 
 
-def elapsed(now_ms, since_ms):
-    return ticks_diff(now_ms, since_ms)
+class GameNumbering:
+    """The stored-game codec, with the game's number in front of the snapshot.
+
+    The number goes up by one for every new game and travels in every frame, so the host
+    tells one game from the next even when the settings are the same; keeping it in the
+    snapshot means it survives a power cut with the game."""
+
+    def __init__(self):
+        self.number = 0
+
+    def pack(self, game):
+        from rules_core import snapshot
+
+        return struct.pack("<H", self.number) + snapshot.pack(game)
+
+    def unpack(self, data):
+        from rules_core import snapshot
+
+        if len(data) < 2:
+            raise ValueError("stored game too short")
+        game = snapshot.unpack(data[2:])
+        self.number = struct.unpack_from("<H", data, 0)[0]
+        return game

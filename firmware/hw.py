@@ -65,7 +65,7 @@ def _link(cfg):
         uart = machine.UART(
             u["id"], u["baudrate"], tx=u["tx"], rx=u["rx"], timeout=0, rxbuf=1024
         )
-    return Link(uart, 0)
+    return Link(uart, 0, board_id=machine.unique_id())
 
 
 def build():

@@ -7,12 +7,13 @@
 
 The base picture is both scores with the marker of who is at the table. Events queue short
 messages (the points of the last shot, "20 remaining", distance reached, the set score) that
-each stay up for `MESSAGE_MS`; a due break shows a countdown from 5:00 until the next shot or
-an `ok` press; a finished game alternates the result with the scores; a faulty sensor
-alternates its error code with the scores for as long as the fault lasts.
+each stay up for `MESSAGE_MS`. A due break shows a countdown from 5:00 until the next shot;
+a finished game alternates the result with the scores; a faulty sensor alternates its error
+code with the scores for as long as the fault lasts.
 """
 
 from boardlib import layout
+from boardlib.ticks import ticks_diff
 
 try:
     from micropython import const
@@ -46,7 +47,6 @@ class Screens:
         self._count = 0
         self._shown_at = None  # when the message at the head went up
         self.break_started = None  # ticks of the moment a break became due
-        self.break_dismissed = False
         self.fault_code = 0  # a sensor fault shown in turns with the scores
         self.override = None  # a callable(buf, now_ms) that draws instead (the setup menu)
         self._dirty = True
@@ -71,15 +71,6 @@ class Screens:
     def clear(self):
         self._count = 0
         self._dirty = True
-
-    def dismiss(self):
-        """`ok` between shots: put away messages and the break clock."""
-        had = self._count or (self.break_started is not None and not self.break_dismissed)
-        self._count = 0
-        if self.break_started is not None:
-            self.break_dismissed = True
-        self._dirty = True
-        return bool(had)
 
     # -- events -----------------------------------------------------------------------------
 
@@ -106,7 +97,6 @@ class Screens:
         if state["status"] == "break":
             if self.break_started is None:
                 self.break_started = now_ms
-                self.break_dismissed = False
         else:
             self.break_started = None
         self._dirty = True
@@ -120,15 +110,15 @@ class Screens:
             self.display.show(buf)
             return
         if self._count:
-            if now_ms - self._shown_at >= MESSAGE_MS:
+            if ticks_diff(now_ms, self._shown_at) >= MESSAGE_MS:
                 self._pop()
                 self._shown_at = now_ms
                 self._dirty = True
         if self._count:
             if self._dirty:
                 self._draw_message(state, self._kinds[self._head], self._args[self._head])
-        elif self.break_started is not None and not self.break_dismissed:
-            left = BREAK_S - (now_ms - self.break_started) // 1000
+        elif self.break_started is not None:
+            left = BREAK_S - ticks_diff(now_ms, self.break_started) // 1000
             layout.break_clock(buf, left if left > 0 else 0)
         elif state["winner"] is not None and (now_ms // MESSAGE_MS) & 1:
             if state["winner"] == "tie":

@@ -37,7 +37,16 @@ def parse_args(argv):
     p.add_argument("--new-game", action="store_true")
     p.add_argument("--db", metavar="FILE")
     p.add_argument("--display", choices=("tm1637", "max7219"))
-    p.add_argument("--heapsize", help="MicroPython heap size, e.g. 64K")
+    p.add_argument(
+        "--show-display", action="store_true",
+        help="with --timeline: also print what the display shows at the end (on stderr)",
+    )
+    p.add_argument("--heapsize", help="the unix port's whole heap, e.g. 2M")
+    p.add_argument(
+        "--heap-budget", metavar="BYTES",
+        help="heap left for the firmware's data once its code is loaded, e.g. 64K: what a "
+        "board with the code frozen into flash has",
+    )
     args = p.parse_args(argv)
     if args.speed < 0:
         p.error("--speed must be positive")
@@ -46,16 +55,20 @@ def parse_args(argv):
 
 def device_args(args, link_path=None, state_dir=None):
     out = []
-    for flag in ("timeline", "rules", "distance", "sets", "first", "state", "display"):
+    for flag in (
+        "timeline", "rules", "distance", "sets", "first", "state", "display", "heap_budget",
+    ):
         value = getattr(args, flag)
         if value is not None:
             if flag in ("timeline", "state"):
                 value = os.path.abspath(value)
-            out += ["--" + flag, str(value)]
+            out += ["--" + flag.replace("_", "-"), str(value)]
     if args.speed:
         out += ["--speed", str(args.speed)]
     if args.new_game:
         out.append("--new-game")
+    if getattr(args, "show_display", False):
+        out.append("--show-display")
     if link_path:
         out += ["--link", link_path]
     if state_dir and not args.state:

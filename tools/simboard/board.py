@@ -34,7 +34,7 @@ def _no_sleep(us):
 
 class SimBoard:
     def __init__(self, display="tm1637", state_dir=None, link_path=None):
-        self.wire = wire = Wire()
+        self.wire = wire = Wire(keep=False)  # the emulators listen; no log to grow
         self.spot_pins = [FakePin("GPIO%d" % n, 1, wire) for n in profile.SPOTS]
         self.button_pins = [
             FakePin("GPIO%d" % profile.BUTTONS[name], 1, wire)
@@ -55,7 +55,7 @@ class SimBoard:
             from boardlib.link import Link
             from tools.simboard.uart import PtyUART
 
-            link = Link(PtyUART(link_path), 0)
+            link = Link(PtyUART(link_path), 0, board_id=b"sim")
         data_dir = FLASH_MOUNT + profile.DATA_DIR
         try:
             os.mkdir(data_dir)

@@ -31,13 +31,15 @@ def parse_args(argv):
     opts = {
         "timeline": None, "interactive": False, "state": None, "link": None, "speed": 0.0,
         "new_game": False, "display": None, "rules": None, "distance": None, "sets": None,
-        "first": None,
+        "first": None, "heap_budget": None, "show_display": False,
     }
-    flags = {"--interactive": "interactive", "--new-game": "new_game"}
+    flags = {
+        "--interactive": "interactive", "--new-game": "new_game", "--show-display": "show_display",
+    }
     values = {
         "--timeline": "timeline", "--state": "state", "--link": "link", "--speed": "speed",
         "--display": "display", "--rules": "rules", "--distance": "distance", "--sets": "sets",
-        "--first": "first",
+        "--first": "first", "--heap-budget": "heap_budget",
     }
     i = 0
     while i < len(argv):
@@ -56,7 +58,43 @@ def parse_args(argv):
         opts["speed"] = float(opts["speed"])
     except ValueError:
         fail("--speed takes a number")
+    if opts["heap_budget"] is not None:
+        text = opts["heap_budget"].upper()
+        scale = 1024 if text.endswith("K") else 1
+        try:
+            opts["heap_budget"] = int(text.rstrip("K")) * scale
+        except ValueError:
+            fail("--heap-budget takes bytes, e.g. 65536 or 64K")
     return opts
+
+
+def pin_heap(budget):
+    """Leave exactly `budget` bytes of heap for the firmware's data.
+
+    On the ESP32 the modules are frozen into flash (firmware/manifest.py), so the heap
+    holds only what the firmware allocates. The unix port has to load the same modules
+    into its heap; once they are in, a ballast block takes up everything beyond the
+    budget, so the run that follows has the heap a frozen build would leave it."""
+    import gc
+
+    gc.collect()
+    if gc.mem_free() < budget:
+        fail("the heap is too small for the code plus a budget of %d bytes" % budget)
+    # Hold the budget as one block, fill every other free piece with ballast, then let
+    # the budget go: what is left is the budget, in one piece, as in a frozen build.
+    reserve = bytearray(budget - 64)
+    ballast = [None] * 2048
+    count = 0
+    size = gc.mem_free()
+    while size >= 16 and count < len(ballast):
+        try:
+            ballast[count] = bytearray(size)
+            count += 1
+        except MemoryError:
+            size //= 2
+    reserve = None  # noqa: F841 - dropped on purpose
+    gc.collect()
+    return ballast
 
 
 def settings_from(opts, current):
@@ -140,6 +178,17 @@ def main(argv):
             fail("cannot read %s" % opts["timeline"])
         except ValueError as exc:
             fail("%s:%s" % (opts["timeline"], exc))
+    ballast = None
+    if opts["heap_budget"] is not None:
+        # every module the run will import, before the heap is pinned
+        import boardlib.link  # noqa: F401
+        import rules_core.snapshot  # noqa: F401
+        import tools.simboard.timeline  # noqa: F401
+        import tools.simboard.uart  # noqa: F401
+
+        if opts["interactive"]:
+            import tools.simboard.interactive  # noqa: F401
+        ballast = pin_heap(opts["heap_budget"])
     sim = build(display=opts["display"], state_dir=opts["state"], link_path=opts["link"])
     app = App(sim.board)
     app.boot(0)
@@ -147,6 +196,14 @@ def main(argv):
     if events is not None:
         run_timeline(sim, app, events, opts["speed"])
         print(app.game.state_json())
+        if opts["show_display"]:
+            sys.stderr.write("display: [%s]\n" % sim.visible())
+        if ballast is not None:
+            import gc
+
+            gc.collect()
+            sys.stderr.write("heap: %d of %d budget bytes free at the end\n" % (
+                gc.mem_free(), opts["heap_budget"]))
         return
     from tools.simboard.interactive import run_interactive
 
