@@ -63,6 +63,7 @@ class App:
         self.state = None
         self.menu = None
         self.resumed = False
+        self._started = False  # nothing goes to the display or the link before start()
         self.notices = []  # error codes to show once at boot
         if config_error:
             self.notices.append(config_error)
@@ -71,7 +72,18 @@ class App:
 
     # -- start-up ---------------------------------------------------------------------------
 
-    def boot(self, now_ms):
+    def boot(self, now_ms, settings=None):
+        """Resume the stored game (or start one) and tell the display and the host.
+
+        `settings` (new-game settings) replace the stored game before anything is shown:
+        the simulator's flags, say. Without a stored game the board's default game starts."""
+        self.load()
+        if settings is not None:
+            self.new_game(settings, now_ms)
+        self.start(now_ms)
+
+    def load(self):
+        """Read the stored game from flash; nothing is shown or sent yet."""
         game, status = self.store.load()
         if status == GameStore.TRUNCATED:
             self.notices.append(errors.JOURNAL_CUT)
@@ -82,6 +94,11 @@ class App:
             game = self._new_game_from(self.config["game"])
             self.store.new_game(game)
         self.game = game
+        self.state = game.state()
+
+    def start(self, now_ms):
+        """Say hello on the link, send the state, put the scores on the display."""
+        self._started = True
         self._number_link()
         if self.link is not None:
             self.link.send_hello(PROTOCOL_VERSION, self.board.reset_cause, now_ms)
@@ -220,6 +237,8 @@ class App:
 
     def _changed(self, now_ms, shot_event=True):
         self.state = self.game.state()
+        if not self._started:
+            return
         if shot_event:
             self.screens.after_event(self.state, now_ms)
         else:

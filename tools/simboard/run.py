@@ -116,21 +116,18 @@ def settings_from(opts, current):
     return {"rules": rules, "distance": distance, "sets": sets, "first": first}
 
 
-def start_game(app, opts, resumed, now_ms):
+def choose_settings(app, opts):
+    """New-game settings from the flags, checked against the game already on flash."""
     settings = settings_from(opts, app.state)
     if opts["new_game"] and settings is None:
+        st = app.state
         settings = {
-            "rules": app.state["rules"], "distance": app.state["distance"],
-            "sets": app.state.get("best_of", 1), "first": app.state.get("first", 1),
+            "rules": st["rules"], "distance": st["distance"],
+            "sets": st.get("best_of", 1), "first": st.get("first", 1),
         }
-    if settings is None:
-        return
-    if resumed and not opts["new_game"]:
+    if settings is not None and app.resumed and not opts["new_game"]:
         fail("a game is already in the state folder: add --new-game to start over")
-    try:
-        app.new_game(settings, now_ms)
-    except ValueError as exc:
-        fail("settings: %s" % exc)
+    return settings
 
 
 def run_timeline(sim, app, events, speed):
@@ -191,8 +188,14 @@ def main(argv):
         ballast = pin_heap(opts["heap_budget"])
     sim = build(display=opts["display"], state_dir=opts["state"], link_path=opts["link"])
     app = App(sim.board)
-    app.boot(0)
-    start_game(app, opts, app.resumed, 0)
+    app.load()
+    settings = choose_settings(app, opts)
+    if settings is not None:
+        try:
+            app.new_game(settings, 0)
+        except ValueError as exc:
+            fail("settings: %s" % exc)
+    app.start(0)
     if events is not None:
         run_timeline(sim, app, events, opts["speed"])
         print(app.game.state_json())
