@@ -41,6 +41,61 @@ def _bitwise_crc32(data, crc=0):
     return ((hi ^ 0xFFFF) << 16) | (lo ^ 0xFFFF)
 
 
+_table = None  # 256 entries as (high half, low half) pairs, built on first use
+
+
+def _halves_table():
+    global _table
+    if _table is None:
+        from array import array
+
+        table = array("H", bytes(1024))
+        for n in range(256):
+            hi, lo = 0, n
+            for _ in range(8):
+                carry = lo & 1
+                lo = (lo >> 1) | ((hi & 1) << 15)
+                hi >>= 1
+                if carry:
+                    hi ^= _POLY_HI
+                    lo ^= _POLY_LO
+            table[2 * n] = hi
+            table[2 * n + 1] = lo
+        _table = table
+    return _table
+
+
+def crc32_put(data, length, out, at):
+    """Write the CRC-32 of data[0:length] little-endian into out[at:at + 4].
+
+    Allocates nothing (no slice, no long int): for frames sent from the poll loop."""
+    table = _halves_table()
+    hi = 0xFFFF
+    lo = 0xFFFF
+    for i in range(length):
+        k = ((lo ^ data[i]) & 0xFF) << 1
+        lo = ((lo >> 8) | ((hi & 0xFF) << 8)) ^ table[k + 1]
+        hi = (hi >> 8) ^ table[k]
+    hi ^= 0xFFFF
+    lo ^= 0xFFFF
+    out[at] = lo & 0xFF
+    out[at + 1] = lo >> 8
+    out[at + 2] = hi & 0xFF
+    out[at + 3] = hi >> 8
+
+
+_scratch = bytearray(4)
+
+
+def crc32_matches(data, length):
+    """True if data[length:length + 4] holds the CRC-32 of data[0:length]. Allocates nothing."""
+    crc32_put(data, length, _scratch, 0)
+    return (
+        data[length] == _scratch[0] and data[length + 1] == _scratch[1]
+        and data[length + 2] == _scratch[2] and data[length + 3] == _scratch[3]
+    )
+
+
 def crc32(data, crc=0):
     """CRC-32 of ``data`` (bytes-like), continuing from ``crc``; an unsigned 32-bit int."""
     if _native_crc32 is not None:

@@ -24,7 +24,7 @@ Malformed input is counted in ``rx_bad`` and dropped; it never raises.
 import struct
 
 from boardlib import cobs
-from boardlib.crc32 import crc32
+from boardlib.crc32 import crc32_matches, crc32_put
 
 try:
     from micropython import const
@@ -114,14 +114,13 @@ class Link:
         self._stream = stream
         self._has_any = hasattr(stream, "any")
         self._raw = bytearray(_MAX_RAW)
-        self._raw_view = memoryview(self._raw)
+        self._tx_views = {}
         self._tx = bytearray(_MAX_WIRE)
         self._tx_view = memoryview(self._tx)
         self._chunk = bytearray(_RX_CHUNK)
         self._chunk_len = 0
         self._chunk_pos = 0
         self._frame = bytearray(_RX_FRAME)
-        self._frame_view = memoryview(self._frame)
         self._frame_len = 0
         self._overflow = False
         self._seq = 0
@@ -290,8 +289,7 @@ class Link:
             self._bad()
             return NONE
         body = length - _CRC
-        sent = frame[body] | frame[body + 1] << 8 | frame[body + 2] << 16 | frame[body + 3] << 24
-        if crc32(self._frame_view[:body]) != sent:
+        if not crc32_matches(frame, body):
             self._bad()
             return NONE
         kind = frame[0]
@@ -354,18 +352,17 @@ class Link:
         raw[1] = self._seq & 0xFF
         raw[2] = self._seq >> 8
         body = _HEADER + payload_len
-        crc = crc32(self._raw_view[:body])
-        raw[body] = crc & 0xFF
-        raw[body + 1] = (crc >> 8) & 0xFF
-        raw[body + 2] = (crc >> 16) & 0xFF
-        raw[body + 3] = (crc >> 24) & 0xFF
+        crc32_put(raw, body, raw, body)
         tx = self._tx
         tx[0] = 0  # a leading delimiter ends any text the REPL wrote in between
         end = cobs.encode_into(raw, body + _CRC, tx, 1)
         tx[end] = 0
         self._seq = (self._seq + 1) & 0xFFFF
+        wire = self._tx_views.get(end + 1)
+        if wire is None:  # one view per frame length, made once: no slice per frame
+            wire = self._tx_views[end + 1] = self._tx_view[:end + 1]
         try:
-            self._stream.write(self._tx_view[:end + 1])
+            self._stream.write(wire)
         except OSError:  # a full or unplugged UART loses this frame; the seq shows the gap
             self.tx_errors += 1
             return False
