@@ -203,13 +203,16 @@ def play(data, overrides=None, trace=False):
 
 
 def play_batch(text, trace=False):
-    """Play many scripts separated by BATCH_MARK lines; one block of output each."""
-    out = []
+    """Play many scripts separated by BATCH_MARK lines; yields each script's output lines
+    and then BATCH_MARK, one script at a time (a small heap holds one script's output)."""
     chunks = text.split("\n" + BATCH_MARK + "\n")
+    text = None
     for k in range(len(chunks)):
         try:
-            out.extend(play(chunks[k], None, trace))
+            lines = play(chunks[k], None, trace)
         except ScriptError as e:
-            out.append("script%d:%d: %s" % (k, e.line, e.message))
-        out.append(BATCH_MARK)
-    return out
+            lines = ["script%d:%d: %s" % (k, e.line, e.message)]
+        chunks[k] = None  # played: its text can go
+        for line in lines:
+            yield line
+        yield BATCH_MARK
