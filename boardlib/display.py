@@ -63,6 +63,11 @@ class Display:
         """No modules (a board without a display): frames are kept, nothing is written."""
         return cls()
 
+    @property
+    def pending(self):
+        """True while the last frame has not reached the modules (a bus error)."""
+        return self._dirty
+
     def show(self, buf8):
         """Show 8 segment bytes; returns True if the modules were written."""
         if len(buf8) != _CELLS:

@@ -67,6 +67,8 @@ class Button:
         return self._pressed == 1
 
     def update(self, pressed, now_ms):
+        if not pressed and not self._raw and not self._pressed:
+            return NONE  # released and settled: the usual case, kept cheap
         raw = 1 if pressed else 0
         if raw != self._raw:
             self._raw = raw
@@ -151,6 +153,8 @@ class SpotSensors:
             self.down = self._all & ~raw
             return self.down
         changed = raw ^ self._raw
+        if not changed and raw == self._all and self._standing == raw and not self.fault:
+            return self.down  # every pin standing and settled: nothing to time
         self._raw = raw
         for i in range(self.count):
             bit = 1 << i

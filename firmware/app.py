@@ -67,8 +67,8 @@ class App:
         self.notices = []  # error codes to show once at boot
         if config_error:
             self.notices.append(config_error)
-        self._spot_mask = 0
         self._faults = 0
+        self._buttons_busy = 0
 
     # -- start-up ---------------------------------------------------------------------------
 
@@ -125,10 +125,17 @@ class App:
             self._faults = faults
             self.screens.fault_code = errors.sensor_code(self.sensors) if faults else 0
         self.assembler.spots(down, now_ms, faults)
-        for i in range(_BUTTONS):
-            kind = self.buttons[i].update(board.read_button(i), now_ms)
-            if kind:
-                self._button(i, kind, now_ms)
+        pressed = board.read_buttons()
+        if pressed or self._buttons_busy:  # all released and settled: nothing to time
+            busy = 0
+            for i in range(_BUTTONS):
+                button = self.buttons[i]
+                kind = button.update(pressed & (1 << i), now_ms)
+                if kind:
+                    self._button(i, kind, now_ms)
+                if button.pressed:
+                    busy = 1
+            self._buttons_busy = busy or pressed
         event = self.assembler.poll(now_ms)
         if event == shot.SHOT:
             self._scored_shot(now_ms)

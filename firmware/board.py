@@ -3,7 +3,7 @@
     board = Board(spots, buttons, display, link, data_dir, config_path, wdt, reset_cause,
                   standing_level=0)
     board.read_spots()      # bit i set: spot i+1 reports a pin standing
-    board.read_button(2)    # True while `ok` is held down
+    board.read_buttons()    # bit i set: button i (carom, foul, ok, undo) is held down
 
 The pins and parts are made elsewhere (firmware.hw on the ESP32, tools.simboard in the
 simulator) and handed in: nothing here creates hardware.
@@ -34,8 +34,13 @@ class Board:
                 mask |= 1 << i
         return mask
 
-    def read_button(self, i):
-        return self.buttons[i].value() == 0
+    def read_buttons(self):
+        mask = 0
+        buttons = self.buttons
+        for i in range(len(buttons)):
+            if buttons[i].value() == 0:
+                mask |= 1 << i
+        return mask
 
 
 class NoWatchdog:

@@ -49,6 +49,7 @@ class Screens:
         self.break_started = None  # ticks of the moment a break became due
         self.fault_code = 0  # a sensor fault shown in turns with the scores
         self.override = None  # a callable(buf, now_ms) that draws instead (the setup menu)
+        self._drawn = None  # the state whose scores are on the glass
         self._dirty = True
 
     # -- queue ------------------------------------------------------------------------------
@@ -107,6 +108,7 @@ class Screens:
         buf = self.buf
         if self.override is not None:
             self.override(buf, now_ms)
+            self._drawn = None
             self.display.show(buf)
             return
         if self._count:
@@ -128,8 +130,15 @@ class Screens:
         elif self.fault_code and (now_ms // MESSAGE_MS) & 1:
             layout.error(buf, self.fault_code)
         else:
+            if state is self._drawn and not self._dirty and not self.display.pending:
+                return  # these scores are on the glass already: the common case, kept cheap
             score = state["score"]
             layout.scores(buf, score[0], score[1], state["turn"])
+            self._dirty = False
+            self._drawn = state
+            self.display.show(buf)
+            return
+        self._drawn = None
         self._dirty = False
         self.display.show(buf)  # the facade skips a frame identical to the one on the glass
 
