@@ -43,7 +43,9 @@ def settings_flags(rules, distance=(40, 40)):
 
 
 @pytest.mark.parametrize("rules", ["ddbu", "ceb", "russian"])
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_random_game_through_the_firmware_equals_replay(tmp_path, rules, seed):
     events = random_game(rules, seed, length=30, sets=SETS[rules])

@@ -41,6 +41,10 @@ def parse_args(argv):
         "--show-display", action="store_true",
         help="with --timeline: also print what the display shows at the end (on stderr)",
     )
+    p.add_argument(
+        "--check", action="store_true",
+        help="with --timeline: check the board-state invariants after every change",
+    )
     p.add_argument("--heapsize", help="the unix port's whole heap, e.g. 2M")
     p.add_argument(
         "--heap-budget", metavar="BYTES",
@@ -69,6 +73,8 @@ def device_args(args, link_path=None, state_dir=None):
         out.append("--new-game")
     if getattr(args, "show_display", False):
         out.append("--show-display")
+    if getattr(args, "check", False):
+        out.append("--check")
     if link_path:
         out += ["--link", link_path]
     if state_dir and not args.state:

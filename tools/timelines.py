@@ -104,3 +104,40 @@ def random_game(rules, seed, length=40, distance=(40, 40), sets=1, first=1):
         game.shot(pins=mask, carom={"": 0, "carom": 1, "casino": 2}[carom], fouls=fouls)
         events.append(shot)
     return events
+
+
+def random_raw(seed, count, glitch_share=0.3, hold_share=0.2, gap_ms=40):
+    """A timeline of `count` random raw inputs: pins falling, wobbling and standing up at
+    random, buttons pressed and held (the menu included), as a careless table would.
+
+    Mean spacing `gap_ms`; a button is never pressed again while it is still down."""
+    rng = random.Random(seed)
+    lines = ["0 pins up 1 2 3 4 5"]
+    standing = [True] * 5
+    busy_until = [0, 0, 0, 0]
+    buttons = ("carom", "foul", "ok", "undo")
+    t = 0
+    for _ in range(count):
+        t += int(rng.expovariate(1.0 / gap_ms)) + 1
+        r = rng.random()
+        if r < 0.7:
+            spot = rng.randrange(5)
+            if rng.random() < glitch_share and standing[spot]:
+                lines.append("%d pin %d down" % (t, spot + 1))  # a wobble or a glitch
+                t += rng.randrange(1, 60)
+                lines.append("%d pin %d up" % (t, spot + 1))
+            else:
+                standing[spot] = not standing[spot]
+                lines.append("%d pin %d %s" % (t, spot + 1, "up" if standing[spot] else "down"))
+        else:
+            i = rng.randrange(4)
+            if busy_until[i] >= t:
+                continue
+            if rng.random() < hold_share:
+                held = rng.randrange(800, 2500)
+                lines.append("%d hold %s %d" % (t, buttons[i], held))
+                busy_until[i] = t + held
+            else:
+                lines.append("%d press %s" % (t, buttons[i]))
+                busy_until[i] = t + 100
+    return "\n".join(lines) + "\n"

@@ -32,15 +32,32 @@ def _no_sleep(us):
     pass
 
 
+class SimIO(Board):
+    """The board as the application sees it, reading the table's inputs from masks.
+
+    On the ESP32 a pin read is a call into C; here a fake pin is Python, and polling nine
+    of them every 5 ms would make the simulator measure itself. The fake pins still change
+    (for anything listening); the masks are what the application reads."""
+
+    spot_mask = 0x1F
+    button_mask = 0
+
+    def read_spots(self):
+        return self.spot_mask
+
+    def read_buttons(self):
+        return self.button_mask
+
+
 class SimBoard:
-    def __init__(self, display="tm1637", state_dir=None, link_path=None):
+    def __init__(self, display="tm1637", state_dir=None, link_path=None, bdev=None):
         self.wire = wire = Wire(keep=False)  # the emulators listen; no log to grow
         self.spot_pins = [FakePin("GPIO%d" % n, 1, wire) for n in profile.SPOTS]
         self.button_pins = [
             FakePin("GPIO%d" % profile.BUTTONS[name], 1, wire)
             for name in ("carom", "foul", "ok", "undo")
         ]
-        self.flash = self._mount_flash(state_dir)
+        self.flash = self._mount_flash(state_dir, bdev)
         cfg_path = FLASH_MOUNT + profile.CONFIG_PATH
         cfg, cfg_error = load_config(cfg_path)
         if display:
@@ -61,15 +78,17 @@ class SimBoard:
             os.mkdir(data_dir)
         except OSError:
             pass
-        self.board = Board(
+        self.board = SimIO(
             self.spot_pins, self.button_pins, disp, link, data_dir, cfg_path,
             NoWatchdog(), "PWR", standing_level=self.standing_level,
         )
         self.board.config = cfg
         self.board.config_error = cfg_error
 
-    def _mount_flash(self, state_dir):
-        if state_dir:
+    def _mount_flash(self, state_dir, bdev=None):
+        if bdev is not None:
+            pass
+        elif state_dir:
             try:
                 os.mkdir(state_dir)
             except OSError:
@@ -101,6 +120,9 @@ class SimBoard:
     def set_spot(self, spot, standing):
         level = self.standing_level if standing else 1 - self.standing_level
         self.spot_pins[spot - 1].value(level)
+        bit = 1 << (spot - 1)
+        board = self.board
+        board.spot_mask = (board.spot_mask | bit) if standing else (board.spot_mask & ~bit)
 
     def set_standing_mask(self, mask):
         for i in range(len(self.spot_pins)):
@@ -108,6 +130,9 @@ class SimBoard:
 
     def set_button(self, index, pressed):
         self.button_pins[index].value(0 if pressed else 1)
+        bit = 1 << index
+        board = self.board
+        board.button_mask = (board.button_mask | bit) if pressed else (board.button_mask & ~bit)
 
     # -- the display ------------------------------------------------------------------------
 
@@ -123,5 +148,5 @@ class SimBoard:
         return visible_pair(self.chips[0], self.chips[1])
 
 
-def build(display="tm1637", state_dir=None, link_path=None):
-    return SimBoard(display, state_dir, link_path)
+def build(display="tm1637", state_dir=None, link_path=None, bdev=None):
+    return SimBoard(display, state_dir, link_path, bdev)

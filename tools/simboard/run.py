@@ -31,10 +31,11 @@ def parse_args(argv):
     opts = {
         "timeline": None, "interactive": False, "state": None, "link": None, "speed": 0.0,
         "new_game": False, "display": None, "rules": None, "distance": None, "sets": None,
-        "first": None, "heap_budget": None, "show_display": False,
+        "first": None, "heap_budget": None, "show_display": False, "check": False,
     }
     flags = {
         "--interactive": "interactive", "--new-game": "new_game", "--show-display": "show_display",
+        "--check": "check",
     }
     values = {
         "--timeline": "timeline", "--state": "state", "--link": "link", "--speed": "speed",
@@ -82,19 +83,42 @@ def pin_heap(budget):
         fail("the heap is too small for the code plus a budget of %d bytes" % budget)
     # Hold the budget as one block, fill every other free piece with ballast, then let
     # the budget go: what is left is the budget, in one piece, as in a frozen build.
-    reserve = bytearray(budget - 64)
-    ballast = [None] * 2048
+    holder = [None, None]
+    _hold(holder, budget - 64)
+    return _fill(), holder
+
+
+def release_budget(holder, budget):
+    """Second half of pin_heap: free the held budget and check that it is free."""
+    import gc
+
+    for i in range(len(holder)):
+        holder[i] = None
+    gc.collect()
+    if gc.mem_free() < budget - 256:
+        fail("could not set the heap budget")
+
+
+def _hold(holder, size):
+    holder[0] = bytearray(size)
+    # The collector scans the C stack conservatively: the address of the last object
+    # made may linger there and keep it alive. Make that a small one, not the budget.
+    holder[1] = bytearray(16)
+
+
+def _fill():
+    import gc
+
+    blocks = [None] * 2048
     count = 0
     size = gc.mem_free()
-    while size >= 16 and count < len(ballast):
+    while size >= 16 and count < len(blocks):
         try:
-            ballast[count] = bytearray(size)
+            blocks[count] = bytearray(size)
             count += 1
         except MemoryError:
             size //= 2
-    reserve = None  # noqa: F841 - dropped on purpose
-    gc.collect()
-    return ballast
+    return blocks
 
 
 def settings_from(opts, current):
@@ -130,19 +154,58 @@ def choose_settings(app, opts):
     return settings
 
 
-def run_timeline(sim, app, events, speed):
+def state_problem(st):
+    """What breaks the board-state invariants in `st`, or None."""
+    for p in (0, 1):
+        score, distance = st["score"][p], st["distance"][p]
+        if score < 0:
+            return "negative score"
+        if st["remaining"][p] != max(0, distance - score):
+            return "remaining is not distance - score"
+        if st["rules"] != "russian" and score > distance:
+            return "score past a capped distance"
+        if st["innings"][p] < 0 or st["high"][p] < 0:
+            return "negative count"
+        if st["sets"][p] * 2 > st["best_of"] + 1:
+            return "more sets won than the match has"
+    if st["turn"] not in (1, 2):
+        return "turn %r" % (st["turn"],)
+    if st["status"] not in ("playing", "break", "finished"):
+        return "status %r" % (st["status"],)
+    if (st["status"] == "finished") != (st["winner"] is not None):
+        return "winner and status disagree"
+    if st["winner"] not in (None, 1, 2, "tie"):
+        return "winner %r" % (st["winner"],)
+    return None
+
+
+def run_timeline(sim, app, events, speed, check=False):
     from tools.simboard.timeline import Levels
 
     levels = Levels(events)
+    last_state = None
+    last_standing = last_buttons = -1
+    checked = 0
     end = levels.end_ms + TAIL_MS
     started = time.ticks_ms()
     t = 0
     while t <= end:
         standing, buttons = levels.at(t)
-        sim.set_standing_mask(standing)
-        for i in range(4):
-            sim.set_button(i, bool(buttons & (1 << i)))
+        if standing != last_standing:
+            sim.set_standing_mask(standing)
+            last_standing = standing
+        if buttons != last_buttons:
+            for i in range(4):
+                sim.set_button(i, bool(buttons & (1 << i)))
+            last_buttons = buttons
         app.poll_inputs(t)
+        if check and app.state is not last_state:
+            last_state = app.state
+            problem = state_problem(last_state)
+            if problem:
+                sys.stderr.write("sim: at %d ms: %s: %s\n" % (t, problem, app.game.state_json()))
+                sys.exit(3)
+            checked += 1
         if t % 10 == 0:
             app.service_link(t)
         if t % 40 == 0:
@@ -155,9 +218,8 @@ def run_timeline(sim, app, events, speed):
             if ahead > 0:
                 time.sleep_ms(ahead)
         t += STEP_MS
-    # the last word on the link is the final state
-    if app.link is not None:
-        app.link.flush() if hasattr(app.link, "flush") else None
+    if check:
+        sys.stderr.write("checked: %d board states\n" % checked)
 
 
 def main(argv):
@@ -185,7 +247,8 @@ def main(argv):
 
         if opts["interactive"]:
             import tools.simboard.interactive  # noqa: F401
-        ballast = pin_heap(opts["heap_budget"])
+        ballast, holder = pin_heap(opts["heap_budget"])
+        release_budget(holder, opts["heap_budget"])
     sim = build(display=opts["display"], state_dir=opts["state"], link_path=opts["link"])
     app = App(sim.board)
     app.load()
@@ -197,7 +260,7 @@ def main(argv):
             fail("settings: %s" % exc)
     app.start(0)
     if events is not None:
-        run_timeline(sim, app, events, opts["speed"])
+        run_timeline(sim, app, events, opts["speed"], opts["check"])
         print(app.game.state_json())
         if opts["show_display"]:
             sys.stderr.write("display: [%s]\n" % sim.visible())
