@@ -73,12 +73,16 @@ class Display:
         if len(buf8) != _CELLS:
             raise ValueError("a screen is 8 cells, got %d" % len(buf8))
         shown = self._shown
-        same = not self._dirty
+        # Which halves changed: a TM1637 pair rewrites only the module that did.
+        left = right = self._dirty
         for i in range(_CELLS):
             if shown[i] != buf8[i]:
                 shown[i] = buf8[i]
-                same = False
-        if same:
+                if i < 4:
+                    left = True
+                else:
+                    right = True
+        if not (left or right):
             return False
         self._dirty = True
         out = self._out
@@ -91,8 +95,10 @@ class Display:
             if self._chip is not None:
                 self._chip.write(out)
             elif self._left is not None:
-                self._left.write(self._left_cells)
-                self._right.write(self._right_cells)
+                if left:
+                    self._left.write(self._left_cells)
+                if right:
+                    self._right.write(self._right_cells)
         except OSError:
             return False
         self._dirty = False

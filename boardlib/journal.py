@@ -108,6 +108,7 @@ class GameStore:
         # a caller stores something else the same way.
         self._codec = codec
         self.generation = 0
+        self._snp_exists = None  # whether game.snp is on flash; None: not known yet
         self.records = 0  # frames in the current journal
         self._journal = None
         self._journal_bytes = 0
@@ -144,10 +145,13 @@ class GameStore:
         found_any = False
         status = OK
         candidates = []
+        self._snp_exists = False
         for name in (_SNP, _TMP, _BAK):
             data = _read_file(self._path(name))
             if data is None:
                 continue
+            if name == _SNP:
+                self._snp_exists = True
             # A temporary file alone is a snapshot whose writing the power cut short.
             found_any = found_any or name != _TMP
             gen, payload = _parse_snapshot(data)
@@ -294,9 +298,12 @@ class GameStore:
         with open(tmp, "wb") as f:
             f.write(header)
             f.write(payload)
-        if _read_file(self._path(_SNP)) is not None:
+        if self._snp_exists is None:  # not loaded first: look (load() knows already)
+            self._snp_exists = _exists(self._path(_SNP))
+        if self._snp_exists:
             os.rename(self._path(_SNP), self._path(_BAK))
         os.rename(tmp, self._path(_SNP))
+        self._snp_exists = True
         self.generation = gen
         # From here a power cut resumes from the new snapshot: the old journal's generation
         # no longer matches it, so its events (all in the snapshot) are not applied twice.
@@ -346,6 +353,14 @@ class GameStore:
             if data is not None and len(data) >= 8:
                 highest = max(highest, struct.unpack_from("<I", data, 4)[0])
         return highest
+
+
+def _exists(path):
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
 
 
 def _read_file(path, limit=_MAX_FILE):

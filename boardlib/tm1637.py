@@ -129,14 +129,17 @@ class TM1637:
 
     def _write_byte(self, byte):
         """Clock one byte out LSB first, then the acknowledge clock; True if acked."""
+        # Pins and the delay in locals: this loop is most of a display refresh's work.
+        # (Not bound methods: making one allocates.)
         clk = self.clk
         dio = self.dio
+        sleep = self._sleep_us
         for _ in range(8):
             dio.value(byte & 1)
             byte >>= 1
-            self._sleep_us(_HALF_PERIOD_US)
+            sleep(_HALF_PERIOD_US)
             clk.value(1)
-            self._sleep_us(_HALF_PERIOD_US)
+            sleep(_HALF_PERIOD_US)
             clk.value(0)
         return self._ack()
 

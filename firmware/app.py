@@ -103,6 +103,7 @@ class App:
         if self.link is not None:
             self.link.send_hello(PROTOCOL_VERSION, self.board.reset_cause, now_ms)
         self._changed(now_ms, shot_event=False)  # the state goes out after the hello
+        self.screens.show_reset(self.board.reset_cause, now_ms)
         for code in self.notices:
             self.screens.flash(ERR, code, now_ms)
 

@@ -34,7 +34,11 @@ DISTANCE = const(3)
 LAST_SERIES = const(4)
 SET = const(5)
 ERR = const(6)
-TEXT_BOOT = const(7)
+RESET = const(7)
+
+# What the board shows at boot for each reset cause (firmware.hw names them).
+_RESET_TEXT = {"PWR": "rSt  PWr", "HARD": "rSt HArd", "WDT": "rSt  Wdt",
+               "SLEEP": "rSt  SLP", "SOFT": "rSt SoFt"}
 
 
 class Screens:
@@ -50,9 +54,16 @@ class Screens:
         self.fault_code = 0  # a sensor fault shown in turns with the scores
         self.override = None  # a callable(buf, now_ms) that draws instead (the setup menu)
         self._drawn = None  # the state whose scores are on the glass
+        self.reset_text = "rSt   --"
         self._dirty = True
 
     # -- queue ------------------------------------------------------------------------------
+
+    def show_reset(self, cause, now_ms):
+        """Put why the board started on the display for a moment (a watchdog reset says
+        the firmware hung; a power-on reset is the normal start)."""
+        self.reset_text = _RESET_TEXT.get(cause, "rSt   --")
+        self.flash(RESET, 0, now_ms)
 
     def flash(self, kind, arg, now_ms):
         if self._count == _QUEUE:  # full: the oldest goes, the newest matters more
@@ -158,5 +169,5 @@ class Screens:
             layout.set_score(buf, sets[0], sets[1])
         elif kind == ERR:
             layout.error(buf, arg)
-        else:
-            layout.text(buf, "boot")
+        elif kind == RESET:
+            layout.text(buf, self.reset_text)

@@ -377,6 +377,9 @@ class CrashingOs:
     def mkdir(self, path):
         os.mkdir(path)
 
+    def stat(self, path):
+        return os.stat(path)
+
     def open(self, path, mode="r"):
         if "r" not in mode:
             self.tick()
