@@ -77,17 +77,25 @@ def stage(dest, mpy=False):
 
 
 def mpremote_command(port, dest, reset=True):
-    cmd = [_tool("mpremote"), "connect", port, "resume"]
-    first = True
-    for name in sorted(os.listdir(dest)):
-        if not first:
-            cmd.append("+")
-        first = False
-        path = os.path.join(dest, name)
-        if os.path.isdir(path):
-            cmd += ["fs", "cp", "-r", path, ":"]
-        else:
-            cmd += ["fs", "cp", path, ":" + name]
+    """One mpremote call: make the folders, then copy each folder's files into it.
+
+    Folders are made by a line of Python rather than `fs mkdir` (which stops at one that
+    exists) and files are named one by one rather than with `cp -r`, whose idea of where
+    the board's root is differs between mpremote versions and boards."""
+    folders = {}
+    for dirpath, dirs, files in os.walk(dest):
+        dirs.sort()
+        rel = os.path.relpath(dirpath, dest).replace(os.sep, "/")
+        folders[rel] = [os.path.join(dirpath, name) for name in sorted(files)]
+    made = [rel for rel in sorted(folders) if rel != "."]
+    mkdirs = "import os\nfor d in %r:\n try:\n  os.mkdir(d)\n except OSError:\n  pass" % (made,)
+    cmd = [_tool("mpremote"), "connect", port, "resume", "exec", mkdirs]
+    for rel in sorted(folders):
+        if rel == ".":  # each by name: some boards cannot tell that ":" exists
+            for path in folders[rel]:
+                cmd += ["+", "fs", "cp", path, ":" + os.path.basename(path)]
+        elif folders[rel]:
+            cmd += ["+", "fs", "cp", *folders[rel], ":" + rel + "/"]
     if reset:
         cmd += ["+", "soft-reset"]
     return cmd

@@ -1,0 +1,87 @@
+"""`make deploy PORT=...` against a board on a serial port: here the MicroPython unix port
+with its REPL on a pty, reached by mpremote exactly as a USB-serial ESP32 would be.
+
+The files land in the "board's" filesystem (the unix port's working folder), are the same
+bytes as the tree's, and the application imports from them alone.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tools import deploy, upy
+from tools.linkpipe import LinkPipe
+
+
+@pytest.fixture
+def board(tmp_path):
+    """A MicroPython REPL on a pty; yields (port path, the board's filesystem folder)."""
+    root = tmp_path / "board"
+    root.mkdir()
+    pipe = LinkPipe()
+    with open(pipe.device_path, "r+b", buffering=0) as tty:
+        env = dict(os.environ)
+        env["MICROPYPATH"] = ".frozen"  # the board knows only what was copied to it
+        proc = subprocess.Popen(
+            [upy.binary()], stdin=tty, stdout=tty, stderr=tty, cwd=root, env=env
+        )
+        try:
+            yield pipe.host_path, root
+        finally:
+            proc.kill()
+            proc.wait()
+            pipe.close()
+
+
+def mpremote(port, *args):
+    tool = os.path.join(os.path.dirname(sys.executable), "mpremote")
+    return subprocess.run(
+        [tool, "connect", port, "resume", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_deploy_copies_every_board_module_and_they_import(board):
+    port, root = board
+    proc = subprocess.run(
+        [sys.executable, "-m", "tools.deploy", "--port", port, "--no-reset"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    files = deploy.device_files()
+    assert sorted(t for _, t in files if "/" not in t) == ["boot.py", "main.py"]
+    for src, target in files:
+        with open(src, "rb") as a, open(root / target, "rb") as b:
+            assert a.read() == b.read(), target
+    assert (root / "main.py").read_text().strip().endswith("firmware.run.start()")
+    # everything the application needs was copied: it imports on the board by itself
+    out = mpremote(port, "exec", "import firmware.app, firmware.run; print('imported')")
+    assert out.returncode == 0 and "imported" in out.stdout, out.stdout + out.stderr
+
+
+def test_deploy_mpy_copies_compiled_modules(board):
+    port, root = board
+    proc = subprocess.run(
+        [sys.executable, "-m", "tools.deploy", "--port", port, "--no-reset", "--mpy"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    compiled = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.mpy"))
+    expected = sorted(t[:-3] + ".mpy" for _, t in deploy.device_files() if "/" in t)
+    assert compiled == expected
+    # boot.py and main.py stay sources (MicroPython runs them by name); nothing else is
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*.py")) == [
+        "boot.py", "main.py"]
+
+
+def test_package_json_lists_every_board_module():
+    import json
+
+    with open(os.path.join(upy.ROOT, "package.json")) as f:
+        package = json.load(f)
+    assert package == json.loads(deploy.package_json())
+    targets = [t for t, _ in package["urls"]]
+    assert "rules_core/game.py" in targets and "main.py" in targets
+    for target, source in package["urls"]:
+        assert os.path.exists(os.path.join(upy.ROOT, source)), source
