@@ -180,6 +180,8 @@ class GameStore:
         for gen, name, payload in candidates:
             try:
                 game = self._unpack(payload)
+            except MemoryError:
+                raise  # not bad data: the game on flash is fine and must not be replaced
             except Exception:  # any rejection by the codec means this copy is unusable
                 status = TRUNCATED
                 continue
@@ -364,11 +366,15 @@ def _exists(path):
 
 
 def _read_file(path, limit=_MAX_FILE):
-    """The file's bytes (at most limit + 1 of them: more means damage), or None."""
+    """The file's bytes, or None if it is missing or unreadable. A file over `limit`
+    comes back as its first limit + 1 bytes (more than that means damage)."""
     try:
+        size = os.stat(path)[6]
         with open(path, "rb") as f:
-            return f.read(limit + 1)
-    except (OSError, MemoryError):  # unreadable or absurdly large: as good as missing
+            # Ask for the size the file has: read(n) sets aside n bytes at once, and a
+            # board's heap may not have a large block to spare.
+            return f.read(min(size, limit + 1))
+    except OSError:  # unreadable: as good as missing
         return None
 
 
@@ -379,7 +385,7 @@ def _parse_snapshot(data):
     gen, length, crc = struct.unpack_from("<III", data, 4)
     if len(data) != _SNAP_HEADER + length:
         return 0, None
-    payload = data[_SNAP_HEADER:]
+    payload = memoryview(data)[_SNAP_HEADER:]  # no copy of a long game's history
     if crc32(payload, crc32(data[4:12])) != crc:
         return 0, None
     return gen, payload
@@ -416,6 +422,8 @@ def _replay(game, journal, gen):
                 game.undo()
             else:
                 game.apply(record)
+        except MemoryError:
+            raise  # not bad data: better a reset and another try than a shortened game
         except Exception:  # a record the game refuses: the rest cannot follow from it
             return applied, False
         applied += 1
