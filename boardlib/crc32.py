@@ -15,8 +15,13 @@ except ImportError:  # a port built without binascii
     _native_crc32 = None
 
 try:
+    import micropython
     from micropython import const
+
+    _ON_MICROPYTHON = True
 except ImportError:  # CPython
+    _ON_MICROPYTHON = False
+
     def const(x):
         return x
 
@@ -68,7 +73,8 @@ def _halves_table():
 def crc32_put(data, length, out, at):
     """Write the CRC-32 of data[0:length] little-endian into out[at:at + 4].
 
-    Allocates nothing (no slice, no long int): for frames sent from the poll loop."""
+    Allocates nothing (no slice, no long int): for frames sent from the poll loop. On
+    MicroPython the viper version below replaces this one."""
     table = _halves_table()
     hi = 0xFFFF
     lo = 0xFFFF
@@ -82,6 +88,29 @@ def crc32_put(data, length, out, at):
     out[at + 1] = lo >> 8
     out[at + 2] = hi & 0xFF
     out[at + 3] = hi >> 8
+
+
+if _ON_MICROPYTHON:
+    # The same loop as machine code (viper: stock MicroPython's native emitter, on the
+    # ESP32 too): a frame's CRC costs a few microseconds instead of a millisecond.
+
+    @micropython.viper  # noqa: F821 - a compiler directive, there on MicroPython only
+    def crc32_put(data, length: int, out, at: int):
+        src = ptr8(data)  # noqa: F821 - viper built-ins
+        table = ptr16(_halves_table())  # noqa: F821
+        dst = ptr8(out)  # noqa: F821
+        hi = 0xFFFF
+        lo = 0xFFFF
+        for i in range(length):
+            k = ((lo ^ src[i]) & 0xFF) << 1
+            lo = ((lo >> 8) | ((hi & 0xFF) << 8)) ^ table[k + 1]
+            hi = (hi >> 8) ^ table[k]
+        hi ^= 0xFFFF
+        lo ^= 0xFFFF
+        dst[at] = lo & 0xFF
+        dst[at + 1] = lo >> 8
+        dst[at + 2] = hi & 0xFF
+        dst[at + 3] = hi >> 8
 
 
 _scratch = bytearray(4)
