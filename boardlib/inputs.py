@@ -143,6 +143,13 @@ class SpotSensors:
 
     def update(self, standing_mask, now_ms):
         raw = standing_mask & self._all
+        if raw == self._raw and raw == self._all and self._standing == raw and not self.fault:
+            return self.down  # every pin standing and settled: nothing to time
+        return self._update(raw, now_ms)
+
+    def _update(self, raw, now_ms):
+        # Apart from update() so that the common case above runs in a frame small enough
+        # for the C stack (MicroPython takes big frames from the heap on every call).
         if not self._primed:
             self._primed = True
             self._raw = raw
@@ -153,8 +160,6 @@ class SpotSensors:
             self.down = self._all & ~raw
             return self.down
         changed = raw ^ self._raw
-        if not changed and raw == self._all and self._standing == raw and not self.fault:
-            return self.down  # every pin standing and settled: nothing to time
         self._raw = raw
         for i in range(self.count):
             bit = 1 << i

@@ -90,7 +90,7 @@ class ShotAssembler:
         """Drop the shot in progress and any waiting result; the spots stay as they are."""
         self.busy = False
         self._head = 0
-        self._waiting = 0
+        self.waiting = 0
         self._clear_shot(0, 0)
 
     def _clear_shot(self, blocked, now_ms):
@@ -195,7 +195,7 @@ class ShotAssembler:
                     self._finish()
                 else:  # only a faulty sensor moved: show its error, do not pass the turn
                     self._drop()
-        if not self._waiting:
+        if not self.waiting:
             return NONE
         at = self._head * _ENTRY
         q = self._queue
@@ -206,7 +206,7 @@ class ShotAssembler:
         self.foul = 2 if self.foul_holds else (1 if self.foul_presses else 0)
         self.foul_count = self.foul_presses + self.foul_holds
         self._head = (self._head + 1) % _QUEUE
-        self._waiting -= 1
+        self.waiting -= 1
         return q[at]
 
     def foul_codes(self, second_code, ordinary="foul"):
@@ -223,14 +223,14 @@ class ShotAssembler:
         self._clear_shot(0, 0)
 
     def _push(self, kind, pins, carom, presses, holds):
-        if self._waiting == _QUEUE:
+        if self.waiting == _QUEUE:
             self.dropped += 1
             return
-        at = ((self._head + self._waiting) % _QUEUE) * _ENTRY
+        at = ((self._head + self.waiting) % _QUEUE) * _ENTRY
         q = self._queue
         q[at] = kind
         q[at + 1] = pins
         q[at + 2] = carom
         q[at + 3] = presses
         q[at + 4] = holds
-        self._waiting += 1
+        self.waiting += 1

@@ -68,6 +68,7 @@ class App:
         if config_error:
             self.notices.append(config_error)
         self._faults = 0
+        self._down = -1  # the down mask the assembler saw last (-1: none yet)
         self._buttons_busy = 0
 
     # -- start-up ---------------------------------------------------------------------------
@@ -119,25 +120,37 @@ class App:
     # -- the steps --------------------------------------------------------------------------
 
     def poll_inputs(self, now_ms):
-        board = self.board
-        down = self.sensors.update(board.read_spots(), now_ms)
-        faults = self.sensors.fault
-        if faults != self._faults:
-            self._faults = faults
-            self.screens.fault_code = errors.sensor_code(self.sensors) if faults else 0
-        self.assembler.spots(down, now_ms, faults)
-        pressed = board.read_buttons()
+        # Kept to a few locals: MicroPython takes a bigger frame from the heap on every
+        # call, and this runs every 5 ms. The rare work is in the helpers below.
+        down = self.sensors.update(self.board.read_spots(), now_ms)
+        if self.sensors.fault != self._faults:
+            self._faults_changed()
+        if down != self._down or self.assembler.busy:  # it only cares about changes
+            self._down = down
+            self.assembler.spots(down, now_ms, self._faults)
+        pressed = self.board.read_buttons()
         if pressed or self._buttons_busy:  # all released and settled: nothing to time
-            busy = 0
-            for i in range(_BUTTONS):
-                button = self.buttons[i]
-                kind = button.update(pressed & (1 << i), now_ms)
-                if kind:
-                    self._button(i, kind, now_ms)
-                if button.pressed:
-                    busy = 1
-            self._buttons_busy = busy or pressed
-        event = self.assembler.poll(now_ms)
+            self._poll_buttons(pressed, now_ms)
+        if self.assembler.busy or self.assembler.waiting:
+            self._take(self.assembler.poll(now_ms), now_ms)
+
+    def _faults_changed(self):
+        faults = self.sensors.fault
+        self._faults = faults
+        self.screens.fault_code = errors.sensor_code(self.sensors) if faults else 0
+
+    def _poll_buttons(self, pressed, now_ms):
+        busy = 0
+        for i in range(_BUTTONS):
+            button = self.buttons[i]
+            kind = button.update(pressed & (1 << i), now_ms)
+            if kind:
+                self._button(i, kind, now_ms)
+            if button.pressed:
+                busy = 1
+        self._buttons_busy = busy or pressed
+
+    def _take(self, event, now_ms):
         if event == shot.SHOT:
             self._scored_shot(now_ms)
         elif event == shot.UNDO:
@@ -305,6 +318,6 @@ class GameNumbering:
 
         if len(data) < 2:
             raise ValueError("stored game too short")
-        game = snapshot.unpack(data[2:])
+        game = snapshot.unpack(memoryview(data)[2:])
         self.number = struct.unpack_from("<H", data, 0)[0]
         return game

@@ -116,6 +116,14 @@ class Screens:
     # -- drawing ----------------------------------------------------------------------------
 
     def refresh(self, state, now_ms):
+        if (state is self._drawn and not self._count and not self._dirty
+                and self.override is None and self.break_started is None
+                and not self.fault_code and state["winner"] is None
+                and not self.display.pending):
+            return  # these scores are on the glass already: the common case, kept cheap
+        self._refresh(state, now_ms)
+
+    def _refresh(self, state, now_ms):
         buf = self.buf
         if self.override is not None:
             self.override(buf, now_ms)
