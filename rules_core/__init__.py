@@ -6,7 +6,7 @@
     print(g.state_json())
 
 See docs/rules.md for how the rule texts are read, rules_core.events for the records,
-rules_core.snapshot for saving and resuming, rules_core.script for shot scripts.
+rules_core.snapshot for saving and resuming (shot scripts: tools.shotscript).
 """
 
 from rules_core.game import RULES_IDS, Game, GameError

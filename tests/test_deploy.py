@@ -83,5 +83,5 @@ def test_package_json_lists_every_board_module():
     assert package == json.loads(deploy.package_json())
     targets = [t for t, _ in package["urls"]]
     assert "rules_core/game.py" in targets and "main.py" in targets
-    for target, source in package["urls"]:
+    for _target, source in package["urls"]:
         assert os.path.exists(os.path.join(upy.ROOT, source)), source

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from rules_core import script
 from tools import replay
+from tools import shotscript as script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GAMES = sorted(glob.glob(os.path.join(ROOT, "tests", "games", "*.shots")))

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_rules_properties import events, game_settings, playable_script, script_text
 
-from rules_core import script
+from tools import shotscript as script
 from tools import upy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -14,7 +14,7 @@ import argparse
 import os
 import sys
 
-from rules_core import script
+from tools import shotscript as script
 
 
 def _flag(key):

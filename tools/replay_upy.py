@@ -4,14 +4,14 @@
                                     [--sets N] [--first P] [--trace]
     micropython tools/replay_upy.py --batch [--trace] < many_scripts.txt
 
-Same parser and rules core as CPython (rules_core.script). --batch plays scripts separated
+Same parser (tools.shotscript) and rules core as CPython. --batch plays scripts separated
 by a line "=====" read from stdin and prints script.play_batch's output, so a test can
 compare many scripts on both interpreters with one process each.
 """
 
 import sys
 
-from rules_core import script
+from tools import shotscript as script
 
 
 def _fail(text):

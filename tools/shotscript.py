@@ -1,6 +1,6 @@
 """Shot scripts (CONTRACT section 2): parse and play them, on CPython and MicroPython alike.
 
-    from rules_core import script
+    from tools import shotscript as script
     lines = script.play(open("game.shots", "rb").read(), overrides={"distance": (40, 40)},
                         trace=False)          # -> list of JSON lines to print
     # raises script.ScriptError(line, message) for a bad line; nothing is printed then
