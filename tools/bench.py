@@ -26,7 +26,13 @@ from tools import upy
 
 DEVICE = "tools/simboard/bench_device.py"
 DEVICE_PACKAGES = ("rules_core", "boardlib", "firmware")
-BIG_HEAP = "8M"
+BIG_HEAP = "8M"  # the simulator runs that pin a budget inside it (min_heap_bytes)
+# The device runs that count work: the code (about 130 KB loaded on the unix port) and a
+# board-sized heap for the data, so the allocator searches a heap of the board's size.
+COST_HEAP = "256K"
+# Resuming reads a long game's snapshot (about 5 KB) in one piece; on the unix port the
+# loaded code leaves the heap in small pieces, so resume runs get a little more room.
+RESUME_HEAP = "512K"
 
 # docs/performance.md, "From instructions to ESP32 time": ESP32 cycles per x86-64
 # instruction the unix port executes, and the ESP32's clock.
@@ -77,8 +83,19 @@ def parse_lines(text):
     return out
 
 
-def device(args, heapsize=BIG_HEAP, timeout=300):
-    proc = upy.run_file(DEVICE, [str(a) for a in args], heapsize=heapsize, timeout=timeout)
+def _device_env(scratch):
+    env = upy.env()
+    env["PINBOARD_SCRATCH"] = scratch  # where bench_device keeps its flash image
+    return env
+
+
+def device(args, heapsize=COST_HEAP, timeout=300):
+    with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
+        proc = subprocess.run(
+            upy.command([os.path.join(upy.ROOT, DEVICE), *[str(a) for a in args]], heapsize),
+            capture_output=True, text=True, env=_device_env(scratch), cwd=upy.ROOT,
+            timeout=timeout, check=False,
+        )
     if proc.returncode != 0:
         raise Unavailable("%s %s failed: %s" % (DEVICE, " ".join(map(str, args)),
                                                  proc.stderr.strip()[-300:]))
@@ -99,15 +116,17 @@ def find_valgrind(install):
     return shutil.which("valgrind")
 
 
-def callgrind(valgrind, args, workdir):
+def callgrind(valgrind, args, workdir, heapsize=COST_HEAP):
     """Instructions the unix port executes for `bench_device.py args` (start-up included)."""
     out = os.path.join(workdir, "cg.%s.out" % "_".join(map(str, args)).replace("/", "_"))
     # The venv's micropython is a Python launcher around the port: run it with the venv's
     # own interpreter so valgrind follows one process.
     cmd = [valgrind, "--tool=callgrind", "--callgrind-out-file=" + out, sys.executable,
-           upy.binary(), "-X", "heapsize=" + BIG_HEAP, os.path.join(upy.ROOT, DEVICE)]
-    proc = subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
-                          env=upy.env(), cwd=upy.ROOT, timeout=600, check=False)
+           upy.binary(), "-X", "heapsize=" + heapsize, os.path.join(upy.ROOT, DEVICE)]
+    with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
+        proc = subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
+                              env=_device_env(scratch), cwd=upy.ROOT, timeout=600,
+                              check=False)
     if proc.returncode != 0:
         raise Unavailable("callgrind of %s failed: %s" % (args, proc.stderr.strip()[-300:]))
     with open(out) as f:
@@ -123,19 +142,23 @@ def instruction_figures(sizes, install, workdir):
         raise Unavailable("valgrind is not installed (apt-get install -y valgrind)")
     game_dir = os.path.join(workdir, "resume_image")
     os.mkdir(game_dir)
-    device(["game", sizes["game"], game_dir])
+    device(["game", sizes["game"], game_dir], heapsize=BIG_HEAP)
     runs = {"idle0": ["idle", 0], "idle": ["idle", sizes["idle"]],
             "shots": ["shots", sizes["shots"]], "resume0": ["resume", 0, game_dir],
             "resume": ["resume", 1, game_dir]}
     with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
-        futures = {k: pool.submit(callgrind, valgrind, v, workdir) for k, v in runs.items()}
+        futures = {
+            k: pool.submit(callgrind, valgrind, v, workdir,
+                           RESUME_HEAP if k.startswith("resume") else COST_HEAP)
+            for k, v in runs.items()
+        }
         got = {k: f.result() for k, f in futures.items()}
     poll = (got["idle"] - got["idle0"]) / sizes["idle"]
     steps_per_shot = device(["shots", 0])["steps_per_shot"]
     # A shot's run is SHOT_STEPS ticks; what it costs beyond idle ticks is the shot's work.
     shot = (got["shots"] - got["idle0"]) / sizes["shots"] - steps_per_shot * poll
     resume = got["resume"] - got["resume0"]
-    read_back = device(["resume", 1, game_dir])["shots"]
+    read_back = device(["resume", 1, game_dir], heapsize=RESUME_HEAP)["shots"]
     out = {"poll_instr": round(poll), "shot_instr": round(shot),
             "esp32_poll_us_est": round(esp32_us(poll), 1),
             "esp32_shot_ms_est": round(esp32_us(shot) / 1000, 2),
@@ -164,7 +187,7 @@ def alloc_figures(sizes):
 def game_figures(sizes, workdir):
     state = os.path.join(workdir, "wear")
     os.mkdir(state)
-    got = device(["game", sizes["game"], state])
+    got = device(["game", sizes["game"], state], heapsize=BIG_HEAP)
     if got["shots"] != sizes["game"]:
         raise Unavailable("the game scored %s of %d shots" % (got["shots"], sizes["game"]))
     per_shot = got["erases"] / got["shots"]
@@ -183,7 +206,7 @@ def game_figures(sizes, workdir):
 def resume_figures(sizes, workdir):
     """Resuming the game `game_figures` left on the flash image (best of a few loads)."""
     state = os.path.join(workdir, "wear")
-    loads = device(["resume", sizes["resume_loads"], state])
+    loads = device(["resume", sizes["resume_loads"], state], heapsize=RESUME_HEAP)
     if loads["shots"] != sizes["game"]:
         raise Unavailable("resume read back %s shots" % loads["shots"])
     return {"resume_ms_upy": round(loads["best_us"] / 1000, 2)}

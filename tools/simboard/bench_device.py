@@ -27,6 +27,8 @@ from firmware.app import App
 from tools.simboard.board import FLASH_MOUNT, build
 
 STEP_MS = 5
+# tools.bench gives every run its own scratch folder for the flash image
+_SCRATCH_IMAGE = (os.getenv("PINBOARD_SCRATCH") or "/tmp") + "/bench-flash.img"
 SHOT_MS = 400
 SHOT_STEPS = SHOT_MS // STEP_MS
 WARMUP_MS = 12000  # boot messages and the first heartbeat are over by then
@@ -36,24 +38,26 @@ SETTINGS = {"rules": "ddbu", "distance": (9999, 9999), "sets": 1, "first": 1}
 class SinkStream:
     """The host end of the serial link: swallows frames, sends no commands.
 
-    Counting the bytes allocates nothing; `sizes` (when a list) keeps each frame's length.
+    Counting allocates nothing; `largest` is the longest frame written.
     """
 
     def __init__(self):
         self.bytes = 0
         self.frames = 0
-        self.sizes = None
+        self.largest = 0
 
     def write(self, buf):
         n = len(buf)
         self.bytes += n
         self.frames += 1
-        if self.sizes is not None:
-            self.sizes.append(n)
+        if n > self.largest:
+            self.largest = n
         return n
 
     def readinto(self, buf):
         return None
+
+    any = bool  # any() in C, as machine.UART.any is: nothing has arrived
 
 
 class CPin:
@@ -65,22 +69,26 @@ class CPin:
 
 class LeanFlash:
     """The thinnest block device the unix port allows: one Python call per block
-    operation, which on the ESP32 is a call into C (esp32.Partition). littlefs itself
-    is C on both; its work is counted."""
+    operation, which on the ESP32 is a call into C (esp32.Partition). The bytes live in
+    a file, not in the heap, so the heap is the size a board has and the allocator
+    searches it as it would there. littlefs itself is C on both; its work is counted."""
 
-    def __init__(self, blocks=384, block_size=4096):
+    def __init__(self, path, blocks=384, block_size=4096):
         self.block_size = block_size
         self.blocks = blocks
-        self.data = bytearray(b"\xff" * (blocks * block_size))
-        self.view = memoryview(self.data)
+        self.blank = b"\xff" * block_size
+        with open(path, "wb") as f:
+            for _ in range(blocks):
+                f.write(self.blank)
+        self.file = open(path, "r+b")
 
     def readblocks(self, block, buf, offset=0):
-        at = block * self.block_size + offset
-        buf[:] = self.view[at:at + len(buf)]
+        self.file.seek(block * self.block_size + offset)
+        self.file.readinto(buf)
 
     def writeblocks(self, block, buf, offset=None):
-        at = block * self.block_size + (offset or 0)
-        self.view[at:at + len(buf)] = buf
+        self.file.seek(block * self.block_size + (offset or 0))
+        self.file.write(buf)
 
     def is_blank(self):
         return True  # made blank above; mount() formats it
@@ -91,9 +99,7 @@ class LeanFlash:
         if op == 5:
             return self.block_size
         if op == 6:  # erase
-            at = arg * self.block_size
-            self.view[at:at + self.block_size] = b"\xff" * self.block_size
-            return 0
+            self.writeblocks(arg, self.blank)
         return 0
 
 
@@ -119,7 +125,7 @@ def make_app(state_dir=None, quiet=True):
     # Costs are measured with C-speed pins and flash (state_dir None); the wear figures
     # keep the simulator's counting flash image (state_dir given).
     sim = build(display="tm1637", state_dir=state_dir,
-                bdev=None if state_dir else LeanFlash())
+                bdev=None if state_dir else LeanFlash(_SCRATCH_IMAGE))
     sink = SinkStream()
     sim.board.link = Link(sink, 0)
     if quiet:
@@ -231,7 +237,7 @@ def mode_alloc(cycles, shots):
 
 def mode_game(shots, state_dir):
     sim, app, sink, t = start(state_dir)
-    sink.sizes = []
+    frames0 = sink.frames
     app._send_state(t)  # one state frame of the game as it is now
     pattern = ShotPattern()
     flash = sim.flash
@@ -243,8 +249,8 @@ def mode_game(shots, state_dir):
     print("shots", app.game.shots - before)
     print("erases", flash.erases - e0)
     print("bytes_written", flash.bytes_written - w0)
-    print("frame_max", max(sink.sizes))
-    print("frames", len(sink.sizes))
+    print("frame_max", sink.largest)
+    print("frames", sink.frames - frames0)
     app.store.close()
     os.umount(FLASH_MOUNT)  # littlefs writes what it still holds, as at a clean power-off
     flash.close()
