@@ -179,10 +179,7 @@ def state_problem(st):
     return None
 
 
-def run_timeline(sim, app, events, speed, check=False):
-    from tools.simboard.timeline import Levels
-
-    levels = Levels(events)
+def run_timeline(sim, app, levels, speed, check=False):
     last_state = None
     last_standing = last_buttons = -1
     checked = 0
@@ -237,19 +234,22 @@ def main(argv):
             fail("cannot read %s" % opts["timeline"])
         except ValueError as exc:
             fail("%s:%s" % (opts["timeline"], exc))
+    # The simulated hardware first: on a board it is not in the heap.
+    sim = build(display=opts["display"], state_dir=opts["state"], link_path=opts["link"])
+    levels = None
+    if events is not None:
+        from tools.simboard.timeline import Levels
+
+        levels = Levels(events)
     ballast = None
     if opts["heap_budget"] is not None:
         # every module the run will import, before the heap is pinned
-        import boardlib.link  # noqa: F401
         import rules_core.snapshot  # noqa: F401
-        import tools.simboard.timeline  # noqa: F401
-        import tools.simboard.uart  # noqa: F401
 
         if opts["interactive"]:
             import tools.simboard.interactive  # noqa: F401
         ballast, holder = pin_heap(opts["heap_budget"])
         release_budget(holder, opts["heap_budget"])
-    sim = build(display=opts["display"], state_dir=opts["state"], link_path=opts["link"])
     app = App(sim.board)
     app.load()
     settings = choose_settings(app, opts)
@@ -260,7 +260,7 @@ def main(argv):
             fail("settings: %s" % exc)
     app.start(0)
     if events is not None:
-        run_timeline(sim, app, events, opts["speed"], opts["check"])
+        run_timeline(sim, app, levels, opts["speed"], opts["check"])
         print(app.game.state_json())
         if opts["show_display"]:
             sys.stderr.write("display: [%s]\n" % sim.visible())
