@@ -33,7 +33,8 @@ deploy: $(STAMP)
 
 log: $(STAMP)
 	@test -n "$(PORT)" || { echo "usage: make log PORT=/dev/ttyUSB1" >&2; exit 2; }
-	$(BIN)/python -m tools.logger --port $(PORT) --db $(DB)
+	@mkdir -p "$(dir $(DB))"
+	$(BIN)/python -m tools.logger --port $(PORT) --db $(DB) --live
 
 bench: $(STAMP)
 	$(BIN)/python -m tools.bench
