@@ -8,7 +8,6 @@ to the application through `firmware.board.Board`.
 """
 
 import machine
-import micropython
 
 from boardlib.config import load_config
 from boardlib.display import Display
@@ -50,16 +49,16 @@ def _display(cfg):
 
 
 def _link(cfg):
-    from boardlib.link import Link
+    from boardlib.link import Link, repl_stream
 
     kind = cfg["link"]
     if kind == "off":
         return None
     if kind == "uart0":
-        # Shared with the REPL: Ctrl-C must not interrupt the firmware, and the host skips
-        # whatever is not a frame (boot text, tracebacks).
-        micropython.kbd_intr(-1)
-        uart = machine.UART(0, 115200, timeout=0)
+        # Shared with the REPL: raw bytes through its stdin and stdout, Ctrl-C off (a
+        # 0x03 inside a frame must not stop the firmware); the host skips whatever is
+        # not a frame (boot text, tracebacks).
+        uart = repl_stream()
     else:
         u = profile.LINK_UART
         uart = machine.UART(
