@@ -200,14 +200,6 @@ class App:
         if not self.assembler.busy:
             self.store.maintain()
 
-    def step(self, now_ms):
-        """All steps once, and the watchdog: the simulator's virtual-time loop calls this."""
-        self.poll_inputs(now_ms)
-        self.service_link(now_ms)
-        self.refresh_display(now_ms)
-        self.upkeep(now_ms)
-        self.board.wdt.feed()
-
     # -- game events ------------------------------------------------------------------------
 
     def _scored_shot(self, now_ms):

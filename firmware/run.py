@@ -16,6 +16,7 @@ import time
 from firmware.app import App
 
 INPUT_MS = 5
+STEP_MS = INPUT_MS  # virtual time advances by one input poll
 DISPLAY_MS = 40
 LINK_MS = 10
 UPKEEP_MS = 250
@@ -62,6 +63,19 @@ class Runner:
         asyncio.create_task(self._every(app.refresh_display, 1, DISPLAY_MS))
         asyncio.create_task(self._every(app.service_link, 2, LINK_MS))
         await self._upkeep()
+
+
+def tick(app, now_ms):
+    """The tasks' work for the 5 ms step at now_ms (a multiple of 5), in virtual time:
+    the simulator's timeline mode and the bench run the board's schedule with this."""
+    app.poll_inputs(now_ms)
+    if now_ms % LINK_MS == 0:
+        app.service_link(now_ms)
+    if now_ms % DISPLAY_MS == 0:
+        app.refresh_display(now_ms)
+    if now_ms % UPKEEP_MS == 0:
+        app.upkeep(now_ms)
+        app.board.wdt.feed()
 
 
 def start(board=None, clock=time.ticks_ms):

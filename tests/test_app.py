@@ -15,11 +15,12 @@ PRELUDE = """
 import json, os, sys
 from tools.simboard.board import build, FLASH_MOUNT
 from firmware.app import App
+from firmware.run import tick
 
 def play(app, t0, t1):
     t = t0
     while t <= t1:
-        app.step(t)
+        tick(app, t)
         t += 5
     return t
 
@@ -27,7 +28,7 @@ def seen(sim, app, t0, t1, every=100):
     # every distinct picture on the display between t0 and t1, in order
     shots, t, last = [], t0, None
     while t <= t1:
-        app.step(t)
+        tick(app, t)
         if t % every == 0:
             v = sim.visible()
             if v != last:

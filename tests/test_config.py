@@ -7,11 +7,11 @@ Hypothesis checks on CPython that any bytes at all load into a valid configurati
 import json
 
 import pytest
+from helpers import case_names, cases_on_cpython, cases_on_unix
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from boardlib import config
-from tools import upy
 
 CASES = r"""
 import os
@@ -172,27 +172,17 @@ for name, error in run("/flash/cfg"):
     print("RESULT", name, error)
 """
 
-CASE_NAMES = [line.split("(")[0][9:] for line in CASES.splitlines()
-              if line.startswith("def case_")]
+CASE_NAMES = case_names(CASES)
 
 
 @pytest.fixture(scope="module")
 def cpython_results(tmp_path_factory):
-    space = {"__name__": "config_cases"}
-    exec(compile(CASES, "config_cases", "exec"), space)
-    return dict(space["run"](str(tmp_path_factory.mktemp("cfg"))))
+    return cases_on_cpython(CASES, "config_cases", str(tmp_path_factory.mktemp("cfg")))
 
 
 @pytest.fixture(scope="module")
 def unix_results():
-    proc = upy.run(["-c", CASES + UNIX_MAIN], heapsize="2M", timeout=60)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    out = {}
-    for line in proc.stdout.splitlines():
-        if line.startswith("RESULT "):
-            parts = line.split(" ", 2)
-            out[parts[1]] = parts[2] if len(parts) > 2 else ""
-    return out
+    return cases_on_unix(CASES + UNIX_MAIN, heapsize="2M", timeout=60)
 
 
 @pytest.mark.parametrize("name", CASE_NAMES)

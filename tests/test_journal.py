@@ -9,9 +9,9 @@ import os
 
 import pytest
 
-from tools import upy
-
 # Shared by both interpreters: plain Python that MicroPython runs as well.
+from helpers import case_names, cases_on_cpython, cases_on_unix
+
 CASES = r"""
 import os
 from rules_core import Game, GameError
@@ -472,28 +472,17 @@ for name, error in run("/f/g", dev):
     print("RESULT", name, error)
 """
 
-CASE_NAMES = [line.split("(")[0][9:] for line in CASES.splitlines()
-              if line.startswith("def case_")]
+CASE_NAMES = case_names(CASES)
 
 
 @pytest.fixture(scope="module")
 def cpython_results(tmp_path_factory):
-    root = str(tmp_path_factory.mktemp("store"))
-    space = {"__name__": "journal_cases"}
-    exec(compile(CASES, "journal_cases", "exec"), space)
-    return dict(space["run"](root))
+    return cases_on_cpython(CASES, "journal_cases", str(tmp_path_factory.mktemp("store")))
 
 
 @pytest.fixture(scope="module")
 def unix_results():
-    proc = upy.run(["-c", CASES + UNIX_MAIN], heapsize="4M", timeout=120)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    out = {}
-    for line in proc.stdout.splitlines():
-        if line.startswith("RESULT "):
-            parts = line.split(" ", 2)
-            out[parts[1]] = parts[2] if len(parts) > 2 else ""
-    return out
+    return cases_on_unix(CASES + UNIX_MAIN, heapsize="4M", timeout=120)
 
 
 @pytest.mark.parametrize("name", CASE_NAMES)

@@ -2,19 +2,11 @@
 RULES.md section 1. Each test names the section it checks."""
 
 import pytest
+from helpers import ALL_PINS, spots
 
 from rules_core import Game, GameError
 
-
-def spots(*numbers):
-    """Pins bitmask from spot numbers 1-5 (bit0 = spot 1)."""
-    mask = 0
-    for n in numbers:
-        mask |= 1 << (n - 1)
-    return mask
-
-
-ALL = spots(1, 2, 3, 4, 5)
+ALL = ALL_PINS
 game = Game
 
 

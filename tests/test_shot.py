@@ -9,14 +9,12 @@ from U is up at U+40; a press at P gives PRESS at P+120 (release + debounce); a 
 P gives HOLD at P+800; a shot ends by itself 1500 ms after its last change.
 """
 
-import inspect
-import json
 import os
 import random
 import subprocess
-import textwrap
 
 import pytest
+from helpers import on_cpython, run_functions_on_unix
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -216,30 +214,6 @@ def direct_calls():
 
 # ---- running it on both interpreters ---------------------------------------------------------
 
-_MAIN = """
-import json, sys
-for _name, _args in json.loads(sys.stdin.read()):
-    print(json.dumps(globals()[_name](*_args)))
-"""
-
-
-def unix_port_batch(funcs, calls, tmp_dir):
-    """Run calls [[function name, args], ...] in one unix-port process; JSON results."""
-    source = "\n\n".join(textwrap.dedent(inspect.getsource(f)) for f in funcs) + _MAIN
-    path = os.path.join(tmp_dir, "batch.py")
-    with open(path, "w") as f:
-        f.write(source)
-    proc = upy.run([path], input=json.dumps(calls), timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
-    assert len(lines) == len(calls), proc.stdout + proc.stderr
-    return [json.loads(line) for line in lines]
-
-
-def on_cpython(func, *args):
-    return json.loads(json.dumps(func(*args)))  # tuples become lists, as on the port
-
-
 def timeline_text(name):
     with open(os.path.join(HERE, "timelines", name + ".timeline")) as f:
         return f.read()
@@ -295,7 +269,7 @@ def unix_port(tmp_path_factory):
     calls += [["play_levels", [steps]] for steps in RANDOM_RUNS]
     calls += [["direct_calls", []]]
     funcs = [play, play_levels, poll_without_allocating, direct_calls]
-    results = unix_port_batch(funcs, calls, str(tmp_path_factory.mktemp("shot")))
+    results = run_functions_on_unix(funcs, calls, tmp_path_factory.mktemp("shot"))
     n = len(CASES)
     return {
         "cases": dict(zip(CASES, results[:n], strict=True)),

@@ -1,21 +1,13 @@
 """Saving and resuming games (rules_core.snapshot), on CPython and the MicroPython port."""
 
 import pytest
+from helpers import ALL_PINS, spots
 
 from rules_core import GameError, snapshot
 from rules_core.game import Game
 from tools import upy
 
-
-def spots(*numbers):
-    """Pins bitmask from spot numbers 1-5 (bit0 = spot 1)."""
-    mask = 0
-    for n in numbers:
-        mask |= 1 << (n - 1)
-    return mask
-
-
-ALL = spots(1, 2, 3, 4, 5)
+ALL = ALL_PINS
 game = Game
 
 

@@ -3,14 +3,11 @@
 Runs on CPython and, all cases in one process, on the MicroPython unix port.
 """
 
-import inspect
 import json
 import os
-import textwrap
 
 import pytest
-
-from tools import upy
+from helpers import run_functions_on_unix
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -50,11 +47,6 @@ def file_event_counts(texts):
 
 _FUNCS = [parse_or_error, levels_trace, file_event_counts]
 _BY_NAME = {f.__name__: f for f in _FUNCS}
-_MAIN = """
-import json, sys
-for _name, _args in json.loads(sys.stdin.read()):
-    print(json.dumps(globals()[_name](*_args)))
-"""
 
 CONTRACT_EXAMPLE = """\
 0      pins up 1 2 3 4 5   # these spots report a pin standing
@@ -169,15 +161,7 @@ def calls():
 
 @pytest.fixture(scope="module")
 def unix_port(tmp_path_factory):
-    batch = calls()
-    source = "\n\n".join(textwrap.dedent(inspect.getsource(f)) for f in _FUNCS) + _MAIN
-    path = tmp_path_factory.mktemp("timeline") / "batch.py"
-    path.write_text(source)
-    proc = upy.run([str(path)], input=json.dumps(batch), timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
-    assert len(lines) == len(batch), proc.stdout + proc.stderr
-    return [json.loads(line) for line in lines]
+    return run_functions_on_unix(_FUNCS, calls(), tmp_path_factory.mktemp("timeline"))
 
 
 @pytest.fixture(params=["cpython", "unix port"])

@@ -24,6 +24,7 @@ import micropython
 
 from boardlib.link import Link
 from firmware.app import App
+from firmware.run import tick
 from tools.simboard.board import FLASH_MOUNT, build
 
 STEP_MS = 5
@@ -135,18 +136,6 @@ def make_app(state_dir=None, quiet=True):
     app = App(sim.board)
     app.boot(0)
     return sim, app, sink
-
-
-def tick(app, t):
-    """What the board's tasks do in the 5 ms starting at t (t a multiple of 5)."""
-    app.poll_inputs(t)
-    if t % 10 == 0:
-        app.service_link(t)
-    if t % 40 == 0:
-        app.refresh_display(t)
-    if t % 250 == 0:
-        app.upkeep(t)
-        app.board.wdt.feed()
 
 
 def idle_steps(app, t, count):

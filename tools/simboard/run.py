@@ -15,9 +15,9 @@ import sys
 import time
 
 from firmware.app import App
+from firmware.run import STEP_MS, tick
 from tools.simboard.board import build
 
-STEP_MS = 5
 TAIL_MS = 10000
 PRESS_MS = 120
 
@@ -195,7 +195,7 @@ def run_timeline(sim, app, levels, speed, check=False):
             for i in range(4):
                 sim.set_button(i, bool(buttons & (1 << i)))
             last_buttons = buttons
-        app.poll_inputs(t)
+        tick(app, t)
         if check and app.state is not last_state:
             last_state = app.state
             problem = state_problem(last_state)
@@ -203,13 +203,6 @@ def run_timeline(sim, app, levels, speed, check=False):
                 sys.stderr.write("sim: at %d ms: %s: %s\n" % (t, problem, app.game.state_json()))
                 sys.exit(3)
             checked += 1
-        if t % 10 == 0:
-            app.service_link(t)
-        if t % 40 == 0:
-            app.refresh_display(t)
-        if t % 250 == 0:
-            app.upkeep(t)
-            app.board.wdt.feed()
         if speed > 0:
             ahead = int(t / speed) - time.ticks_diff(time.ticks_ms(), started)
             if ahead > 0:
