@@ -36,7 +36,7 @@ except ImportError:  # CPython
 
 PROTOCOL_VERSION = const(1)
 _BUTTONS = const(4)
-# The second foul code (a held foul button) and whether a held carom is a casino, per rules.
+# The second foul code of each rules id: what a held foul button means.
 _SECOND_FOUL = {"ddbu": "foul", "ceb": "quilles", "russian": "stop30"}
 
 
