@@ -29,9 +29,14 @@ def _new_game(text):
 
 
 def _log(argv):
-    ap = argparse.ArgumentParser(prog="python -m tools.logger")
+    ap = argparse.ArgumentParser(
+        prog="python -m tools.logger",
+        description="Log one or more scoreboards' serial links into SQLite.",
+        epilog="Also: python -m tools.logger export --db FILE [--game N] [--format json|csv], "
+        "stats --db FILE, view --db FILE [--once].",
+    )
     ap.add_argument("--port", action="append", required=True, help="serial port (repeatable)")
-    ap.add_argument("--db", required=True)
+    ap.add_argument("--db", required=True, help="SQLite file (made if missing)")
     ap.add_argument("--baud", type=int, default=115200)
     ap.add_argument("--new-game", type=_new_game, metavar="RULES:D[,D2][:SETS[:FIRST]]")
     ap.add_argument("--live", action="store_true", help="redraw every table each second")
