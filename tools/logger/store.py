@@ -14,6 +14,7 @@ is stored: a game keeps the shots its final state counts.
 
 import contextlib
 import json
+import os
 import sqlite3
 import time
 
@@ -55,6 +56,8 @@ LINK_COUNTERS = ("frames", "bad_frames", "noise_bytes", "gaps", "missing", "stat
 class Store:
     def __init__(self, path):
         self.path = path
+        folder = os.path.dirname(os.path.abspath(path))
+        os.makedirs(folder, exist_ok=True)  # e.g. ~/.pinboard on a first `make sim`
         self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
