@@ -62,7 +62,7 @@ class App:
         self.game = None
         self.state = None
         self.menu = None
-        self.resumed = False
+        self.stored = False
         self._started = False  # nothing goes to the display or the link before start()
         self.notices = []  # error codes to show once at boot
         if config_error:
@@ -90,7 +90,7 @@ class App:
             self.notices.append(errors.JOURNAL_CUT)
         elif status == GameStore.CORRUPT:
             self.notices.append(errors.JOURNAL_LOST)
-        self.resumed = game is not None and not game.finished
+        self.stored = game is not None  # a game (finished or not) was on flash
         if game is None:
             game = self._new_game_from(self.config["game"])
             self.store.new_game(game)

@@ -149,7 +149,7 @@ def choose_settings(app, opts):
             "rules": st["rules"], "distance": st["distance"],
             "sets": st.get("best_of", 1), "first": st.get("first", 1),
         }
-    if settings is not None and app.resumed and not opts["new_game"]:
+    if settings is not None and app.stored and not opts["new_game"]:
         fail("a game is already in the state folder: add --new-game to start over")
     return settings
 
