@@ -105,3 +105,49 @@ def test_unplugged_for_three_seconds(tmp_path):
     assert port.counters["reconnects"] >= 1
     assert lost and port.counters["gaps"] >= 1
     assert _final(db) == [game.state()]
+
+
+def test_faults_between_the_real_firmware_and_the_logger(tmp_path):
+    """The whole firmware (tools/simboard/run.py at 25x real time) on the faulty line:
+    the logger still ends with the final state `tools.replay` gives for the same shots."""
+    import os
+    import subprocess
+    import sys
+
+    from tools import upy
+    from tools.timelines import build, random_game
+
+    events = random_game("ceb", 8, length=24, distance=(30, 30), sets=3)
+    timeline, script = build("ceb", events, distance=(30, 30), sets=3)
+    (tmp_path / "g.timeline").write_text(timeline)
+    (tmp_path / "g.shots").write_text(script)
+    expected = json.loads(subprocess.run(
+        [sys.executable, "-m", "tools.replay", str(tmp_path / "g.shots")],
+        capture_output=True, text=True, check=True).stdout)
+    db = str(tmp_path / "firmware.db")
+    faults = Faults(bit_flip=0.003, drop=0.003, double=0.003, garbage=0.003, seed=21)
+    with LinkPipe(faults=faults, faults_to_device=Faults(bit_flip=0.005, seed=22),
+                  tap=bytearray()) as pipe:
+        lg = Logger([pipe.host_path], db, state_retry_s=0.25)
+        lg.ports[0].trace = []
+        proc = upy.popen(
+            [os.path.join(upy.ROOT, "tools/simboard/run.py"), "--timeline",
+             str(tmp_path / "g.timeline"), "--speed", "25", "--link", pipe.device_path,
+             "--state", str(tmp_path / "flash"), "--rules", "ceb", "--distance", "30",
+             "--sets", "3"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )
+        try:
+            # the board's last 10 s (0.4 s here) leave the logger time to ask again
+            lg.run(stop_when=lambda lg: proc.poll() is not None, timeout=120)
+            out, err = proc.communicate(timeout=10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        port = lg.ports[0]
+        lost = _check_link(pipe, port)
+        lg.close()
+    assert proc.returncode == 0, err
+    assert json.loads(out.decode().splitlines()[-1]) == expected
+    assert port.reader.bad_frames > 0 and lost and port.counters["gaps"] > 0
+    assert _final(db) == [expected]
