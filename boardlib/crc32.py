@@ -55,17 +55,13 @@ def _halves_table():
         from array import array
 
         table = array("H", bytes(1024))
+        one = bytearray(1)
         for n in range(256):
-            hi, lo = 0, n
-            for _ in range(8):
-                carry = lo & 1
-                lo = (lo >> 1) | ((hi & 1) << 15)
-                hi >>= 1
-                if carry:
-                    hi ^= _POLY_HI
-                    lo ^= _POLY_LO
-            table[2 * n] = hi
-            table[2 * n + 1] = lo
+            # the register after byte n alone, from zero and without the final inversion
+            one[0] = n
+            entry = _bitwise_crc32(one, 0xFFFFFFFF) ^ 0xFFFFFFFF  # once, at start-up
+            table[2 * n] = entry >> 16
+            table[2 * n + 1] = entry & 0xFFFF
         _table = table
     return _table
 
