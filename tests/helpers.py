@@ -72,3 +72,37 @@ def cases_on_unix(source, heapsize, timeout=120):
             parts = line.split(" ", 2)
             out[parts[1]] = parts[2] if len(parts) > 2 else ""
     return out
+
+
+def case_tests(source, unix_main, module_name, heapsize, timeout=120):
+    """The `def case_...` functions of `source` as two parametrized tests, one on each
+    interpreter; each interpreter runs all the cases once, the first time it is asked.
+
+        CASE_NAMES, test_case_on_cpython, test_case_on_micropython_littlefs = case_tests(
+            CASES, UNIX_MAIN, "journal_cases", heapsize="4M")
+    """
+    import functools
+    import tempfile
+
+    import pytest
+
+    names = case_names(source)
+
+    @functools.lru_cache(maxsize=None)
+    def on_cpython_once():
+        with tempfile.TemporaryDirectory() as root:
+            return cases_on_cpython(source, module_name, root)
+
+    @functools.lru_cache(maxsize=None)
+    def on_unix_once():
+        return cases_on_unix(source + unix_main, heapsize=heapsize, timeout=timeout)
+
+    @pytest.mark.parametrize("name", names)
+    def test_case_on_cpython(name):
+        assert on_cpython_once()["case_" + name] == ""
+
+    @pytest.mark.parametrize("name", names)
+    def test_case_on_micropython_littlefs(name):
+        assert on_unix_once()["case_" + name] == ""
+
+    return names, test_case_on_cpython, test_case_on_micropython_littlefs

@@ -6,8 +6,7 @@ Hypothesis checks on CPython that any bytes at all load into a valid configurati
 
 import json
 
-import pytest
-from helpers import case_names, cases_on_cpython, cases_on_unix
+from helpers import case_tests
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -172,27 +171,9 @@ for name, error in run("/flash/cfg"):
     print("RESULT", name, error)
 """
 
-CASE_NAMES = case_names(CASES)
-
-
-@pytest.fixture(scope="module")
-def cpython_results(tmp_path_factory):
-    return cases_on_cpython(CASES, "config_cases", str(tmp_path_factory.mktemp("cfg")))
-
-
-@pytest.fixture(scope="module")
-def unix_results():
-    return cases_on_unix(CASES + UNIX_MAIN, heapsize="2M", timeout=60)
-
-
-@pytest.mark.parametrize("name", CASE_NAMES)
-def test_case_on_cpython(cpython_results, name):
-    assert cpython_results["case_" + name] == ""
-
-
-@pytest.mark.parametrize("name", CASE_NAMES)
-def test_case_on_micropython_littlefs(unix_results, name):
-    assert unix_results["case_" + name] == ""
+CASE_NAMES, test_case_on_cpython, test_case_on_micropython_littlefs = case_tests(
+    CASES, UNIX_MAIN, "config_cases", heapsize="2M", timeout=60
+)
 
 
 def test_error_codes_are_the_documented_ones():

@@ -7,10 +7,8 @@ Every expected state comes from rules_core.Game playing the same events in memor
 
 import os
 
-import pytest
-
 # Shared by both interpreters: plain Python that MicroPython runs as well.
-from helpers import case_names, cases_on_cpython, cases_on_unix
+from helpers import case_tests
 
 CASES = r"""
 import os
@@ -472,27 +470,9 @@ for name, error in run("/f/g", dev):
     print("RESULT", name, error)
 """
 
-CASE_NAMES = case_names(CASES)
-
-
-@pytest.fixture(scope="module")
-def cpython_results(tmp_path_factory):
-    return cases_on_cpython(CASES, "journal_cases", str(tmp_path_factory.mktemp("store")))
-
-
-@pytest.fixture(scope="module")
-def unix_results():
-    return cases_on_unix(CASES + UNIX_MAIN, heapsize="4M", timeout=120)
-
-
-@pytest.mark.parametrize("name", CASE_NAMES)
-def test_case_on_cpython(cpython_results, name):
-    assert cpython_results["case_" + name] == ""
-
-
-@pytest.mark.parametrize("name", CASE_NAMES)
-def test_case_on_micropython_littlefs(unix_results, name):
-    assert unix_results["case_" + name] == ""
+CASE_NAMES, test_case_on_cpython, test_case_on_micropython_littlefs = case_tests(
+    CASES, UNIX_MAIN, "journal_cases", heapsize="4M", timeout=120
+)
 
 
 def test_every_case_ran():
