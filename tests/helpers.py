@@ -106,3 +106,94 @@ def case_tests(source, unix_main, module_name, heapsize, timeout=120):
         assert on_unix_once()["case_" + name] == ""
 
     return names, test_case_on_cpython, test_case_on_micropython_littlefs
+
+
+# ---- device test modules (tests/device/): the same code on both interpreters -------------
+
+RESULT_MARK = "CASE "
+
+
+def device_module(name):
+    """The device test module tests/device/<name>.py, imported on CPython."""
+    import importlib
+
+    return importlib.import_module("device." + name)
+
+
+def device_case_names(module):
+    """The `case_*` functions of a device module, sorted, without the prefix."""
+    return sorted(n[5:] for n in dir(module) if n.startswith("case_"))
+
+
+def run_on_micropython(name, calls=None, heapsize=None, timeout=120):
+    """Run device module `name` through tests/device/run.py in one unix-port process.
+
+    Without `calls`, every `case_*`; else [[function, [args]], ...] given as JSON.
+    Returns [(function, status, payload), ...] in order (see tests/device/run.py).
+    """
+    import ast
+
+    args = ["tests/device/run.py", name] + (["-"] if calls is not None else [])
+    heapsize = heapsize or getattr(device_module(name), "HEAPSIZE", None)
+    proc = upy.run(args, heapsize=heapsize, timeout=timeout,
+                   input=None if calls is None else json.dumps(calls))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = [ast.literal_eval(line[len(RESULT_MARK):]) for line in proc.stdout.splitlines()
+           if line.startswith(RESULT_MARK)]
+    if calls is not None:
+        assert [r[0] for r in out] == [c[0] for c in calls], proc.stdout + proc.stderr
+    return out
+
+
+def micropython_value(result):
+    """The payload of one run_on_micropython result; a failure shows its traceback."""
+    import pytest
+
+    name, status, payload = result
+    if status == "skip":
+        pytest.skip(payload)
+    if status != "ok":
+        pytest.fail("%s on MicroPython:\n%s" % (name, payload), pytrace=False)
+    return payload
+
+
+def cpython_value(module, name, *args):
+    """module.name(*args) on CPython; a case that skips itself is a pytest skip."""
+    __tracebackhide__ = True
+    import pytest
+    from device.support import Skipped
+
+    try:
+        return getattr(module, name)(*args)
+    except Skipped as why:
+        pytest.skip(str(why))
+
+
+def device_case_tests(name, interpreters=("cpython", "micropython")):
+    """Parametrized tests for the `case_*` functions of tests/device/<name>.py:
+
+        test_case = device_case_tests("journal_cases")
+
+    runs each case on CPython directly (a failure is an ordinary traceback) and on the
+    MicroPython unix port, where all the module's cases run in one process, the first time
+    one is asked for. A case passes when it returns without raising.
+    """
+    import functools
+
+    import pytest
+
+    module = device_module(name)
+
+    @functools.cache
+    def on_micropython():
+        return {r[0]: r for r in run_on_micropython(name)}
+
+    @pytest.mark.parametrize("interpreter", interpreters)
+    @pytest.mark.parametrize("case", device_case_names(module))
+    def test_case(case, interpreter):
+        if interpreter == "cpython":
+            cpython_value(module, "case_" + case)
+        else:
+            micropython_value(on_micropython()["case_" + case])
+
+    return test_case

@@ -1,0 +1,1 @@
+"""Device test modules: plain Python that runs on CPython and on MicroPython (see README)."""
