@@ -1,0 +1,423 @@
+"""boardlib.journal cases: games come back whole, bad data costs only the damaged part.
+
+Run by tests/test_journal.py on CPython over the host's files and on the MicroPython unix
+port over littlefs (a fresh RAM flash for each case), all cases in one process. Every
+expected state comes from rules_core.Game playing the same events in memory.
+"""
+
+import os
+
+from boardlib import journal
+from boardlib.journal import CORRUPT, NONE, OK, TRUNCATED, UNDO_RECORD, GameStore
+from device.support import Rng, check, read, scratch_dir, wipe, write
+from rules_core import Game, GameError
+from rules_core import events as ev
+
+HEAPSIZE = "4M"
+
+_RULES = {"ddbu": ((120, 100), 1, ("foul",)), "ceb": ((60, 60), 3, ("foul", "quilles", "rouge")),
+          "russian": ((71, 71), 1, ("foul", "stop30"))}
+
+
+def new(rules):
+    distance, sets, _ = _RULES[rules]
+    return Game(rules, distance=distance, sets=sets, first=1)
+
+
+def step(game, rec):
+    if rec == UNDO_RECORD:
+        game.undo()
+    else:
+        game.apply(rec)
+
+
+def make_events(rules, count, seed):
+    # a game's worth of events the rules accept: shots, fouls, adjusts and undos
+    rng = Rng(seed)
+    game = new(rules)
+    fouls = _RULES[rules][2]
+    out = []
+    while len(out) < count:
+        roll = rng.below(100)
+        if game.finished or (roll < 8 and len(game.history)):
+            rec = UNDO_RECORD
+        elif roll < 12:
+            rec = ev.encode_adjust(1 + rng.below(2), (2, -2, 4)[rng.below(3)])
+        else:
+            pins = (0, 0, 1, 4, 5, 16, 31, 2)[rng.below(8)]
+            carom = rng.below(3) if rules == "ceb" else rng.below(5) // 4
+            foul = () if rng.below(10) else (fouls[rng.below(len(fouls))],)
+            rec = ev.encode_shot(pins, carom, foul)
+        try:
+            step(game, rec)
+        except GameError:
+            continue
+        out.append(rec)
+    return out
+
+
+def same(a, b):
+    return a is not None and b is not None and a.state_json() == b.state_json() and \
+        bytes(a.history) == bytes(b.history)
+
+
+def exists(root, name):
+    return name in os.listdir(root)
+
+
+def stored(root, rules, recs, maintain=True):
+    # a store holding new_game + recs; returns the game as played in memory
+    wipe(root)
+    store = GameStore(root)
+    game = new(rules)
+    store.new_game(game)
+    for rec in recs:
+        step(game, rec)
+        store.record(game, rec)
+        if maintain:
+            store.maintain()
+    store.close()
+    return game
+
+
+def load(root):
+    store = GameStore(root)
+    game, status = store.load()
+    store.close()
+    return game, status
+
+
+def prefixes(rules, recs):
+    # the game after each prefix of recs (json and history), for "longest valid prefix"
+    game = new(rules)
+    out = [(game.state_json(), bytes(game.history))]
+    for rec in recs:
+        step(game, rec)
+        out.append((game.state_json(), bytes(game.history)))
+    return out
+
+
+def is_prefix(states, game, count):
+    # game is the game after new_game and the first count events
+    return game is not None and states[count] == (game.state_json(), bytes(game.history))
+
+
+def save_all(root):
+    saved = {}
+    for name in os.listdir(root):
+        saved[name] = read(root + "/" + name)
+    return saved
+
+
+def restore_all(root, saved):
+    wipe(root)
+    for name in saved:
+        write(root + "/" + name, saved[name])
+
+
+def case_roundtrip():
+    root = scratch_dir()
+    for rules in ("ddbu", "ceb", "russian"):
+        recs = make_events(rules, 90, 11)
+        game = stored(root, rules, recs)
+        back, status = load(root)
+        check(status == OK, "%s: status %r" % (rules, status))
+        check(same(back, game), rules + ": resumed game differs")
+        game.undo()
+        back.undo()
+        check(same(back, game), rules + ": undo after resume differs")
+
+
+def case_load_after_every_event():
+    root = scratch_dir()
+    recs = make_events("ddbu", 120, 5)
+    wipe(root)
+    store = GameStore(root)
+    game = new("ddbu")
+    store.new_game(game)
+    for i in range(len(recs)):
+        step(game, recs[i])
+        store.record(game, recs[i])
+        if i % 3:
+            store.maintain()
+        back, status = load(root)
+        check(status == OK and same(back, game), "event %d not on flash" % i)
+    store.close()
+
+
+def case_resumed_store_goes_on():
+    root = scratch_dir()
+    recs = make_events("ceb", 80, 3)
+    game = stored(root, "ceb", recs[:40])
+    for part in (recs[40:60], recs[60:]):
+        store = GameStore(root)
+        back, status = store.load()
+        check(same(back, game), "resume before going on")
+        for rec in part:
+            step(game, rec)
+            step(back, rec)
+            store.record(back, rec)
+        store.close()
+    back, status = load(root)
+    check(status == OK and same(back, game), "events after a resume were lost")
+
+
+def case_nothing_stored():
+    root = scratch_dir()
+    wipe(root)
+    check(load(root) == (None, NONE), "empty directory")
+    write(root + "/game.jrn", b"")
+    check(load(root) == (None, NONE), "only an empty journal")
+
+
+def journal_frames(root):
+    data = read(root + "/game.jrn")
+    ends = []
+    pos = 8
+    while pos < len(data):
+        pos += 1 + data[pos] + 4
+        ends.append(pos)
+    return data, ends
+
+
+def case_cut_off_journal():
+    root = scratch_dir()
+    recs = make_events("ddbu", 30, 9)
+    stored(root, "ddbu", recs, maintain=False)
+    data, ends = journal_frames(root)
+    in_journal = len(ends)
+    states = prefixes("ddbu", recs)
+    whole = len(recs)
+    check(in_journal >= 3, "journal too short for the test")
+    for cut in range(8, len(data)):
+        keep = 0
+        for e in ends:
+            if e <= cut:
+                keep += 1
+        stored(root, "ddbu", recs, maintain=False)
+        write(root + "/game.jrn", data[:cut])
+        back, status = load(root)
+        want = whole - in_journal + keep
+        check(is_prefix(states, back, want),
+              "cut at %d: not the longest valid prefix" % cut)
+        check(status == (OK if cut in ends or cut == 8 else TRUNCATED),
+              "cut at %d: status %r" % (cut, status))
+        if status == TRUNCATED:
+            check(exists(root, "game.bad"), "damaged journal not kept")
+
+
+def case_corrupt_journal():
+    root = scratch_dir()
+    recs = make_events("russian", 30, 4)
+    stored(root, "russian", recs, maintain=False)
+    data, ends = journal_frames(root)
+    states = prefixes("russian", recs)
+    base = len(recs) - len(ends)
+    for pos in range(len(data)):
+        stored(root, "russian", recs, maintain=False)
+        bad = bytearray(data)
+        bad[pos] ^= 0x10
+        write(root + "/game.jrn", bad)
+        back, status = load(root)
+        check(status == TRUNCATED, "flip at %d: status %r" % (pos, status))
+        before = 0
+        for e in ends:
+            if e <= pos:
+                before += 1
+        if pos < 8:
+            before = 0  # a damaged header: none of the journal can be trusted
+        check(is_prefix(states, back, base + before),
+              "flip at %d: events before the damage were lost" % pos)
+
+
+def case_garbage_after_journal():
+    root = scratch_dir()
+    recs = make_events("ceb", 30, 8)
+    game = stored(root, "ceb", recs, maintain=False)
+    data = read(root + "/game.jrn")
+    for junk in (b"\x00", b"\xff" * 7, b"\x04\x01\x02\x03\x04\x00\x00\x00\x00", data[8:]):
+        stored(root, "ceb", recs, maintain=False)
+        write(root + "/game.jrn", data + junk)
+        back, status = load(root)
+        check(status == TRUNCATED and same(back, game), "junk %r cost an event" % junk)
+
+
+def case_truncated_then_goes_on():
+    root = scratch_dir()
+    recs = make_events("ddbu", 40, 2)
+    stored(root, "ddbu", recs[:25], maintain=False)
+    data = read(root + "/game.jrn")
+    write(root + "/game.jrn", data[:-2])
+    store = GameStore(root)
+    game, status = store.load()
+    check(status == TRUNCATED, "status %r" % status)
+    for rec in recs[25:]:
+        step(game, rec)
+        store.record(game, rec)
+    store.close()
+    back, status = load(root)
+    check(status == OK and same(back, game), "events after a truncated resume lost")
+
+
+def case_corrupt_snapshot():
+    root = scratch_dir()
+    recs = make_events("ddbu", 60, 6)
+    wipe(root)
+    store = GameStore(root)
+    game = new("ddbu")
+    store.new_game(game)
+    at_gen = {store.generation: (game.state_json(), bytes(game.history))}
+    for rec in recs:
+        step(game, rec)
+        store.record(game, rec)
+        store.maintain()
+        if store.generation not in at_gen:  # a compaction: the snapshot holds this state
+            at_gen[store.generation] = (game.state_json(), bytes(game.history))
+    gen = store.generation
+    store.close()
+    saved = save_all(root)
+    snap = saved["game.snp"]
+    for pos in (0, 5, 13, len(snap) // 2, len(snap) - 1):
+        restore_all(root, saved)
+        bad = bytearray(snap)
+        bad[pos] ^= 0x01
+        write(root + "/game.snp", bad)
+        back, status = load(root)
+        # the snapshot before (game.bak) stands in: an older state, and it says so
+        check(status == TRUNCATED, "status %r" % status)
+        check((back.state_json(), bytes(back.history)) == at_gen[gen - 1],
+              "flip at %d: not the previous snapshot" % pos)
+    write(root + "/game.snp", b"PBS1 nonsense")
+    write(root + "/game.bak", b"")
+    check(load(root) == (None, CORRUPT), "nothing readable must say CORRUPT")
+    # a new game still starts on top of the wreck
+    store = GameStore(root)
+    store.load()
+    fresh = new("ceb")
+    store.new_game(fresh)
+    store.record(fresh, recs[0])
+    fresh.apply(recs[0])
+    store.close()
+    back, status = load(root)
+    check(status == OK and same(back, fresh), "a new game after a corrupt one")
+
+
+def case_bad_records():
+    root = scratch_dir()
+    recs = make_events("ddbu", 20, 1)
+    game = stored(root, "ddbu", recs)
+    store = GameStore(root)
+    game, _ = store.load()
+    for bad in (b"", bytes(65), "text"):
+        try:
+            store.record(game, bad)
+        except (ValueError, TypeError):
+            pass
+        else:
+            raise AssertionError("record %r accepted" % (bad,))
+    store.close()
+    back, status = load(root)
+    check(status == OK and same(back, game), "a refused record changed the store")
+    # the game took an event whose record the store refused: the next write is a snapshot
+    store = GameStore(root)
+    game, _ = store.load()
+    game.apply(recs[0])
+    try:
+        store.record(game, "not bytes")
+    except TypeError:
+        pass
+    store.maintain()
+    store.close()
+    back, status = load(root)
+    check(same(back, game), "an event whose record was refused is not on flash")
+
+
+class Crash(Exception):
+    pass
+
+
+class CrashingOs:
+    # os and open for the journal module that fail at the n-th change to the files
+    def __init__(self, n):
+        self.n = n
+        self.sep = "/"
+
+    def tick(self):
+        self.n -= 1
+        if self.n == 0:
+            raise Crash()
+
+    def rename(self, a, b):
+        self.tick()
+        os.rename(a, b)
+
+    def mkdir(self, path):
+        os.mkdir(path)
+
+    def stat(self, path):
+        return os.stat(path)
+
+    def open(self, path, mode="r"):
+        if "r" not in mode:
+            self.tick()
+        return open(path, mode)
+
+
+def case_compaction_crash_windows():
+    root = scratch_dir()
+    recs = make_events("ceb", 40, 12)
+    for n in range(1, 8):
+        wipe(root)
+        store = GameStore(root)
+        game = new("ceb")
+        store.new_game(game)
+        i = 0
+        while store.records == 0 or store._journal_bytes + 9 <= store.journal_limit:
+            step(game, recs[i])
+            store.record(game, recs[i])
+            i += 1
+        crashing = CrashingOs(n)
+        journal.os = crashing
+        journal.open = crashing.open
+        try:
+            store.maintain()
+            finished = True
+        except Crash:
+            finished = False
+        finally:
+            journal.os = os
+            del journal.open
+        try:
+            store.close()
+        except Exception:
+            pass
+        back, status = load(root)
+        check(status == OK, "crash at step %d: status %r" % (n, status))
+        check(same(back, game), "crash at step %d of compaction lost the game" % n)
+        if finished:
+            break
+    check(n > 4, "compaction had fewer steps than expected")
+
+
+def case_new_game_never_takes_an_old_journal():
+    root = scratch_dir()
+    recs = make_events("ddbu", 9, 13)
+    for n in range(1, 6):
+        stored(root, "ddbu", recs, maintain=False)  # an old game with a journal
+        store = GameStore(root)  # not loaded first: the board starts a new game at once
+        game = new("russian")
+        crashing = CrashingOs(n)
+        journal.os = crashing
+        journal.open = crashing.open
+        try:
+            store.new_game(game)
+        except Crash:
+            pass
+        finally:
+            journal.os = os
+            del journal.open
+        back, status = load(root)
+        if back is not None and back.rules == "russian":
+            check(same(back, game), "crash at step %d: old events joined the new game" % n)
+        else:
+            check(back is not None and back.rules == "ddbu", "crash at step %d: no game" % n)
