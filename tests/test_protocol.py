@@ -1,6 +1,6 @@
 """The link's framing and commands (docs/protocol.md), on CPython and the unix port.
 
-The device cases live in test_protocol_cases.py so that the same code runs on both
+The device cases live in device/protocol_cases.py so that the same code runs on both
 interpreters; here the host's independent codec (zlib CRC, its own COBS) checks them.
 """
 
@@ -9,8 +9,7 @@ import struct
 import tempfile
 import zlib
 
-import pytest
-import test_protocol_cases as cases
+from helpers import device_case_tests, micropython_value, run_on_micropython
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,21 +18,9 @@ from boardlib.crc32 import _bitwise_crc32
 from firmware import errors
 from rules_core import Game
 from rules_core.snapshot import pack_state
-from tools import upy
 from tools.logger import frames
 
-
-@pytest.mark.parametrize("name", cases.CASES)
-def test_device_case_on_cpython(name):
-    getattr(cases, name)()
-
-
-def test_device_cases_on_the_unix_port():
-    out = upy.run_file("tests/test_protocol_cases.py", heapsize="256K", timeout=60)
-    assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()
-    assert [line.split()[1] for line in lines] == cases.CASES
-    assert all(line.startswith("ok ") for line in lines), out.stdout
+test_device_case = device_case_tests("protocol_cases")
 
 
 @given(st.binary(max_size=600))
@@ -116,33 +103,6 @@ def test_host_rejects_every_single_bit_flip():
             assert reader.feed(wire) == original  # and the next frame is read as ever
 
 
-FUZZ_RUNNER = r"""
-import sys, binascii
-sys.path.append("tests")
-import test_protocol_cases as cases
-from firmware.app import App
-from tools.simboard.board import build
-
-# The real firmware on the simulated board, its serial link a stream fed from stdin.
-lk, stream = cases.new_link()
-sim = build(state_dir=sys.argv[1])
-sim.board.link = lk
-app = App(sim.board)
-app.boot(0)
-now = 0
-for line in sys.stdin:
-    stream.incoming += binascii.unhexlify(line.strip())
-    while stream.any():
-        now += 5
-        app.service_link(now)
-    stream.incoming += cases.command(0x84, 0xBEEF)
-    while stream.any():
-        now += 5
-        app.service_link(now)
-now += 5000
-app.service_link(now)
-sys.stdout.write(binascii.hexlify(stream.written).decode() + "\n")
-"""
 FIRMWARE_ERRORS = (errors.NOTHING_TO_UNDO, errors.BAD_SETTINGS, errors.UNKNOWN_COMMAND)
 
 command_frame = st.builds(
@@ -156,11 +116,10 @@ fuzz_input = st.one_of(command_frame, st.binary(min_size=1, max_size=60),
 @settings(max_examples=20, deadline=None)
 @given(st.lists(fuzz_input, min_size=1, max_size=25))
 def test_fuzzed_commands_into_the_firmware_get_answers(inputs):
-    data = "".join(chunk.hex() + "\n" for chunk in inputs)
     with tempfile.TemporaryDirectory() as flash:
-        out = upy.run(["-c", FUZZ_RUNNER, flash], heapsize="1M", input=data, timeout=60)
-    assert out.returncode == 0, out.stdout + out.stderr
-    answers = frames.FrameReader().feed(bytes.fromhex(out.stdout.strip()))
+        call = ["firmware_answers", [flash, [chunk.hex() for chunk in inputs]]]
+        out, = run_on_micropython("protocol_cases", [call], heapsize="1M", timeout=60)
+    answers = frames.FrameReader().feed(bytes.fromhex(micropython_value(out)))
     parsed = [(kind, frames.parse(kind, payload)) for kind, _, payload in answers]
     pings = [f for kind, f in parsed if kind == frames.ACK and f["ref"] == 0xBEEF]
     assert len(pings) == len(inputs)  # still running and answering after every input

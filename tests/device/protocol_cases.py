@@ -1,7 +1,7 @@
 """Device-side link cases, run on CPython and on the MicroPython unix port.
 
 test_protocol.py runs every ``case_*`` here on both interpreters (on the unix port all of
-them in one process, through ``main()``). Frames are checked against docs/protocol.md:
+them in one process). Frames are checked against docs/protocol.md:
 0x00, COBS(kind, seq u16 LE, payload, CRC-32 LE of the rest), 0x00.
 """
 
@@ -9,6 +9,9 @@ import struct
 
 from boardlib import cobs, link
 from boardlib.crc32 import _bitwise_crc32, crc32
+from device.support import check, micropython_only
+
+HEAPSIZE = "256K"
 
 
 class MemStream:
@@ -36,11 +39,6 @@ class MemStream:
     def write(self, buf):
         self.written += buf
         return len(buf)
-
-
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
 
 
 def frames_of(data):
@@ -244,10 +242,9 @@ def case_broken_stream_does_not_raise():
 
 
 def case_idle_poll_allocates_nothing():
-    try:
-        import micropython
-    except ImportError:
-        return "skipped on CPython"
+    micropython_only("micropython.heap_lock")
+    import micropython
+
     lk, stream = new_link()
     lk.poll(0)  # the first call may intern names; the steady state is what matters
     stream.incoming += command(0x84, 5)[:-1] + b"\x17" * 40  # a frame, then noise, unfinished
@@ -264,17 +261,29 @@ def case_idle_poll_allocates_nothing():
     check(lk.rx_bad == 1, "the overlong frame counted")
 
 
-CASES = [name for name in sorted(globals()) if name.startswith("case_")]
+def firmware_answers(state_dir, chunks):
+    """The real firmware on the simulated board, its serial link a stream fed with `chunks`
+    (hex), each followed by a ping 0xBEEF; returns everything it sent, in hex."""
+    import binascii
 
+    from firmware.app import App
+    from tools.simboard.board import build
 
-def main():
-    for name in CASES:
-        try:
-            note = globals()[name]()
-            print("ok", name, note or "")
-        except Exception as err:  # report every case, not just the first failure
-            print("FAIL", name, repr(err))
-
-
-if __name__ == "__main__":
-    main()
+    lk, stream = new_link()
+    sim = build(state_dir=state_dir)
+    sim.board.link = lk
+    app = App(sim.board)
+    app.boot(0)
+    now = 0
+    for chunk in chunks:
+        stream.incoming += binascii.unhexlify(chunk)
+        while stream.any():
+            now += 5
+            app.service_link(now)
+        stream.incoming += command(0x84, 0xBEEF)
+        while stream.any():
+            now += 5
+            app.service_link(now)
+    now += 5000
+    app.service_link(now)
+    return binascii.hexlify(stream.written).decode()
