@@ -128,7 +128,8 @@ def device_case_names(module):
 def run_on_micropython(name, calls=None, heapsize=None, timeout=120):
     """Run device module `name` through tests/device/run.py in one unix-port process.
 
-    Without `calls`, every `case_*`; else [[function, [args]], ...] given as JSON.
+    Without `calls`, every `case_*`; else [[function, [args]], ...] given as JSON (bytes
+    become lists of numbers).
     Returns [(function, status, payload), ...] in order (see tests/device/run.py).
     """
     import ast
@@ -136,7 +137,7 @@ def run_on_micropython(name, calls=None, heapsize=None, timeout=120):
     args = ["tests/device/run.py", name] + (["-"] if calls is not None else [])
     heapsize = heapsize or getattr(device_module(name), "HEAPSIZE", None)
     proc = upy.run(args, heapsize=heapsize, timeout=timeout,
-                   input=None if calls is None else json.dumps(calls))
+                   input=None if calls is None else json.dumps(calls, default=list))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = [ast.literal_eval(line[len(RESULT_MARK):]) for line in proc.stdout.splitlines()
            if line.startswith(RESULT_MARK)]
@@ -167,6 +168,15 @@ def cpython_value(module, name, *args):
         return getattr(module, name)(*args)
     except Skipped as why:
         pytest.skip(str(why))
+
+
+def device_value(interpreter, name, function, *args):
+    """`function(*args)` of device module `name` on "cpython" (directly) or "micropython"
+    (one unix-port process; the arguments travel as JSON)."""
+    __tracebackhide__ = True
+    if interpreter == "cpython":
+        return cpython_value(device_module(name), function, *args)
+    return micropython_value(run_on_micropython(name, [[function, list(args)]])[0])
 
 
 def device_case_tests(name, interpreters=("cpython", "micropython")):

@@ -8,7 +8,7 @@ unix port (tests/device/display_cases.py).
 """
 
 import pytest
-from helpers import cpython_value, device_module, micropython_value, run_on_micropython
+from helpers import device_value
 
 # (function, args, kwargs, two TM1637 modules read, MAX7219 reads)
 SCREENS = [
@@ -37,9 +37,7 @@ CALLS = [(name, args, kwargs) for name, args, kwargs, _, _ in SCREENS]
 
 @pytest.fixture(scope="module", params=["cpython", "micropython"])
 def results(request):
-    if request.param == "cpython":
-        return cpython_value(device_module("display_cases"), "run", CALLS)
-    return micropython_value(run_on_micropython("display_cases", [["run", [CALLS]]])[0])
+    return device_value(request.param, "display_cases", "run", CALLS)
 
 
 def mismatches(seen, column):

@@ -1,112 +1,14 @@
 """The MAX7219 driver's frames, checked against the datasheet, and the chip emulator.
 
-The scenarios are device code: they run on CPython and, all in one process, on the
-MicroPython unix port; the checks below read their results. `frames` is this test's own
-reading of the SPI wire (mode 0, MSB first, 16 bits latched when LOAD/CS rises).
+The scenarios are device code (tests/device/max7219_cases.py): they run on CPython and,
+all in one process, on the MicroPython unix port; the checks below read their results.
+`frames` is this test's own reading of the SPI wire (mode 0, MSB first, 16 bits latched
+when LOAD/CS rises).
 """
 
-import ast
-
 import pytest
+from helpers import device_value
 from test_font import hand_byte
-
-from tools import upy
-
-DEVICE = r'''
-from boardlib.max7219 import MAX7219
-from tools.simboard.chips import MAX7219Emulator
-from tools.simboard.pins import FakePin, Wire
-from tools.simboard.softspi import SoftSPI
-
-
-class WrongRegister(MAX7219):
-    """A broken driver: digit registers counted from 0 instead of 1."""
-
-    def _register(self, address, data):
-        if 1 <= address <= 8:
-            address -= 1
-        MAX7219._register(self, address, data)
-
-
-class NoConversion(MAX7219):
-    """A broken driver: sends the font's bit order as it is."""
-
-    def write(self, segs):
-        for i in range(len(segs)):
-            self._register(self.digits - i, segs[i])
-
-
-def rig(cls=MAX7219, digits=8):
-    wire = Wire()
-    sck = FakePin("sck", 0, wire)
-    mosi = FakePin("mosi", 0, wire)
-    cs = FakePin("cs", 1, wire)
-    emu = MAX7219Emulator(mosi, sck, cs)
-    chip = cls(SoftSPI(sck, mosi), cs, digits)
-    return chip, emu, wire
-
-
-def state(emu, wire):
-    out = {"log": wire.log, "visible": emu.visible(), "errors": emu.errors,
-           "intensity": emu.intensity, "scan_limit": emu.scan_limit,
-           "decode": emu.decode, "shutdown": emu.shutdown, "test": emu.test}
-    wire.clear()
-    return out
-
-
-def scenarios(text_cells):
-    out = {}
-    chip, emu, wire = rig()
-    out["init"] = state(emu, wire)
-    chip.write(text_cells)
-    out["write"] = state(emu, wire)
-    chip.brightness(12)
-    out["brightness"] = state(emu, wire)
-    chip.off()
-    out["off"] = state(emu, wire)
-    chip.on()
-    out["on"] = state(emu, wire)
-    chip._register(0x0F, 1)
-    out["test_on"] = state(emu, wire)
-    chip._register(0x0F, 0)
-    chip._register(0x0B, 3)
-    out["scan3"] = state(emu, wire)
-    chip._register(0x0B, 7)
-    chip._register(0x09, 0xFF)
-    for reg, code in ((8, 1), (7, 2), (6, 0x0B), (5, 0x0C), (4, 0x0D), (3, 0x0E), (2, 0x0F),
-                      (1, 0x80)):
-        chip._register(reg, code)
-    out["code_b"] = state(emu, wire)
-    chip._register(0x0D, 1)
-    out["no_register"] = state(emu, wire)
-    chip.cs.value(0)
-    chip.spi.write(b"\x0c")
-    chip.cs.value(1)
-    out["short_frame"] = state(emu, wire)
-    bad = []
-    for call in ("brightness16", "digits9", "nine_cells"):
-        chip, emu, wire = rig()
-        wire.clear()
-        try:
-            if call == "brightness16":
-                chip.brightness(16)
-            elif call == "digits9":
-                rig(MAX7219, 9)
-            else:
-                chip.write(text_cells + b"\x00")
-            bad.append(None)
-        except ValueError:
-            bad.append(wire.log)
-    out["bad"] = bad
-    for name, cls in (("wrong_register", WrongRegister), ("no_conversion", NoConversion)):
-        chip, emu, wire = rig(cls)
-        chip.write(text_cells)
-        out[name] = state(emu, wire)
-    chip, emu, wire = rig(MAX7219, 4)
-    chip.write(text_cells[:4])
-    out["four_digits"] = state(emu, wire)
-    return out
-'''
 
 # "1234.5678" in font order, from the hand-drawn shapes.
 CELLS = bytes(hand_byte(c) for c in "12345678")
@@ -117,14 +19,7 @@ RAW = {"1": 0x30, "2": 0x6D, "3": 0x79, "4": 0x33, "5": 0x5B, "6": 0x5F, "7": 0x
 
 @pytest.fixture(scope="module", params=["cpython", "micropython"])
 def results(request):
-    if request.param == "cpython":
-        namespace = {}
-        exec(DEVICE, namespace)
-        return namespace["scenarios"](CELLS)
-    call = "\nprint(repr(scenarios(%r)))" % (CELLS,)
-    proc = upy.run(["-c", DEVICE + call], timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    return ast.literal_eval(proc.stdout)
+    return device_value(request.param, "max7219_cases", "scenarios", CELLS)
 
 
 def frames(log):
