@@ -125,19 +125,22 @@ def device_case_names(module):
     return sorted(n[5:] for n in dir(module) if n.startswith("case_"))
 
 
-def run_on_micropython(name, calls=None, heapsize=None, timeout=120):
+def run_on_micropython(name, calls=None, heapsize=None, timeout=120, path=None):
     """Run device module `name` through tests/device/run.py in one unix-port process.
 
     Without `calls`, every `case_*`; else [[function, [args]], ...] given as JSON (bytes
-    become lists of numbers).
+    become lists of numbers). `path` replaces the project's folders on MICROPYPATH.
     Returns [(function, status, payload), ...] in order (see tests/device/run.py).
     """
     import ast
+    import subprocess
 
     args = ["tests/device/run.py", name] + (["-"] if calls is not None else [])
     heapsize = heapsize or getattr(device_module(name), "HEAPSIZE", None)
-    proc = upy.run(args, heapsize=heapsize, timeout=timeout,
-                   input=None if calls is None else json.dumps(calls, default=list))
+    env = upy.env() if path is None else dict(os.environ, MICROPYPATH=":".join(path))
+    proc = subprocess.run(upy.command(args, heapsize), capture_output=True, text=True,
+                          env=env, cwd=upy.ROOT, timeout=timeout,
+                          input=None if calls is None else json.dumps(calls, default=list))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = [ast.literal_eval(line[len(RESULT_MARK):]) for line in proc.stdout.splitlines()
            if line.startswith(RESULT_MARK)]

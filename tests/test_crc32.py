@@ -2,11 +2,11 @@
 
 import zlib
 
+from helpers import device_case_tests
 from hypothesis import given
 from hypothesis import strategies as st
 
 from boardlib.crc32 import crc32, crc32_matches, crc32_put
-from tools import upy
 
 
 @given(st.binary(max_size=120))
@@ -21,20 +21,4 @@ def test_put_and_match_agree_with_zlib(data):
         assert not crc32_matches(buf, len(data))
 
 
-def test_put_allocates_nothing_on_micropython():
-    code = (
-        "import micropython\n"
-        "from boardlib.crc32 import crc32_put, crc32_matches\n"
-        "def check(buf):\n"
-        "    micropython.heap_lock()\n"
-        "    crc32_put(buf, 9, buf, 9)\n"
-        "    ok = crc32_matches(buf, 9)\n"
-        "    micropython.heap_unlock()\n"
-        "    return ok\n"
-        "buf = bytearray(b'123456789') + bytearray(4)\n"
-        "crc32_put(buf, 9, buf, 9)\n"  # builds the table once
-        "print(check(buf), bytes(buf[9:]).hex())\n"
-    )
-    proc = upy.run(["-c", code])
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.split() == ["True", zlib.crc32(b"123456789").to_bytes(4, "little").hex()]
+test_device_case = device_case_tests("crc32_cases", interpreters=("micropython",))

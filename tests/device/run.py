@@ -11,6 +11,7 @@ tools/upy.py sets it). Each call prints one line: `CASE ` and the repr of
 reason, or "error" with the traceback. Everything else a case prints is left as it is.
 """
 
+import gc
 import sys
 
 MARK = "CASE "
@@ -52,6 +53,7 @@ def main(argv):
     if tests not in sys.path:
         sys.path.insert(0, tests)
     name = argv[0]
+    gc.collect()  # what compiling this file left behind, before the module's own code
     module = __import__("device." + name, None, None, [name])
     if argv[1:] == ["-"]:
         import json
