@@ -1,23 +1,16 @@
 """Saving and resuming games (rules_core.snapshot), on CPython and the MicroPython port."""
 
 import pytest
-from helpers import ALL_PINS, spots
+from helpers import ALL_PINS, device_module, micropython_value, run_on_micropython, spots
 
 from rules_core import GameError, snapshot
 from rules_core.game import Game
-from tools import upy
 
 ALL = ALL_PINS
 game = Game
 
 
-def sample_game():
-    g = game("ceb", 30, 5, 2)
-    for k in range(70):
-        g.shot(pins=(k * 7) % 32, carom=k % 3, fouls=("rouge",) if k % 5 == 0 else ())
-        if g.finished:
-            break
-    return g
+sample_game = device_module("snapshot_cases").sample_game
 
 
 def test_unpack_gives_the_same_state_history_and_working_undo():
@@ -78,32 +71,12 @@ def test_damaged_board_states_give_a_clear_error(data):
         snapshot.unpack_state(data)
 
 
-UPY_PROGRAM = """
-from rules_core import Game, snapshot
-def hexs(b):
-    return "".join("%02x" % x for x in b)
-g = Game("ceb", 30, 5, 2)
-for k in range(70):
-    g.shot(pins=(k * 7) % 32, carom=k % 3, fouls=("rouge",) if k % 5 == 0 else ())
-    if g.finished:
-        break
-data = snapshot.pack(g)
-print(hexs(data))
-print(hexs(snapshot.pack_state(g)))
-r = snapshot.unpack(data)
-print(r.state_json())
-r.undo()
-print(r.state_json())
-"""
-
-
 def test_micropython_packs_the_same_bytes_and_resumes_the_same():
-    proc = upy.run(["-c", UPY_PROGRAM], heapsize="64K")
-    assert proc.returncode == 0, proc.stderr
-    out = proc.stdout.splitlines()
+    call = ["packed_and_resumed", []]
+    out = micropython_value(run_on_micropython("snapshot_cases", [call], heapsize="80K")[0])
     g = sample_game()
-    assert out[0] == snapshot.pack(g).hex()
-    assert out[1] == snapshot.pack_state(g).hex()
+    assert out[0] == snapshot.pack(g)
+    assert out[1] == snapshot.pack_state(g)
     assert out[2] == g.state_json()
     g.undo()
     assert out[3] == g.state_json()
