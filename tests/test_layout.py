@@ -6,15 +6,13 @@ and 5, shown here as ':'. The same cases run in one MicroPython unix-port proces
 also checks that the screens drawn between shots and every second allocate nothing.
 """
 
-import ast
-
 import pytest
+from helpers import micropython_value, run_on_micropython
 from hypothesis import given
 from hypothesis import strategies as st
 from test_font import hand_read
 
 from boardlib import layout
-from tools import upy
 
 COLONS = (1, 5)
 
@@ -127,41 +125,14 @@ def test_any_score_reads_right_aligned_with_one_marker(s1, s2, turn):
         assert text.endswith(".")  # the right edge
 
 
-UPY_SCRIPT = """
-import micropython
-from boardlib import layout
-CASES = %r
-for name, args, kwargs in CASES:
-    buf = bytearray(b"\\xff" * 8)
-    try:
-        getattr(layout, name)(buf, *args, **kwargs)
-        print(repr(list(buf)))
-    except ValueError:
-        print(repr("ValueError"))
-buf = bytearray(8)
-layout.scores(buf, 1, 2, 1)
-micropython.heap_lock()
-try:
-    layout.scores(buf, 1234, 56, 2)
-    layout.scores(buf, -12, 99999, 1)
-    layout.break_clock(buf, 299)
-    layout.set_score(buf, 1, 2)
-    allocated = 0
-except MemoryError:
-    allocated = 1
-micropython.heap_unlock()
-print(repr(allocated))
-"""
-
-
 @pytest.fixture(scope="module")
 def upy_results():
     calls = [(n, a, k) for n, a, k, _ in CASES] + BAD
-    proc = upy.run(["-c", UPY_SCRIPT % (calls,)], timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    lines = [ast.literal_eval(line) for line in proc.stdout.splitlines()]
-    assert len(lines) == len(calls) + 1
-    return lines
+    out = run_on_micropython("layout_cases",
+                             [["draw_all", [calls]], ["allocations_while_drawing", []]])
+    drawn, allocated = (micropython_value(r) for r in out)
+    assert len(drawn) == len(calls)
+    return drawn + [allocated]
 
 
 def test_micropython_draws_the_same_screens(upy_results):
