@@ -1,139 +1,19 @@
 """Input conditioning (boardlib.inputs) and tick arithmetic (boardlib.ticks).
 
-Every scenario is a plain function that runs unchanged on CPython and on the MicroPython
-unix port; the port runs all of them in one process. Expected values are worked out by
-hand from HARDWARE.md and the documented settings, polling every 5 ms unless said.
+Every scenario is a plain function (tests/device/inputs_cases.py) that runs unchanged on
+CPython and on the MicroPython unix port; the port runs all of them in one process.
+Expected values are worked out by hand from HARDWARE.md and the documented settings,
+polling every 5 ms unless said.
 """
 
-import inspect
-import json
 import os
-import textwrap
 
 import pytest
+from helpers import cpython_value, device_module, micropython_value, run_on_micropython
 
-from tools import upy
+INPUTS = device_module("inputs_cases")
 
-# ---- device code ----------------------------------------------------------------------------
-
-
-def button_trace(changes, end_ms, base=0, debounce_ms=20, hold_ms=800):
-    """Poll a Button every 5 ms; changes = [[time, pressed], ...]; times start at `base`."""
-    from boardlib.inputs import HOLD, PRESS, Button
-    from boardlib.ticks import ticks_add
-
-    button = Button(debounce_ms, hold_ms)
-    out = []
-    level = 0
-    k = 0
-    t = 0
-    while t <= end_ms:
-        while k < len(changes) and changes[k][0] <= t:
-            level = changes[k][1]
-            k += 1
-        kind = button.update(level, ticks_add(base, t))
-        if kind == PRESS:
-            out.append([t, "press"])
-        elif kind == HOLD:
-            out.append([t, "hold"])
-        elif kind:
-            out.append([t, "unknown %d" % kind])
-        t += 5
-    return out
-
-
-def spot_trace(changes, end_ms, step_ms=5, base=0, options=None):
-    """Poll SpotSensors; changes = [[time, standing_mask], ...].
-
-    Returns [time, down, fault, [code of spot 1..5]] at the first poll and whenever the
-    down or fault mask changes.
-    """
-    from boardlib.inputs import SpotSensors
-    from boardlib.ticks import ticks_add
-
-    sensors = SpotSensors(**(options or {}))
-    out = []
-    standing = 0
-    k = 0
-    t = 0
-    last_down = -1
-    last_fault = -1
-    while t <= end_ms:
-        while k < len(changes) and changes[k][0] <= t:
-            standing = changes[k][1]
-            k += 1
-        down = sensors.update(standing, ticks_add(base, t))
-        if down != sensors.down:
-            out.append([t, "update returned %d but down is %d" % (down, sensors.down)])
-        if down != last_down or sensors.fault != last_fault:
-            codes = [sensors.fault_code(spot) for spot in range(1, sensors.count + 1)]
-            out.append([t, down, sensors.fault, codes])
-            last_down = down
-            last_fault = sensors.fault
-        t += step_ms
-    return out
-
-
-def ticks_facts():
-    from boardlib.ticks import TICKS_PERIOD, ticks_add, ticks_diff
-
-    top = ticks_add(0, -1)
-    half = TICKS_PERIOD // 2
-    just_ahead = ticks_add(0, half - 1)
-    try:
-        ticks_add(0, half)
-        too_far = "no error"
-    except OverflowError:
-        too_far = "overflow"
-    return [
-        top == TICKS_PERIOD - 1,
-        ticks_add(top, 1),
-        ticks_diff(ticks_add(top, 10), top),
-        ticks_diff(top, ticks_add(top, 10)),
-        ticks_diff(just_ahead, 0) == half - 1,
-        ticks_diff(ticks_add(just_ahead, 1), 0) == -half,
-        too_far,
-        ticks_diff(1500, 1000),
-    ]
-
-
-def bad_settings():
-    """Each bad construction or call must raise ValueError; returns the messages."""
-    from boardlib.inputs import Button, SpotSensors
-
-    attempts = [
-        lambda: Button(debounce_ms=-1),
-        lambda: Button(hold_ms=0),
-        lambda: Button(hold_ms="800"),
-        lambda: SpotSensors(glitch_ms=-5),
-        lambda: SpotSensors(count=0),
-        lambda: SpotSensors(stuck_ms=0),
-        lambda: SpotSensors(flap_limit=1),
-        lambda: SpotSensors().fault_code(0),
-        lambda: SpotSensors().fault_code(6),
-    ]
-    out = []
-    for attempt in attempts:
-        try:
-            attempt()
-            out.append("no error")
-        except ValueError as e:
-            out.append(str(e))
-    return out
-
-
-# ---- both interpreters ----------------------------------------------------------------------
-
-_MAIN = """
-import json, sys
-for _name, _args in json.loads(sys.stdin.read()):
-    print(json.dumps(globals()[_name](*_args)))
-"""
-
-_FUNCS = [button_trace, spot_trace, ticks_facts, bad_settings]
-_BY_NAME = {f.__name__: f for f in _FUNCS}
-
-WRAP = "wrap"  # as a base: start 100 s before the tick counter wraps
+WRAP = INPUTS.WRAP  # as a base: start 100 s before the tick counter wraps
 
 ALL_UP = 0b11111
 NO_3 = 0b11011  # a ball rests on spot 3
@@ -219,39 +99,17 @@ CASES = {
 }
 
 
-def resolve(args):
-    from boardlib.ticks import TICKS_PERIOD
-
-    wrap_base = TICKS_PERIOD - 100000
-    # JSON cannot carry the port's own period, so the base is resolved on each side.
-    return [wrap_base if a == WRAP else a for a in args]
-
-
-_MAIN_WRAP = """
-from boardlib.ticks import TICKS_PERIOD as _P
-def _resolve(args):
-    return [_P - 100000 if a == "wrap" else a for a in args]
-"""
-
-
 @pytest.fixture(scope="module")
-def unix_port(tmp_path_factory):
+def unix_port():
+    names = [*CASES, "ticks_facts", "bad_settings"]
     calls = [[func, args] for func, args, _ in CASES.values()]
     calls += [["ticks_facts", []], ["bad_settings", []]]
-    source = "\n\n".join(textwrap.dedent(inspect.getsource(f)) for f in _FUNCS)
-    source += _MAIN_WRAP + _MAIN.replace("(*_args)", "(*_resolve(_args))")
-    path = tmp_path_factory.mktemp("inputs") / "batch.py"
-    path.write_text(source)
-    proc = upy.run([str(path)], input=json.dumps(calls), timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
-    assert len(lines) == len(calls), proc.stdout + proc.stderr
-    results = [json.loads(line) for line in lines]
-    return dict(zip([*CASES, "ticks_facts", "bad_settings"], results, strict=True))
+    results = [micropython_value(r) for r in run_on_micropython("inputs_cases", calls)]
+    return dict(zip(names, results, strict=True))
 
 
 def on_cpython(name, args=()):
-    return json.loads(json.dumps(_BY_NAME[name](*resolve(args))))
+    return cpython_value(INPUTS, name, *args)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
