@@ -1,12 +1,13 @@
 """Shot assembly (boardlib.shot fed by boardlib.inputs) against HARDWARE.md "How a shot is seen".
 
 Each case plays a timeline from tests/timelines/ through the real Levels, SpotSensors,
-Button and ShotAssembler at a 5 ms poll, on CPython and on the MicroPython unix port (all
-cases in one unix-port process). Expected results are worked out by hand from the spec
-with the default settings: glitch 40 ms, debounce 20 ms, hold 800 ms, settle 1500 ms, and
-a timeline press lasting 100 ms. So a pin dark from T is down at T+40, standing again
-from U is up at U+40; a press at P gives PRESS at P+120 (release + debounce); a hold from
-P gives HOLD at P+800; a shot ends by itself 1500 ms after its last change.
+Button and ShotAssembler at a 5 ms poll (tests/device/shot_cases.py), on CPython and on
+the MicroPython unix port (all cases in one unix-port process). Expected results are worked
+out by hand from the spec with the default settings: glitch 40 ms, debounce 20 ms, hold
+800 ms, settle 1500 ms, and a timeline press lasting 100 ms. So a pin dark from T is down at
+T+40, standing again from U is up at U+40; a press at P gives PRESS at P+120 (release +
+debounce); a hold from P gives HOLD at P+800; a shot ends by itself 1500 ms after its last
+change.
 """
 
 import os
@@ -14,7 +15,8 @@ import random
 import subprocess
 
 import pytest
-from helpers import on_cpython, run_functions_on_unix
+from device.shot_cases import direct_calls, play, play_levels
+from helpers import micropython_value, run_on_micropython
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,196 +25,6 @@ from tools import upy
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-
-# ---- device code: runs unchanged on CPython and on the unix port --------------------------
-
-def play(text, tail_ms=3000):
-    """Play a timeline; returns [time, "shot", pins, carom, foul, presses, holds] per shot
-    and [time, "undo" | "menu"] per command."""
-    from boardlib import shot
-    from boardlib.inputs import Button, SpotSensors
-    from tools.simboard import timeline
-
-    levels = timeline.Levels(timeline.parse(text))
-    sensors = SpotSensors()
-    asm = shot.ShotAssembler()
-    buttons = [Button(), Button(), Button(), Button()]
-    which = (shot.CAROM, shot.FOUL, shot.OK, shot.UNDO)  # in timeline.BUTTONS order
-    out = []
-    now = 0
-    while now <= levels.end_ms + tail_ms:
-        standing = levels.advance(now)
-        asm.spots(sensors.update(standing, now), now, sensors.fault)
-        for i in range(4):
-            asm.button(which[i], buttons[i].update(levels.pressed(i), now), now)
-        result = asm.poll(now)
-        if result == shot.SHOT:
-            out.append([now, "shot", asm.pins, asm.carom, asm.foul,
-                        asm.foul_presses, asm.foul_holds])
-        elif result == shot.UNDO:
-            out.append([now, "undo"])
-        elif result == shot.MENU:
-            out.append([now, "menu"])
-        elif result != shot.NONE:
-            out.append([now, "unknown %d" % result])
-        now += 5
-    return out
-
-
-def play_levels(steps):
-    """Feed raw levels [[duration_ms, standing_mask, buttons_mask], ...] at a 5 ms poll.
-
-    Returns [results, problems]: problems lists every shot that counted a spot that was
-    down when the shot began, a spot that was never down during the shot, or a spot that
-    was faulted during the shot.
-    """
-    from boardlib import shot
-    from boardlib.inputs import Button, SpotSensors
-
-    sensors = SpotSensors(flap_limit=6, flap_window_ms=300, stuck_ms=2000)
-    asm = shot.ShotAssembler(settle_ms=300)
-    buttons = [Button(), Button(), Button(), Button()]
-    which = (shot.CAROM, shot.FOUL, shot.OK, shot.UNDO)
-    results = []
-    problems = []
-    now = 0
-    previous = -1
-    blocked = 0  # down when the current shot began, worked out here from what was fed
-    seen = 0  # every spot down at some poll of the current shot
-    faulted = 0  # every spot faulted at some poll of the current shot
-    for duration, standing, pressed in steps:
-        for _ in range(duration // 5):
-            down = sensors.update(standing, now)
-            was_busy = asm.busy
-            asm.spots(down, now, sensors.fault)
-            if asm.busy and not was_busy:
-                blocked = previous & down
-                seen = 0
-                faulted = 0
-            for i in range(4):
-                was_busy = asm.busy
-                asm.button(which[i], buttons[i].update(pressed >> i & 1, now), now)
-                if asm.busy and not was_busy:
-                    blocked = down
-                    seen = 0
-                    faulted = 0
-            seen |= down
-            faulted |= sensors.fault
-            result = asm.poll(now)
-            if result == shot.SHOT:
-                results.append([now, asm.pins, asm.carom, asm.foul])
-                if asm.pins & blocked or asm.pins & ~seen or asm.pins & faulted:
-                    problems.append([now, asm.pins, blocked, seen, faulted])
-            elif result != shot.NONE:
-                results.append([now, result])
-            previous = down
-            now += 5
-    return [results, problems]
-
-
-def poll_without_allocating(text, tail_ms=3000):
-    """Play a timeline with the heap locked after set-up (unix port only).
-
-    Returns [shots, commands, None] or [.., .., time] of the poll that allocated.
-    """
-    import micropython
-
-    from boardlib import shot
-    from boardlib.inputs import Button, SpotSensors
-    from tools.simboard import timeline
-
-    levels = timeline.Levels(timeline.parse(text))
-    sensors = SpotSensors()
-    asm = shot.ShotAssembler()
-    buttons = [Button(), Button(), Button(), Button()]
-    which = (shot.CAROM, shot.FOUL, shot.OK, shot.UNDO)
-    shots = 0
-    commands = 0
-    now = 0
-    end = levels.end_ms + tail_ms
-    micropython.heap_lock()
-    try:
-        while now <= end:
-            standing = levels.advance(now)
-            asm.spots(sensors.update(standing, now), now, sensors.fault)
-            for i in range(4):
-                asm.button(which[i], buttons[i].update(levels.pressed(i), now), now)
-            result = asm.poll(now)
-            if result == shot.SHOT:
-                shots += 1
-            elif result != shot.NONE:
-                commands += 1
-            now += 5
-    except MemoryError:
-        micropython.heap_unlock()
-        return [shots, commands, now]
-    micropython.heap_unlock()
-    return [shots, commands, None]
-
-
-def direct_calls():
-    """Drive a ShotAssembler by hand; returns what it reported at each step."""
-    from boardlib import shot
-    from boardlib.inputs import HOLD, NONE, PRESS
-
-    asm = shot.ShotAssembler(settle_ms=1000)
-    out = []
-    asm.spots(0, 0)
-    asm.button(shot.FOUL, PRESS, 100)
-    asm.button(shot.FOUL, HOLD, 200)
-    asm.button(shot.FOUL, PRESS, 300)
-    asm.spots(0b00100, 400)
-    asm.button(shot.CAROM, PRESS, 450)
-    asm.button(shot.CAROM, HOLD, 460)
-    asm.button(shot.CAROM, PRESS, 470)
-    out.append([asm.busy, asm.live_pins, asm.live_carom, asm.live_foul])
-    asm.button(shot.OK, HOLD, 500)
-    out.append([asm.poll(500) == shot.MENU, asm.busy])
-    asm.button(shot.OK, PRESS, 600)
-    out.append([asm.poll(600) == shot.SHOT, asm.busy, asm.pins, asm.carom, asm.foul,
-                asm.foul_presses, asm.foul_holds, asm.foul_count,
-                list(asm.foul_codes("quilles"))])
-    asm.button(shot.UNDO, HOLD, 700)
-    out.append(asm.poll(700) == shot.UNDO)
-    asm.button(shot.CAROM, NONE, 800)
-    out.append([asm.busy, asm.poll(800)])
-    for which, kind in ((9, PRESS), (shot.CAROM, 7)):
-        try:
-            asm.button(which, kind, 900)
-            out.append("no error")
-        except ValueError as e:
-            out.append(str(e))
-    out.append([asm.busy, asm.poll(900)])
-    for i in range(10):
-        asm.button(shot.OK, PRESS, 1000 + i)
-    shots = 0
-    while asm.poll(1100) == shot.SHOT:
-        shots += 1
-    out.append([shots, asm.dropped])
-    asm.button(shot.CAROM, PRESS, 2000)
-    asm.button(shot.OK, PRESS, 2001)
-    asm.button(shot.CAROM, PRESS, 2002)
-    asm.reset()
-    out.append([asm.busy, asm.poll(2003)])
-    asm.spots(0b00110, 2100)
-    asm.button(shot.FOUL, PRESS, 2200)
-    out.append([asm.busy, asm.live_pins, asm.live_foul])
-    asm.button(shot.UNDO, PRESS, 2300)
-    out.append([asm.busy, asm.live_pins, asm.live_foul])
-    asm.button(shot.UNDO, PRESS, 2400)
-    out.append([asm.busy, asm.live_pins, asm.poll(2400)])
-    asm.button(shot.CAROM, PRESS, 3000)
-    out.append([asm.poll(3995), asm.poll(4000) == shot.SHOT, asm.pins, asm.carom])
-    for settle in (0, "1500"):
-        try:
-            shot.ShotAssembler(settle_ms=settle)
-            out.append("no error")
-        except ValueError as e:
-            out.append(str(e))
-    return out
-
-
-# ---- running it on both interpreters ---------------------------------------------------------
 
 def timeline_text(name):
     with open(os.path.join(HERE, "timelines", name + ".timeline")) as f:
@@ -263,13 +75,12 @@ RANDOM_RUNS = [random_steps(random.Random(seed), 40) for seed in range(40)]
 
 
 @pytest.fixture(scope="module")
-def unix_port(tmp_path_factory):
+def unix_port():
     calls = [["play", [timeline_text(name)]] for name in CASES]
     calls += [["poll_without_allocating", [timeline_text(name)]] for name in CASES]
     calls += [["play_levels", [steps]] for steps in RANDOM_RUNS]
     calls += [["direct_calls", []]]
-    funcs = [play, play_levels, poll_without_allocating, direct_calls]
-    results = run_functions_on_unix(funcs, calls, tmp_path_factory.mktemp("shot"))
+    results = [micropython_value(r) for r in run_on_micropython("shot_cases", calls)]
     n = len(CASES)
     return {
         "cases": dict(zip(CASES, results[:n], strict=True)),
@@ -281,7 +92,7 @@ def unix_port(tmp_path_factory):
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_case_on_cpython(name):
-    assert on_cpython(play, timeline_text(name)) == CASES[name]
+    assert play(timeline_text(name)) == CASES[name]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -321,7 +132,7 @@ DIRECT_EXPECTED = [
 
 @pytest.mark.parametrize("interpreter", ["cpython", "unix port"])
 def test_direct_calls(interpreter, unix_port):
-    got = on_cpython(direct_calls) if interpreter == "cpython" else unix_port["direct"]
+    got = direct_calls() if interpreter == "cpython" else unix_port["direct"]
     assert got == DIRECT_EXPECTED
 
 
@@ -335,7 +146,7 @@ def test_steady_state_polling_allocates_nothing(name, unix_port):
 def test_random_levels_agree_and_never_count_blocked_spots(unix_port):
     shots = 0
     for steps, port_result in zip(RANDOM_RUNS, unix_port["random"], strict=True):
-        results, problems = on_cpython(play_levels, steps)
+        results, problems = play_levels(steps)
         assert problems == []
         assert port_result == [results, problems]
         shots += len(results)
