@@ -1,52 +1,17 @@
 """The raw input timeline (CONTRACT.md section 4): parser and virtual-time levels.
 
-Runs on CPython and, all cases in one process, on the MicroPython unix port.
+The scenarios (tests/device/timeline_cases.py) run on CPython and, all in one process, on
+the MicroPython unix port.
 """
 
-import json
 import os
 
 import pytest
-from helpers import run_functions_on_unix
+from helpers import cpython_value, device_module, micropython_value, run_on_micropython
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# ---- device code ----------------------------------------------------------------------------
-
-
-def parse_or_error(text):
-    from tools.simboard import timeline
-
-    try:
-        return [list(event) for event in timeline.parse(text)]
-    except ValueError as e:
-        return "error: %s" % e
-
-
-def levels_trace(text, times):
-    """[[time, standing mask, buttons mask], ...] at the given poll times, and end_ms."""
-    from tools.simboard import timeline
-
-    levels = timeline.Levels(timeline.parse(text))
-    out = []
-    for t in times:
-        standing = levels.advance(t)
-        out.append([t, standing, levels.buttons])
-        if levels.at(t) != (standing, levels.buttons):
-            out.append([t, "at() disagrees with advance()"])
-    return [out, levels.end_ms]
-
-
-def file_event_counts(texts):
-    from tools.simboard import timeline
-
-    return [len(timeline.parse(text)) for text in texts]
-
-
-# ---- both interpreters ----------------------------------------------------------------------
-
-_FUNCS = [parse_or_error, levels_trace, file_event_counts]
-_BY_NAME = {f.__name__: f for f in _FUNCS}
+TIMELINE = device_module("timeline_cases")
 
 CONTRACT_EXAMPLE = """\
 0      pins up 1 2 3 4 5   # these spots report a pin standing
@@ -160,14 +125,14 @@ def calls():
 
 
 @pytest.fixture(scope="module")
-def unix_port(tmp_path_factory):
-    return run_functions_on_unix(_FUNCS, calls(), tmp_path_factory.mktemp("timeline"))
+def unix_port():
+    return [micropython_value(r) for r in run_on_micropython("timeline_cases", calls())]
 
 
 @pytest.fixture(params=["cpython", "unix port"])
 def results(request):
     if request.param == "cpython":
-        return [json.loads(json.dumps(_BY_NAME[name](*args))) for name, args in calls()]
+        return [cpython_value(TIMELINE, name, *args) for name, args in calls()]
     return request.getfixturevalue("unix_port")
 
 
