@@ -1,0 +1,146 @@
+"""A power cut at every flash write of a recorded game (tests/test_powercut.py).
+
+MicroPython only: the game goes through boardlib.journal onto littlefs (os.VfsLfs2) over a
+RAM flash that logs every program and erase; CPython has no littlefs. The events come as
+hex records or "undo"; each state is reported as a CRC-32 fingerprint of its JSON and
+history, which the host compares with its own reference.
+"""
+
+import binascii
+import os
+
+from boardlib.journal import UNDO_RECORD, GameStore
+from rules_core import Game
+from tools.simboard.flash import RamBlockDev, mount
+
+HEAPSIZE = "32M"
+
+
+def key(game):
+    if game is None:
+        return "none"
+    h = binascii.crc32(game.state_json().encode() + b"|" + bytes(game.history))
+    return "%08x" % h
+
+
+def step(game, rec):
+    if rec == UNDO_RECORD:
+        game.undo()
+    else:
+        game.apply(rec)
+
+
+class Recorder:
+    """Plays the events onto a flash and resumes from images of it."""
+
+    def __init__(self, events, blocks):
+        self.events = [UNDO_RECORD if x == "undo" else binascii.unhexlify(x) for x in events]
+        self.blocks = blocks
+        self.ref = []  # key after new_game and after each event, as played here
+
+    def play(self, dev, count=None, upkeep=True):
+        """new_game, then the events; returns the log length after each (new_game first)."""
+        ends = []
+        mount(dev, "/f")
+        store = GameStore("/f")
+        game = Game("ddbu", distance=(500, 480), sets=1, first=1)
+        try:
+            store.new_game(game)
+            ends.append(len(dev.log) if dev.log is not None else dev.writes)
+            self.ref.append(key(game))
+            for rec in self.events[:count]:
+                step(game, rec)
+                store.record(game, rec)
+                if upkeep:
+                    store.maintain()  # as the application does between shots
+                ends.append(len(dev.log) if dev.log is not None else dev.writes)
+                self.ref.append(key(game))
+        except OSError:
+            ends.append(-1)  # the power went
+        store.close()
+        os.umount("/f")
+        return ends
+
+    def resume(self, image, more=0, start=None):
+        """Mount a copy of the image and load; with more, record further events, reload.
+
+        Returns (keys, status): the loaded game's key, and with more also the reloaded
+        game's, the played game's and the reference after those events."""
+        dev = RamBlockDev(4096, self.blocks, image=image)
+        mount(dev, "/c", format_blank=False)
+        store = GameStore("/c")
+        try:
+            game, status = store.load()
+            out = [key(game)]
+            if more and game is not None:
+                # go on from wherever the resume stands: after start - 1 events or start
+                t = start - 1 if self.ref[start - 1] == out[0] else start
+                for rec in self.events[t:t + more]:
+                    step(game, rec)
+                    store.record(game, rec)
+                store.close()
+                second = GameStore("/c")
+                again, _ = second.load()
+                second.close()
+                out += [key(again), key(game), self.ref[t + more]]
+        finally:
+            store.close()
+            os.umount("/c")
+        return out, status
+
+
+def sweep(events, blocks):
+    """Rebuild the flash as it stood after every operation (and a torn half of every
+    program) and resume from it. Returns (operations, ends, cuts) with a cut
+    (op, torn, events done, status, keys) or (op, torn, done, "raised", repr)."""
+    rec = Recorder(events, blocks)
+    dev = RamBlockDev(4096, blocks, record=True)
+    mount(dev, "/f")
+    os.umount("/f")
+    formatted = bytes(dev.data)
+    dev.log = []
+    ends = rec.play(dev)
+    log = dev.log
+    cuts = []
+    work = RamBlockDev(4096, blocks, image=formatted)
+    done = 0  # events (new_game first) whose writes all came before op j
+    for j in range(len(log)):
+        while done < len(ends) and ends[done] <= j:
+            done += 1
+        entry = log[j]
+        variants = (False, True) if entry[1] >= 0 else (False,)
+        for torn in variants:
+            scratch = RamBlockDev(4096, blocks, image=work.data)
+            scratch.apply(entry, torn)
+            # every 40th cut also goes on playing after the resume
+            more = 3 if j % 40 == 0 else 0
+            try:
+                out, status = rec.resume(scratch.data, more, done)
+                cuts.append((j, int(torn), done, status, out))
+            except Exception as e:
+                cuts.append((j, int(torn), done, "raised", repr(e)))
+        work.apply(entry)
+    return len(log), ends, cuts
+
+
+def real_cuts(events, picks, blocks):
+    """The device itself stops after write n (torn or not), for each "<n>f" or "<n>t" of
+    picks: (n, torn, events done, status, key, last end) each, the same as a rebuilt image."""
+    rec = Recorder(events, blocks)
+    out = []
+    for arg in picks:
+        n, torn = int(arg[:-1]), arg[-1] == "t"
+        dev = RamBlockDev(4096, blocks)
+        mount(dev, "/f")
+        os.umount("/f")
+        base = dev.writes
+        dev.cut_after_writes = base + n
+        dev.torn = torn
+        dev.log = None
+        ends = rec.play(dev, upkeep=False)  # compaction inside record() this time
+        done = 0
+        while done < len(ends) and 0 <= ends[done] - base < n:
+            done += 1
+        keys, status = rec.resume(dev.data)
+        out.append((n, int(torn), done, status, keys[0], ends[-1]))
+    return out
