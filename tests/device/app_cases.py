@@ -1,0 +1,167 @@
+"""The application on the simulated board (tests/test_app.py): boot notices, bad data on
+flash, a stuck sensor, the setup menu and the watchdog.
+
+MicroPython only: the simulated board keeps its flash on littlefs (os.VfsLfs2), as the
+board does. Each scenario runs the real firmware (`firmware.app.App` on `tools.simboard`)
+in a state folder of its own and reads the display through the emulated chips.
+"""
+
+from firmware.app import App
+from firmware.run import tick
+from tools.simboard.board import FLASH_MOUNT, build
+
+CAROM, FOUL, OK, UNDO = 0, 1, 2, 3
+
+
+def play(app, t0, t1):
+    t = t0
+    while t <= t1:
+        tick(app, t)
+        t += 5
+    return t
+
+
+def seen(sim, app, t0, t1, every=100):
+    """Every distinct picture on the display between t0 and t1, in order."""
+    shots, t, last = [], t0, None
+    while t <= t1:
+        tick(app, t)
+        if t % every == 0:
+            v = sim.visible()
+            if v != last:
+                shots.append(v)
+                last = v
+        t += 5
+    return shots
+
+
+def reboot(state, cause="PWR"):
+    import os
+
+    try:
+        os.umount(FLASH_MOUNT)
+    except OSError:
+        pass
+    sim = build(state_dir=state)
+    sim.board.reset_cause = cause
+    app = App(sim.board)
+    app.boot(0)
+    return sim, app
+
+
+def boot_after_watchdog(state):
+    sim, app = reboot(state, cause="WDT")
+    return seen(sim, app, 0, 5000)
+
+
+def corrupt_config(state):
+    sim, app = reboot(state)
+    with open(FLASH_MOUNT + "/board.cfg", "w") as f:
+        f.write("PBC1 0000dead\n{garbage")
+    sim, app = reboot(state)
+    pictures = seen(sim, app, 0, 6000)
+    return {"pictures": pictures, "settle": app.config["settle_ms"],
+            "rules": app.state["rules"]}
+
+
+def cut_off_journal(state):
+    sim, app = reboot(state)
+    t = play(app, 0, 1000)  # the sensors see every pin standing first
+    for pins in (0b00001, 0b00011, 0b00100):  # three scoring shots by player 1
+        for spot in range(5):
+            if pins & (1 << spot):
+                sim.set_spot(spot + 1, False)
+        t = play(app, t, t + 200)
+        sim.set_standing_mask(0x1F)
+        t = play(app, t, t + 3000)
+    scores = app.state["score"]
+    path = FLASH_MOUNT + "/game/game.jrn"
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(path, "wb") as f:
+        f.write(data[:-3])  # the power went mid-record
+    sim, app = reboot(state)
+    pictures = seen(sim, app, 0, 7000)
+    return {"before": scores, "after": app.state["score"], "pictures": pictures}
+
+
+def dark_sensor(state):
+    sim, app = reboot(state)
+    sim.set_spot(2, False)  # spot 2 goes dark and stays dark
+    t = play(app, 0, 185000)  # past the 3-minute stuck time
+    pictures = seen(sim, app, t, t + 5000)
+    t += 5005
+    score_while_stuck = list(app.state["score"])
+    sim.set_spot(1, False)  # a real shot meanwhile: pin 1
+    t = play(app, t, t + 200)
+    sim.set_spot(1, True)
+    t = play(app, t, t + 3000)
+    return {"pictures": pictures, "stuck": score_while_stuck,
+            "after": app.state["score"], "shots": app.state["shots"]}
+
+
+def setup_menu(state):
+    sim, app = reboot(state)
+    t = play(app, 0, 5000)
+
+    def press(t, b, ms=100):
+        sim.set_button(b, True)
+        t = play(app, t, t + ms)
+        sim.set_button(b, False)
+        return play(app, t, t + 200)
+
+    pictures = []
+    t = press(t, OK, 1000)  # hold ok: the menu
+    pictures.append(sim.visible())
+    t = press(t, CAROM)  # rules: ceb
+    pictures.append(sim.visible())
+    t = press(t, OK)  # distance of player 1
+    t = press(t, CAROM)  # 50
+    pictures.append(sim.visible())
+    t = press(t, OK)  # distance 2
+    t = press(t, OK)  # sets
+    t = press(t, CAROM)  # best of 3
+    pictures.append(sim.visible())
+    t = press(t, OK)  # who starts
+    t = press(t, OK)  # new game?
+    pictures.append(sim.visible())
+    t = press(t, CAROM)  # yes
+    pictures.append(sim.visible())
+    t = press(t, OK)
+    t = play(app, t, t + 5000)
+    pictures.append(sim.visible())
+    st = app.state
+    return {"pictures": pictures, "rules": st["rules"], "distance": st["distance"],
+            "best_of": st["best_of"], "menu": app.menu is not None}
+
+
+class CountingWatchdog:
+    feeds = 0
+
+    def feed(self):
+        self.feeds += 1
+
+
+def watchdog(state, broken):
+    """Run the firmware's tasks for 1.2 s; with `broken`, the display refresh raises."""
+    import asyncio
+
+    from firmware.run import Runner
+
+    sim, app = reboot(state)
+    sim.board.wdt = CountingWatchdog()
+    if broken:
+        def stuck(now_ms):
+            raise RuntimeError("display bus hung")
+
+        app.refresh_display = stuck
+    runner = Runner(app)
+
+    async def main():
+        try:
+            await asyncio.wait_for(runner.main(), 1.2)
+        except asyncio.TimeoutError:
+            pass
+
+    asyncio.run(main())
+    return {"feeds": sim.board.wdt.feeds, "errors": runner.errors}
