@@ -28,9 +28,13 @@ def binary():
     return found
 
 
+# The pinned micropython-lib modules (umqtt), unpacked by tools.upylib at `make venv`.
+UPYLIB = os.path.join(ROOT, ".venv", "upylib")
+
+
 def env(extra_path=()):
     e = dict(os.environ)
-    e["MICROPYPATH"] = ":".join([ROOT, *extra_path, ".frozen"])
+    e["MICROPYPATH"] = ":".join([ROOT, *extra_path, UPYLIB, ".frozen"])
     return e
 
 
