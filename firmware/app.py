@@ -195,6 +195,9 @@ class App:
         cmd = link.poll(now_ms)
         if cmd:
             self._command(cmd, now_ms)
+        net = self.board.net
+        if net is not None and net.notice:  # the network failed: say why, once per try
+            self.screens.flash(ERR, net.take_notice(), now_ms)
 
     def upkeep(self, now_ms):
         if not self.assembler.busy:

@@ -11,6 +11,8 @@ simulator) and handed in: nothing here creates hardware.
 
 
 class Board:
+    net = None  # the network link (boardlib.mqttlink.NetLink) when the board has one
+
     def __init__(
         self, spots, buttons, display, link, data_dir, config_path, wdt, reset_cause,
         standing_level=0,

@@ -14,6 +14,11 @@
 | 51 | undo with nothing left to take back |
 | 61 | bad game settings from the host |
 | 62 | unknown host command |
+| 63 | network commands refused (bad signature, replayed, garbled); ERROR detail: the count |
+| 71 | the WiFi could not be joined (wrong SSID or password, out of range); retried |
+| 72 | the MQTT broker could not be reached, or stopped answering |
+| 73 | the broker refused the board's user name or password |
+| 74 | `tls` is on, which this firmware does not do yet: the board stays off the network |
 """
 
 try:
@@ -33,6 +38,12 @@ JOURNAL_LOST = const(42)
 NOTHING_TO_UNDO = const(51)
 BAD_SETTINGS = const(61)
 UNKNOWN_COMMAND = const(62)
+# The network link's codes (boardlib.mqttlink.ERR_*, which keeps the same numbers).
+COMMAND_REFUSED = const(63)
+WIFI = const(71)
+BROKER = const(72)
+BROKER_LOGIN = const(73)
+TLS_UNSUPPORTED = const(74)
 
 
 def sensor_code(sensors):

@@ -67,6 +67,18 @@ def _link(cfg):
     return Link(uart, 0, board_id=machine.unique_id())
 
 
+def _net(cfg, serial_link):
+    """The MQTT link beside the serial one when /board.cfg has a `net` object."""
+    if "net" not in cfg:
+        return None, serial_link
+    import network
+
+    from boardlib.mqttlink import Both, NetLink
+
+    net = NetLink(cfg["net"], network.WLAN(network.STA_IF), 0, board_id=machine.unique_id())
+    return net, (net if serial_link is None else Both(serial_link, net))
+
+
 def build():
     cfg, cfg_error = load_config(profile.CONFIG_PATH)
     Pin = machine.Pin
@@ -82,10 +94,12 @@ def build():
     except OSError:
         pass  # already there
     wdt = machine.WDT(timeout=cfg["watchdog_ms"]) if cfg["watchdog_ms"] else NoWatchdog()
+    net, link = _net(cfg, _link(cfg))
     board = Board(
-        spots, buttons, _display(cfg), _link(cfg), profile.DATA_DIR, profile.CONFIG_PATH,
+        spots, buttons, _display(cfg), link, profile.DATA_DIR, profile.CONFIG_PATH,
         wdt, reset_cause(), standing_level=cfg.get("standing_level", profile.SPOT_STANDING_LEVEL),
     )
     board.config = cfg
     board.config_error = cfg_error
+    board.net = net
     return board

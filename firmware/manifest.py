@@ -2,6 +2,7 @@
 #   make -C ports/esp32 BOARD=ESP32_GENERIC FROZEN_MANIFEST=/path/to/firmware/manifest.py
 # Frozen bytecode runs from flash, which leaves the heap to the game.
 include("$(PORT_DIR)/boards/manifest.py")
+require("umqtt.simple")  # micropython-lib: the MQTT client of boardlib/mqttlink.py
 
 package("rules_core", base_path="..")
 package("boardlib", base_path="..")

@@ -42,6 +42,10 @@ def device_files():
 
 
 VERSION = "0.1.0"
+# micropython-lib packages the board imports (the network link's MQTT client); mip fetches
+# them with the board's modules. `make test` runs the release pinned in
+# upy-requirements.txt (tools.upylib).
+DEPS = [["umqtt.simple", "latest"]]
 
 
 def package_json():
@@ -50,7 +54,7 @@ def package_json():
     Install on a board with network:  mip.install("github:OWNER/REPO", target="/")"""
     urls = [[target, os.path.relpath(src, ROOT).replace(os.sep, "/")]
             for src, target in device_files()]
-    return json.dumps({"urls": urls, "deps": [], "version": VERSION}, indent=2) + "\n"
+    return json.dumps({"urls": urls, "deps": DEPS, "version": VERSION}, indent=2) + "\n"
 
 
 def _tool(name):
