@@ -5,7 +5,10 @@
     python -m tools.sim --state DIR --db games.db        # keep the board's flash, log to SQLite
 
 Options (CONTRACT §4): --timeline FILE, --rules ID, --distance N[,M], --sets N, --first P,
---speed X, --state DIR, --new-game, --db FILE, and --display tm1637|max7219.
+--speed X, --state DIR, --new-game, --db FILE, and --display tm1637|max7219. A board.cfg
+given with --config that has `net` settings joins the simulated WiFi (--wifi SSID:PASSWORD)
+and the MQTT broker they name, with the real umqtt code; timeline lines `T net down` and
+`T net up` take the WiFi away and bring it back (docs/network.md).
 
 Interactive keys: 1-5 knock the pin on that spot over or stand it up again; c f o u press
 carom, foul, ok, undo; C F O U hold them; q quits. The display is drawn as large 7-segment
@@ -42,8 +45,20 @@ def parse_args(argv):
         help="with --timeline: also print what the display shows at the end (on stderr)",
     )
     p.add_argument(
+        "--display-log", action="store_true",
+        help="with --timeline: print every new picture on the display, with its time (stderr)",
+    )
+    p.add_argument(
         "--check", action="store_true",
         help="with --timeline: check the board-state invariants after every change",
+    )
+    p.add_argument(
+        "--config", metavar="FILE",
+        help="write FILE to the board's flash as /board.cfg first (e.g. its `net` settings)",
+    )
+    p.add_argument(
+        "--wifi", metavar="SSID:PASSWORD",
+        help="the simulated club WiFi a board with `net` settings joins (default club:pinboard)",
     )
     p.add_argument("--heapsize", help="the unix port's whole heap, e.g. 2M")
     p.add_argument(
@@ -61,10 +76,11 @@ def device_args(args, link_path=None, state_dir=None):
     out = []
     for flag in (
         "timeline", "rules", "distance", "sets", "first", "state", "display", "heap_budget",
+        "config", "wifi",
     ):
-        value = getattr(args, flag)
+        value = getattr(args, flag, None)
         if value is not None:
-            if flag in ("timeline", "state"):
+            if flag in ("timeline", "state", "config"):
                 value = os.path.abspath(value)
             out += ["--" + flag.replace("_", "-"), str(value)]
     if args.speed:
@@ -75,6 +91,8 @@ def device_args(args, link_path=None, state_dir=None):
         out.append("--show-display")
     if getattr(args, "check", False):
         out.append("--check")
+    if getattr(args, "display_log", False):
+        out.append("--display-log")
     if link_path:
         out += ["--link", link_path]
     if state_dir and not args.state:

@@ -50,7 +50,8 @@ class SimIO(Board):
 
 
 class SimBoard:
-    def __init__(self, display="tm1637", state_dir=None, link_path=None, bdev=None):
+    def __init__(self, display="tm1637", state_dir=None, link_path=None, bdev=None,
+                 config=None, wlan=None):
         self.wire = wire = Wire(keep=False)  # the emulators listen; no log to grow
         self.spot_pins = [FakePin("GPIO%d" % n, 1, wire) for n in profile.SPOTS]
         self.button_pins = [
@@ -59,6 +60,9 @@ class SimBoard:
         ]
         self.flash = self._mount_flash(state_dir, bdev)
         cfg_path = FLASH_MOUNT + profile.CONFIG_PATH
+        if config is not None:  # as `mpremote cp board.cfg :board.cfg` would
+            with open(cfg_path, "wb") as f:
+                f.write(config)
         cfg, cfg_error = load_config(cfg_path)
         if display:
             cfg["display"] = display
@@ -73,6 +77,13 @@ class SimBoard:
             from tools.simboard.uart import PtyUART
 
             link = Link(PtyUART(link_path), 0, board_id=b"sim")
+        self.net = None
+        if "net" in cfg and wlan is not None:
+            from boardlib.mqttlink import Both, NetLink
+
+            # The id names the board in its HELLO too: boards on one broker stay apart.
+            self.net = NetLink(cfg["net"], wlan, 0, board_id=cfg["net"]["id"].encode() or b"sim")
+            link = self.net if link is None else Both(link, self.net)
         data_dir = FLASH_MOUNT + profile.DATA_DIR
         try:
             os.mkdir(data_dir)
@@ -84,6 +95,7 @@ class SimBoard:
         )
         self.board.config = cfg
         self.board.config_error = cfg_error
+        self.board.net = self.net
 
     def _mount_flash(self, state_dir, bdev=None):
         if bdev is not None:
@@ -148,5 +160,6 @@ class SimBoard:
         return visible_pair(self.chips[0], self.chips[1])
 
 
-def build(display="tm1637", state_dir=None, link_path=None, bdev=None):
-    return SimBoard(display, state_dir, link_path, bdev)
+def build(display="tm1637", state_dir=None, link_path=None, bdev=None, config=None,
+          wlan=None):
+    return SimBoard(display, state_dir, link_path, bdev, config, wlan)

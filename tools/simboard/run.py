@@ -32,15 +32,17 @@ def parse_args(argv):
         "timeline": None, "interactive": False, "state": None, "link": None, "speed": 0.0,
         "new_game": False, "display": None, "rules": None, "distance": None, "sets": None,
         "first": None, "heap_budget": None, "show_display": False, "check": False,
+        "config": None, "wifi": None, "display_log": False,
     }
     flags = {
         "--interactive": "interactive", "--new-game": "new_game", "--show-display": "show_display",
-        "--check": "check",
+        "--check": "check", "--display-log": "display_log",
     }
     values = {
         "--timeline": "timeline", "--state": "state", "--link": "link", "--speed": "speed",
         "--display": "display", "--rules": "rules", "--distance": "distance", "--sets": "sets",
-        "--first": "first", "--heap-budget": "heap_budget",
+        "--first": "first", "--heap-budget": "heap_budget", "--config": "config",
+        "--wifi": "wifi",
     }
     i = 0
     while i < len(argv):
@@ -179,15 +181,40 @@ def state_problem(st):
     return None
 
 
-def run_timeline(sim, app, levels, speed, check=False):
+def network(opts, clock):
+    """The simulated club WiFi (tools.simboard.wlan) and the board.cfg to write, if any."""
+    config = None
+    if opts["config"]:
+        try:
+            with open(opts["config"], "rb") as f:
+                config = f.read()
+        except OSError:
+            fail("cannot read %s" % opts["config"])
+    ap = ("club", "pinboard")
+    if opts["wifi"]:
+        ssid, sep, password = opts["wifi"].partition(":")
+        if not sep or not ssid:
+            fail("--wifi takes SSID:PASSWORD")
+        ap = (ssid, password)
+    from tools.simboard.wlan import FakeWLAN
+
+    return config, FakeWLAN(clock, ap)
+
+
+def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, display_log=False):
     last_state = None
     last_standing = last_buttons = -1
+    last_shown = None
     checked = 0
     end = levels.end_ms + TAIL_MS
     started = time.ticks_ms()
     t = 0
     while t <= end:
+        if now is not None:
+            now[0] = t
         standing, buttons = levels.at(t)
+        if wlan is not None:
+            wlan.up = bool(levels.net)
         if standing != last_standing:
             sim.set_standing_mask(standing)
             last_standing = standing
@@ -196,6 +223,11 @@ def run_timeline(sim, app, levels, speed, check=False):
                 sim.set_button(i, bool(buttons & (1 << i)))
             last_buttons = buttons
         tick(app, t)
+        if display_log and t % 40 == 0:
+            shown = sim.visible()
+            if shown != last_shown:
+                last_shown = shown
+                sys.stderr.write("display %d: [%s]\n" % (t, shown))
         if check and app.state is not last_state:
             last_state = app.state
             problem = state_problem(last_state)
@@ -228,7 +260,10 @@ def main(argv):
         except ValueError as exc:
             fail("%s:%s" % (opts["timeline"], exc))
     # The simulated hardware first: on a board it is not in the heap.
-    sim = build(display=opts["display"], state_dir=opts["state"], link_path=opts["link"])
+    now = [0]  # the board's time, for the simulated WiFi
+    config, wlan = network(opts, (lambda: now[0]) if events is not None else time.ticks_ms)
+    sim = build(display=opts["display"], state_dir=opts["state"], link_path=opts["link"],
+                config=config, wlan=wlan)
     levels = None
     if events is not None:
         from tools.simboard.timeline import Levels
@@ -253,7 +288,8 @@ def main(argv):
             fail("settings: %s" % exc)
     app.start(0)
     if events is not None:
-        run_timeline(sim, app, levels, opts["speed"], opts["check"])
+        run_timeline(sim, app, levels, opts["speed"], opts["check"], now, wlan,
+                     opts["display_log"])
         print(app.game.state_json())
         if opts["show_display"]:
             sys.stderr.write("display: [%s]\n" % sim.visible())

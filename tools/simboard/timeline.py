@@ -19,11 +19,14 @@ a comment, blank lines are ignored:
     1215   pin 2 up
     3000   press carom         # a short press (PRESS_MS long)
     5000   hold foul 1200      # a press held for 1200 ms
+    8000   net down            # the club's WiFi goes away (a board with a `net` setting)
+    9500   net up              # and comes back
 
 Before the first line every spot reports a pin standing and no button is pressed.
 A bad line raises ValueError("LINE: what is wrong"). Each event becomes a tuple
 (time_ms, kind, a, b): (t, PINS, standing_mask, 0), (t, PIN, spot_bit, 1 up / 0 down),
-(t, PRESS or HOLD, button_index, duration_ms), button_index into BUTTONS.
+(t, PRESS or HOLD, button_index, duration_ms), button_index into BUTTONS, (t, NET, 1 up /
+0 down, 0). The network starts up.
 """
 
 try:
@@ -37,6 +40,7 @@ PINS = const(1)
 PIN = const(2)
 PRESS = const(3)
 HOLD = const(4)
+NET = const(5)
 
 BUTTONS = ("carom", "foul", "ok", "undo")
 CAROM_BUTTON = const(0)
@@ -95,9 +99,13 @@ def _event(words, spots, press_ms):
         if ms < 1:
             raise ValueError("the hold time must be at least 1 ms")
         return HOLD, _button(words[1]), ms
+    if what == "net":
+        if len(words) != 2 or words[1] not in ("up", "down"):
+            raise ValueError("expected 'net up' or 'net down'")
+        return NET, 1 if words[1] == "up" else 0, 0
     if not what:
         raise ValueError("an event must follow the time")
-    raise ValueError("unknown event %r (expected pins, pin, press or hold)" % what)
+    raise ValueError("unknown event %r (expected pins, pin, press, hold or net)" % what)
 
 
 def parse(text, spots=5, press_ms=PRESS_MS):
@@ -149,6 +157,7 @@ class Levels:
         self._next = 0
         self.standing = (1 << spots) - 1
         self.buttons = 0  # bit i set = BUTTONS[i] is down
+        self.net = 1  # the club's network: 1 up, 0 down
         self._release = [0] * len(BUTTONS)
         end = 0
         for event in events:
@@ -178,6 +187,8 @@ class Levels:
                 self.standing = a
             elif kind == PIN:
                 self.standing = (self.standing | a) if b else (self.standing & ~a)
+            elif kind == NET:
+                self.net = a
             elif now_ms < t + b:  # a press that ended between two polls is never seen
                 self.buttons |= 1 << a
                 self._release[a] = t + b
