@@ -31,18 +31,34 @@ def _new_game(text):
 def _log(argv):
     ap = argparse.ArgumentParser(
         prog="python -m tools.logger",
-        description="Log one or more scoreboards' serial links into SQLite.",
+        description="Log scoreboards' serial links and MQTT broker into SQLite.",
         epilog="Also: python -m tools.logger export --db FILE [--game N] [--format json|csv], "
         "stats --db FILE, view --db FILE [--once].",
     )
-    ap.add_argument("--port", action="append", required=True, help="serial port (repeatable)")
+    ap.add_argument("--port", action="append", default=[], help="serial port (repeatable)")
+    ap.add_argument("--mqtt", metavar="mqtt://USER:PASSWORD@HOST:PORT",
+                    help="also log every board on this MQTT broker (docs/network.md)")
+    ap.add_argument("--keys", metavar="FILE",
+                    help="the boards' command keys for --mqtt: `BOARD-ID HEX-KEY` a line")
     ap.add_argument("--db", required=True, help="SQLite file (made if missing)")
     ap.add_argument("--baud", type=int, default=115200)
     ap.add_argument("--new-game", type=_new_game, metavar="RULES:D[,D2][:SETS[:FIRST]]")
     ap.add_argument("--live", action="store_true", help="redraw every table each second")
     ap.add_argument("--timeout", type=float, help="stop after this many seconds")
     args = ap.parse_args(argv)
-    logger = Logger(args.port, args.db, baud=args.baud, new_game=args.new_game)
+    if not args.port and not args.mqtt:
+        ap.error("give --port, --mqtt or both")
+    source = None
+    if args.mqtt:
+        from tools.logger.mqtt import MqttSource, load_keys, parse_url
+
+        try:
+            parse_url(args.mqtt)
+            keys = load_keys(args.keys) if args.keys else {}
+        except (OSError, ValueError) as exc:
+            ap.error(str(exc))
+        source = MqttSource(args.mqtt, keys)
+    logger = Logger(args.port, args.db, baud=args.baud, new_game=args.new_game, mqtt=source)
     drawn = [0.0]
 
     def draw(lg):

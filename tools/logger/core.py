@@ -49,7 +49,7 @@ class Port:
 
 class Logger:
     def __init__(self, ports, db, baud=115200, new_game=None, store=None,
-                 state_retry_s=STATE_RETRY_S):
+                 state_retry_s=STATE_RETRY_S, mqtt=None):
         if isinstance(ports, str) and not isinstance(db, str):
             ports, db = db, ports  # Logger(db, ports) reads as well; the order is obvious
         self.store = store or Store(db)
@@ -61,6 +61,7 @@ class Logger:
         self.new_game = new_game  # (rules, (d1, d2), sets, first) sent once per port
         self.ports = [Port(path) for path in ports]
         self.last_game = None
+        self.mqtt = mqtt  # a tools.logger.mqtt.MqttSource: every board on a broker
 
     # -- public ---------------------------------------------------------------------------
 
@@ -99,16 +100,21 @@ class Logger:
                     now - port.state_wanted_at >= self.state_retry_s):
                 self._ask_state(port)
         live = [port for port in self.ports if port.serial is not None]
-        if not live:
+        fds = [port.serial.fileno() for port in live]
+        if self.mqtt is not None:
+            fds.append(self.mqtt.fileno())
+        if not fds:
             time.sleep(wait)
             return
         try:
-            ready, _, _ = select.select([port.serial.fileno() for port in live], [], [], wait)
+            ready, _, _ = select.select(fds, [], [], wait)
         except (OSError, ValueError):
-            ready = [port.serial.fileno() for port in live]
+            ready = fds
         for port in live:
             if port.serial is not None and port.serial.fileno() in ready:
                 self._read(port)
+        if self.mqtt is not None:
+            self.mqtt.pump(self)
 
     def latest_final(self):
         return None if self.last_game is None else self.store.final(self.last_game)
@@ -122,6 +128,8 @@ class Logger:
 
     def close(self):
         self._stop.set()
+        if self.mqtt is not None:
+            self.mqtt.close()
         for port in self.ports:
             if port.serial is not None:
                 port.serial.close()

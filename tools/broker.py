@@ -1,0 +1,200 @@
+"""The club's Mosquitto broker: its configuration (users, per-board ACL) and, for tests and
+the bench, a broker process on 127.0.0.1.
+
+    python -m tools.broker DIR --board table1 --board table2 --logger logger [--port 1883]
+        # writes DIR/mosquitto.conf, DIR/acl and DIR/passwd (asks nothing: the passwords
+        # are made up and printed once, with each board's command key)
+
+    from tools.broker import Mosquitto, available
+    with Mosquitto(tmp_dir, users={"t1": "pw"}, boards=["t1"], logger=("logger", "pw")) as b:
+        b.port; b.kill(); b.start(); b.pause(); b.resume()
+
+The ACL gives each board (MQTT user = board id) write access to its own pinboard/<id>/state,
+events and status and read access to its own pinboard/<id>/cmd, nothing else; the logger
+user reads every board's state, events and status and writes every board's cmd. Anonymous
+clients are refused. docs/network.md explains each line.
+"""
+
+import argparse
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+MOSQUITTO_PASSWD = shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd"
+
+
+def available():
+    """None when a broker can be started here, else why not (for a test's skip)."""
+    if not os.access(MOSQUITTO, os.X_OK):
+        return ("no MQTT broker: %s is not installed (Debian package mosquitto; "
+                ".ci/run installs it)" % MOSQUITTO)
+    if not os.access(MOSQUITTO_PASSWD, os.X_OK):
+        return "no %s (Debian package mosquitto)" % MOSQUITTO_PASSWD
+    return None
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def acl_text(boards, logger="logger"):
+    lines = ["# The logger reads every board and sends commands to every board.",
+             "user %s" % logger,
+             "topic read pinboard/+/state",
+             "topic read pinboard/+/events",
+             "topic read pinboard/+/status",
+             "topic write pinboard/+/cmd", ""]
+    for board in boards:
+        lines += ["# Board %s: its own topics only." % board,
+                  "user %s" % board,
+                  "topic write pinboard/%s/state" % board,
+                  "topic write pinboard/%s/events" % board,
+                  "topic write pinboard/%s/status" % board,
+                  "topic read pinboard/%s/cmd" % board, ""]
+    return "\n".join(lines)
+
+
+def conf_text(directory, port, bind="127.0.0.1", run_as=None):
+    return "\n".join([
+        "# Mosquitto for the club's scoreboards (docs/network.md).",
+        *(["user %s" % run_as] if run_as else []),
+        "per_listener_settings false",
+        "listener %d %s" % (port, bind),
+        "allow_anonymous false",
+        "password_file %s" % os.path.join(directory, "passwd"),
+        "acl_file %s" % os.path.join(directory, "acl"),
+        "persistence false",
+        "max_queued_messages 10000",
+        "log_dest file %s" % os.path.join(directory, "mosquitto.log"),
+        "log_type error",
+        "log_type warning",
+        "log_type notice",
+        "",
+    ])
+
+
+def write_config(directory, port, users, boards, logger="logger", bind="127.0.0.1",
+                 run_as=None):
+    """mosquitto.conf, acl and passwd in `directory`; users: {name: password}."""
+    os.makedirs(directory, exist_ok=True)
+    passwd = os.path.join(directory, "passwd")
+    if os.path.exists(passwd):
+        os.unlink(passwd)
+    open(passwd, "w").close()
+    os.chmod(passwd, 0o600)
+    for name, password in users.items():
+        subprocess.run([MOSQUITTO_PASSWD, "-b", passwd, name, password], check=True,
+                       capture_output=True)
+    with open(os.path.join(directory, "acl"), "w") as f:
+        f.write(acl_text(boards, logger))
+    conf = os.path.join(directory, "mosquitto.conf")
+    with open(conf, "w") as f:
+        f.write(conf_text(directory, port, bind, run_as))
+    return conf
+
+
+class Mosquitto:
+    """A broker on 127.0.0.1 on a free port, with users and the per-board ACL."""
+
+    def __init__(self, directory, users, boards, logger="logger", port=None):
+        self.directory = directory
+        self.port = port or free_port()
+        # Started as root (CI), mosquitto would drop to its own user, which cannot read
+        # the files of a test's folder: it keeps the user that started it.
+        run_as = "root" if os.geteuid() == 0 else None
+        self.conf = write_config(directory, self.port, users, boards, logger, run_as=run_as)
+        self.proc = None
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def start(self, timeout=10.0):
+        self.proc = subprocess.Popen([MOSQUITTO, "-c", self.conf], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("mosquitto exited: %s" % self.proc.stderr.read().decode())
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("mosquitto did not listen on port %d" % self.port)
+
+    def kill(self):
+        """The broker dies at once (no goodbye to anyone)."""
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGCONT)
+                self.proc.kill()
+            self.proc.wait(5)
+            self.proc.stderr.close()
+            self.proc = None
+
+    def pause(self):
+        """Freeze the broker: connections stay open, nothing is answered (a slow broker)."""
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self):
+        self.proc.send_signal(signal.SIGCONT)
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        if self.proc is not None:
+            self.proc.stderr.close()
+        self.proc = None
+
+    def log(self):
+        try:
+            with open(os.path.join(self.directory, "mosquitto.log")) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m tools.broker",
+                                 description="Write a Mosquitto configuration for the club.")
+    ap.add_argument("directory")
+    ap.add_argument("--board", action="append", required=True, metavar="ID",
+                    help="a board's id (its MQTT user name); repeatable")
+    ap.add_argument("--logger", default="logger", help="the logger's user name")
+    ap.add_argument("--port", type=int, default=1883)
+    ap.add_argument("--bind", default="0.0.0.0", help="the address to listen on")
+    args = ap.parse_args(argv)
+    if available():
+        print(available(), file=sys.stderr)
+        return 2
+    users = {name: secrets.token_urlsafe(12) for name in [args.logger, *args.board]}
+    write_config(args.directory, args.port, users, args.board, args.logger, args.bind)
+    print("wrote %s (mosquitto.conf, acl, passwd)" % args.directory)
+    for name, password in users.items():
+        if name == args.logger:
+            print("logger %s password %s" % (name, password))
+        else:
+            print("board %s password %s key %s" % (name, password, secrets.token_hex(32)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
