@@ -165,8 +165,13 @@ class _Sock:
             self.tx_len -= sent
 
     def pending(self):
-        """True when bytes from the broker are waiting (read or not)."""
-        return self.rx_len > 0 or self._fill()
+        """True when bytes from the broker are waiting (read or not). An idle call asks
+        the poller only: no exception, no bytes object, nothing allocated."""
+        if self.rx_len:
+            return True
+        for _ in self.poller.ipoll(0):
+            return self._fill()
+        return False
 
     def _fill(self):
         if self.rx_len >= _RX_BUF:

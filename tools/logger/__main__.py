@@ -38,6 +38,8 @@ def _log(argv):
     ap.add_argument("--port", action="append", default=[], help="serial port (repeatable)")
     ap.add_argument("--mqtt", metavar="mqtt://USER:PASSWORD@HOST:PORT",
                     help="also log every board on this MQTT broker (docs/network.md)")
+    ap.add_argument("--mqtt-prefix", default="", metavar="PREFIX",
+                    help="topics under PREFIX (a federation's central broker, e.g. clubs/x/)")
     ap.add_argument("--keys", metavar="FILE",
                     help="the boards' command keys for --mqtt: `BOARD-ID HEX-KEY` a line")
     ap.add_argument("--db", required=True, help="SQLite file (made if missing)")
@@ -57,7 +59,7 @@ def _log(argv):
             keys = load_keys(args.keys) if args.keys else {}
         except (OSError, ValueError) as exc:
             ap.error(str(exc))
-        source = MqttSource(args.mqtt, keys)
+        source = MqttSource(args.mqtt, keys, prefix=args.mqtt_prefix)
     logger = Logger(args.port, args.db, baud=args.baud, new_game=args.new_game, mqtt=source)
     drawn = [0.0]
 

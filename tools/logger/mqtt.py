@@ -89,8 +89,13 @@ class _Commands:
 
 
 class MqttSource:
-    def __init__(self, url, keys=None, client_id=None, keepalive=30):
+    def __init__(self, url, keys=None, client_id=None, keepalive=30, prefix=""):
         self.host, self.port, user, password = parse_url(url)
+        # A central broker of a federation holds each club's boards under a prefix such
+        # as "clubs/berlin/" or, for every club, "clubs/+/" (docs/scaling.md); a club's
+        # own broker has none. Board ids must then be unique across the federation.
+        self.prefix = prefix
+        self._prefix_levels = prefix.rstrip("/").split("/") if prefix else []
         self.keys = dict(keys or {})
         self.boards = {}  # board id -> Port
         self.nonces = {}
@@ -119,7 +124,7 @@ class MqttSource:
     def _on_connect(self, client, userdata, flags, reason, properties):
         if reason.is_failure:
             return
-        client.subscribe([(topic, 0) for topic in TOPICS])
+        client.subscribe([(self.prefix + topic, 0) for topic in TOPICS])
         self._push(("connect", None, None))
 
     def _on_disconnect(self, client, userdata, flags, reason, properties):
@@ -175,8 +180,8 @@ class MqttSource:
                 if what == "disconnect":
                     self.connected = False
                     continue
-                parts = topic.split("/")
-                if len(parts) != 3 or parts[0] != "pinboard":
+                parts = self._board_topic(topic)
+                if parts is None:
                     continue
                 port = self._port(parts[1])
                 touched[port.path] = port
@@ -192,6 +197,17 @@ class MqttSource:
                 logger._save_stats(port)
         if logger._burst_state is not None:
             logger.last_state = logger._burst_state
+
+    def _board_topic(self, topic):
+        """["pinboard", id, what] of a topic under the prefix, or None."""
+        levels = topic.split("/")
+        n = len(self._prefix_levels)
+        if len(levels) != n + 3 or levels[n] != "pinboard":
+            return None
+        for want, got in zip(self._prefix_levels, levels[:n], strict=True):
+            if want != "+" and want != got:
+                return None
+        return levels[n:]
 
     def _port(self, board_id):
         port = self.boards.get(board_id)
@@ -226,12 +242,12 @@ class MqttSource:
     def command(self, board_id, wire):
         key = self.keys.get(board_id)
         nonce = self.nonces.get(board_id)
-        if key is None or nonce is None:
-            self.unsigned += 1
+        if key is None or nonce is None or "+" in self.prefix:
+            self.unsigned += 1  # a central logger of many clubs only listens
             return
         # Microseconds of the wall clock: still growing after a restart of the logger.
         self._counter = max(self._counter + 1, time.time_ns() // 1000)
-        self.client.publish("pinboard/%s/cmd" % board_id,
+        self.client.publish("%spinboard/%s/cmd" % (self.prefix, board_id),
                             sign(key, nonce, board_id, self._counter, wire))
 
     def close(self):
