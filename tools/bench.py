@@ -56,8 +56,8 @@ KEYS = (
     "frame_bytes", "line_rate_frames_per_s", "logger_frames_per_s", "resume_ms_upy",
     "resume_ms_esp32_est", "firmware_mpy_bytes", "flash_erases_per_shot",
     "flash_years_at_1000_shots_a_day",
-    "net_mpy_bytes", "net_poll_gap_max_ms", "net_link_step_max_ms", "mqtt_frames_per_s", "mqtt_p99_ms",
-    "mqtt_lost_frames",
+    "net_mpy_bytes", "net_poll_gap_max_ms", "net_link_step_max_ms", "mqtt_frames_per_s",
+    "mqtt_p99_ms", "mqtt_lost_frames",
 )
 TARGETS = {
     "idle_alloc_bytes": ("<=", 0), "esp32_poll_us_est": ("<=", 250),
