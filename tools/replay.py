@@ -5,9 +5,11 @@
 
 Prints the final board state as one JSON line (with --trace, one line after every event).
 Flags override the script's settings. --micropython plays the same script with the same
-parser and rules core on the MicroPython unix port (tools/replay_upy.py); the output is
-byte for byte the same. A bad line: exit status 2, "SCRIPT:LINE: what is wrong" on stderr,
-nothing on stdout.
+parser and rules core on the MicroPython unix port (tools/replay_upy.py); its output (and
+its error messages and exit status) are byte for byte the same, for a script of any length:
+the script is read, and the output written, a piece at a time. A bad line: exit status 2,
+"SCRIPT:LINE: what is wrong" on stderr, nothing on stdout. A flag that does not fit the
+script (--sets 3 on a ddbu script): exit status 2 and a message naming the flag.
 """
 
 import argparse
@@ -55,29 +57,64 @@ def _upy_args(args):
     return out
 
 
+def _pass_through(proc_out, out):
+    """Copy the unix port's output to `out` as it comes, a piece at a time."""
+    binary = getattr(out, "buffer", None)
+    if binary is not None:
+        out.flush()
+    while True:
+        piece = proc_out.read1(65536) if hasattr(proc_out, "read1") else proc_out.read(65536)
+        if not piece:
+            break
+        if binary is not None:
+            binary.write(piece)
+        else:
+            out.write(piece.decode("utf-8", "backslashreplace"))
+    if binary is not None:
+        binary.flush()
+
+
+def _micropython(args):
+    import subprocess
+    import tempfile
+
+    from tools import upy
+
+    with tempfile.TemporaryFile() as err:
+        proc = upy.popen([os.path.join(upy.ROOT, "tools", "replay_upy.py"), *_upy_args(args)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err)
+        try:
+            _pass_through(proc.stdout, sys.stdout)
+        finally:
+            proc.stdout.close()
+            code = proc.wait()
+        err.seek(0)
+        _pass_through(err, sys.stderr)
+    return code
+
+
 def main(argv=None):
     args = parser().parse_args(argv)
     if args.micropython:
-        from tools import upy
-
-        proc = upy.run_file("tools/replay_upy.py", _upy_args(args))
-        sys.stdout.write(proc.stdout)
-        sys.stderr.write(proc.stderr)
-        return proc.returncode
-    try:
-        with open(args.script, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        sys.stderr.write("%s: cannot read: %s\n" % (args.script, e.strerror or e))
-        return 2
+        return _micropython(args)
     overrides = {"rules": args.rules, "distance": args.distance, "sets": args.sets,
                  "first": args.first}
+    out = sys.stdout
+
+    def write(line):
+        out.write(line + "\n")
+
     try:
-        lines = script.play(data, overrides, args.trace)
+        script.run(lambda: open(args.script, "rb"), write, overrides, args.trace)
+    except script.ReadError as e:
+        sys.stderr.write(e.text(args.script) + "\n")
+        return 2
     except script.ScriptError as e:
         sys.stderr.write("%s:%d: %s\n" % (args.script, e.line, e.message))
         return 2
-    sys.stdout.write("".join(line + "\n" for line in lines))
+    except script.FlagError as e:
+        sys.stderr.write(e.text() + "\n")
+        return 2
     return 0
 
 

@@ -2,11 +2,12 @@
 
     micropython tools/replay_upy.py SCRIPT [--name SHOWN] [--rules ID] [--distance N,M]
                                     [--sets N] [--first P] [--trace]
-    micropython tools/replay_upy.py --batch [--trace] < many_scripts.txt
+    micropython tools/replay_upy.py --batch [--trace] < many_scripts
 
-Same parser (tools.shotscript) and rules core as CPython. --batch plays scripts separated
-by a line "=====" read from stdin and prints script.play_batch's output, so a test can
-compare many scripts on both interpreters with one process each.
+Same parser (tools.shotscript) and rules core as CPython, the same streaming: the script
+is read and the output written a piece at a time, so the heap holds neither. --batch
+plays the scripts of a script.batch_input() stream on stdin and prints script.play_batch's
+output, so a test can compare many scripts on both interpreters with one process each.
 """
 
 import sys
@@ -49,23 +50,26 @@ def main(argv):
             _fail("replay: unexpected argument %s" % arg)
         k += 1
     if batch:
-        for line in script.play_batch(sys.stdin.read(), trace):
-            sys.stdout.write(line + "\n")
+        out = sys.stdout
+        for line in script.play_batch(sys.stdin.buffer, trace):
+            out.write(line + "\n")
         return
     if path is None:
         _fail("replay: no script given")
     shown = name or path
+    out = sys.stdout
+
+    def write(line):
+        out.write(line + "\n")
+
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        _fail("%s: cannot read" % shown)
-    try:
-        lines = script.play(data, overrides, trace)
+        script.run(lambda: open(path, "rb"), write, overrides, trace)
+    except script.ReadError as e:
+        _fail(e.text(shown))
     except script.ScriptError as e:
         _fail("%s:%d: %s" % (shown, e.line, e.message))
-    for line in lines:
-        sys.stdout.write(line + "\n")
+    except script.FlagError as e:
+        _fail(e.text())
 
 
 main(sys.argv[1:])

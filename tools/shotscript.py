@@ -1,37 +1,90 @@
 """Shot scripts (CONTRACT section 2): parse and play them, on CPython and MicroPython alike.
 
     from tools import shotscript as script
-    lines = script.play(open("game.shots", "rb").read(), overrides={"distance": (40, 40)},
-                        trace=False)          # -> list of JSON lines to print
-    # raises script.ScriptError(line, message) for a bad line; nothing is printed then
+    script.run(lambda: open("game.shots", "rb"), print, overrides={"distance": (40, 40)},
+               trace=True)                    # prints one JSON line after every event
+    lines = script.play(b"rules ddbu\ndistance 40\nshot pins=1\n")  # the lines as a list
+    # raises script.ScriptError(line, message) for a bad line, script.FlagError for a flag
+    # that does not fit the script; nothing is written then
 
 A script is settings (rules, distance N [M], sets, first) then events, one a line:
     shot [pins=1,3] [carom|casino] [foul] [foul=rouge,dehors]   (fouls may repeat: they add)
     adjust P N
     undo
-"#" starts a comment. tools.replay and tools.replay_upy print what play() returns.
+"#" starts a comment. Lines end in LF, CRLF or CR; a UTF-8 byte order mark is skipped.
+Keywords, numbers and names are plain ASCII (spaces or tabs between words); any UTF-8 text
+may follow "#". A line is at most MAX_LINE bytes. The script is read a piece at a time
+and every message is plain ASCII, so both interpreters give the same output and the same
+errors for any script, however long. tools.replay and tools.replay_upy use run().
 """
+
+import io
 
 from rules_core import events
 from rules_core.game import RULES_IDS, Game, GameError
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):
+        return x
+
 
 SETTINGS = ("rules", "distance", "sets", "first")
 BATCH_MARK = "====="
 
 
 class ScriptError(ValueError):
+    """A bad line: `line` is its number, `message` says what is wrong."""
+
     def __init__(self, line, message):
         super().__init__(message)
         self.line = line
         self.message = message
 
 
+class ReadError(Exception):
+    """The script file cannot be opened or read (OSError underneath)."""
+
+    _REASONS = {1: "not permitted", 2: "no such file", 5: "input/output error",
+                13: "permission denied", 20: "a part of the path is not a folder",
+                21: "it is a folder", 36: "file name too long", 40: "too many symbolic links"}
+
+    def __init__(self, exc):
+        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+        super().__init__(self._REASONS.get(code, "error %s" % code))
+
+    def text(self, name):
+        return "%s: cannot read: %s" % (name, self.args[0])
+
+
+class FlagError(ValueError):
+    """A command-line flag that does not fit the script: `flag` is its setting name."""
+
+    def __init__(self, flag, message):
+        super().__init__(message)
+        self.flag = flag
+        self.message = message
+
+    def text(self):
+        """The one line that tools.replay prints, on either interpreter."""
+        return "python -m tools.replay: error: argument --%s: %s" % (self.flag, self.message)
+
+
+def _ascii_digits(text):
+    for ch in text:
+        if not "0" <= ch <= "9":
+            return False
+    return text != ""
+
+
 def _number(text, what, signed=False):
     digits = text
     if signed and text[:1] in ("-", "+"):
         digits = text[1:]
-    if not digits or not digits.isdigit() or len(digits) > 6:
-        raise ValueError("%s must be a whole number, got %r" % (what, text))
+    # str.isdigit() would pass other scripts' digits on CPython and not on MicroPython
+    if not _ascii_digits(digits) or len(digits) > 6:
+        raise ValueError("%s must be a whole number, got %s" % (what, shown(text)))
     return int(text)
 
 
@@ -55,7 +108,7 @@ def parse_setting(key, values):
         if len(values) != 1:
             raise ValueError("%s needs one number" % key)
         return _number(values[0], key)
-    raise ValueError("unknown setting %r" % key)
+    raise ValueError("unknown setting %s" % shown(key))
 
 
 def _spots(text):
@@ -64,7 +117,7 @@ def _spots(text):
     mask = 0
     for part in text.split(","):
         if part not in ("1", "2", "3", "4", "5"):
-            raise ValueError("bad pin number %r: spots are 1-5" % part)
+            raise ValueError("bad pin number %s: spots are 1-5" % shown(part))
         bit = 1 << (int(part) - 1)
         if mask & bit:
             raise ValueError("pin %s listed twice" % part)
@@ -77,7 +130,8 @@ def _foul_name(name):
         raise ValueError("empty foul name")
     for ch in name:
         if not ("a" <= ch <= "z" or "0" <= ch <= "9" or ch in "_-"):
-            raise ValueError("bad foul name %r: use lower-case letters, digits, - or _" % name)
+            raise ValueError("bad foul name %s: use lower-case letters, digits, - or _"
+                             % shown(name))
     return name
 
 
@@ -100,7 +154,7 @@ def parse_shot(words):
             for name in names:
                 fouls.append(_foul_name(name))  # a name again is one more foul (CEB 24.1)
         else:
-            raise ValueError("unknown word %r in a shot (pins=, carom, casino, foul)" % w)
+            raise ValueError("unknown word %s in a shot (pins=, carom, casino, foul)" % shown(w))
     try:
         return events.encode_shot(pins or 0, carom or 0, tuple(fouls))
     except events.EventError as e:
@@ -111,30 +165,189 @@ def parse_adjust(words):
     if len(words) != 2:
         raise ValueError("adjust needs a player and a number: adjust P N")
     if words[0] not in ("1", "2"):
-        raise ValueError("adjust: player must be 1 or 2, got %r" % words[0])
+        raise ValueError("adjust: player must be 1 or 2, got %s" % shown(words[0]))
     try:
         return events.encode_adjust(int(words[0]), _number(words[1], "adjust points", True))
     except events.EventError as e:
         raise ValueError(str(e)) from None
 
 
-def split_lines(data):
-    """(line number, words) for each line that says something; data is bytes or str."""
-    if isinstance(data, str):
-        data = data.encode()
+def _utf8_error(raw):
+    """Index of the first byte that is not strict UTF-8 in `raw`, or -1.
+
+    Written out rather than left to bytes.decode(): the MicroPython unix port accepts
+    sequences (surrogates, overlong forms) that CPython refuses, and both must agree."""
+    i = 0
+    n = len(raw)
+    while i < n:
+        b = raw[i]
+        if b < 0x80:
+            i += 1
+            continue
+        lo, hi = 0x80, 0xBF
+        if 0xC2 <= b <= 0xDF:
+            need = 1
+        elif 0xE0 <= b <= 0xEF:
+            need = 2
+            if b == 0xE0:
+                lo = 0xA0
+            elif b == 0xED:
+                hi = 0x9F  # no surrogates
+        elif 0xF0 <= b <= 0xF4:
+            need = 3
+            if b == 0xF0:
+                lo = 0x90
+            elif b == 0xF4:
+                hi = 0x8F  # nothing past U+10FFFF
+        else:
+            return i
+        if i + need >= n:
+            return i
+        if not lo <= raw[i + 1] <= hi:
+            return i
+        for k in range(i + 2, i + 1 + need):
+            if not 0x80 <= raw[k] <= 0xBF:
+                return i
+        i += 1 + need
+    return -1
+
+
+def _code_point(raw, i):
+    """The code point of the (valid) UTF-8 sequence starting at raw[i]."""
+    b = raw[i]
+    if b < 0x80:
+        return b
+    need = 1 if b < 0xE0 else 2 if b < 0xF0 else 3
+    value = b & (0x3F >> need)
+    for k in range(i + 1, i + 1 + need):
+        value = (value << 6) | (raw[k] & 0x3F)
+    return value
+
+
+def shown(text):
+    """`text` quoted for a message in plain printable ASCII, the same on both interpreters
+    (repr() differs between them for characters beyond ASCII)."""
+    out = []
+    for ch in text:
+        c = ord(ch)
+        if ch == "\\" or ch == "'":
+            out.append("\\" + ch)
+        elif 0x20 <= c < 0x7F:
+            out.append(ch)
+        elif c < 0x100:
+            out.append("\\x%02x" % c)
+        elif c < 0x10000:
+            out.append("\\u%04x" % c)
+        else:
+            out.append("\\U%08x" % c)
+    return "'" + "".join(out) + "'"
+
+
+def words_of(raw):
+    """The words of one line (bytes, without its line end), or ValueError.
+
+    Keywords, numbers and names are plain ASCII separated by spaces or tabs; anything may
+    follow a "#" (as long as the line is UTF-8). A character that only looks like a space
+    or a digit (no-break space, Arabic-Indic digits) is refused by name, not guessed at."""
+    if raw and (max(raw) >= 0x80 or min(raw) < 0x20):
+        bad = _utf8_error(raw)
+        if bad >= 0:
+            raise ValueError("not UTF-8 text")
+        cut = raw.find(b"#")
+        body = raw if cut < 0 else raw[:cut]
+        column = 0
+        for i in range(len(body)):
+            b = body[i]
+            if b & 0xC0 != 0x80:
+                column += 1  # a character starts here
+            if b >= 0x80:
+                raise ValueError(
+                    "character U+%04X (column %d) is not plain ASCII: write keywords, numbers"
+                    " and names in ASCII (any text may follow #)" % (_code_point(body, i), column))
+            if (b < 0x20 and b != 9) or b == 0x7F:
+                raise ValueError("control character U+%04X (column %d): words are separated "
+                                 "by spaces or tabs" % (b, column))
+        raw = body
+    elif raw.find(b"\x7f") >= 0:
+        raise ValueError("control character U+007F: words are separated by spaces or tabs")
+    cut = raw.find(b"#")
+    if cut >= 0:
+        raw = raw[:cut]
+    return raw.decode().split()
+
+
+MAX_LINE = const(4096)  # bytes in one line, comment included
+_CHUNK = const(512)
+_BOM = b"\xef\xbb\xbf"
+
+
+def raw_lines(stream):
+    """(line number, bytes) for each line of a binary stream, read a small piece at a time.
+
+    A line ends at LF, CRLF or a lone CR; a UTF-8 byte order mark before the first line is
+    skipped. A line longer than MAX_LINE bytes raises ScriptError as soon as it is seen, so
+    neither a long script nor one enormous line is ever held whole."""
     number = 0
-    for raw in data.split(b"\n"):
-        number += 1
+    pending = b""  # the start of a line whose end is not read yet
+    after_cr = False  # the last piece ended in CR: a LF first in the next one belongs to it
+    while True:
         try:
-            text = raw.decode()
-        except UnicodeError:
-            raise ScriptError(number, "not UTF-8 text") from None
-        cut = text.find("#")
-        if cut >= 0:
-            text = text[:cut]
-        words = text.split()
+            chunk = stream.read(_CHUNK)
+        except OSError as e:
+            raise ReadError(e) from None
+        if not chunk:
+            break
+        start = 0
+        if after_cr and chunk[0] == 10:
+            start = 1
+        after_cr = False
+        n = len(chunk)
+        cr = -2
+        while start < n:
+            lf = chunk.find(b"\n", start)
+            if cr != -1 and cr < start:
+                cr = chunk.find(b"\r", start)
+            end = lf if cr < 0 or (0 <= lf < cr) else cr
+            if end < 0:
+                if len(pending) + n - start > MAX_LINE:
+                    raise ScriptError(number + 1, "line longer than %d bytes" % MAX_LINE)
+                pending += chunk[start:]
+                break
+            if len(pending) + end - start > MAX_LINE:
+                raise ScriptError(number + 1, "line longer than %d bytes" % MAX_LINE)
+            line = pending + chunk[start:end]
+            pending = b""
+            number += 1
+            if number == 1 and line[:3] == _BOM:
+                line = line[3:]
+            yield number, line
+            start = end + 1
+            if chunk[end] == 13:
+                if start == n:
+                    after_cr = True
+                elif chunk[start] == 10:
+                    start += 1
+    if pending:
+        number += 1
+        if number == 1 and pending[:3] == _BOM:
+            pending = pending[3:]
+        yield number, pending
+
+
+def split_lines(stream):
+    """(line number, words) for each line of a binary stream that says something."""
+    for number, raw in raw_lines(stream):
+        try:
+            words = words_of(raw)
+        except ValueError as e:
+            raise ScriptError(number, str(e)) from None
         if words:
             yield number, words
+
+
+def _game(values):
+    return Game(values["rules"], values["distance"], values.get("sets", 1),
+                values.get("first", 1))
 
 
 def _make_game(settings, overrides, line):
@@ -149,19 +362,40 @@ def _make_game(settings, overrides, line):
     if "distance" not in values:
         raise ScriptError(line, "no distance given (distance N or N M) before the first event")
     try:
-        return Game(values["rules"], values["distance"], values.get("sets", 1),
-                    values.get("first", 1))
+        return _game(values)
     except GameError as e:
+        _blame_flag(settings, overrides, values, str(e))
         raise ScriptError(line, str(e)) from None
 
 
-def play(data, overrides=None, trace=False):
-    """Play a script; returns the JSON lines to print (final state, or one per event)."""
+def _blame_flag(settings, overrides, values, message):
+    """Raise FlagError when a flag makes the settings impossible that the script's own
+    value (or the default) would have made fine: `--sets 3` on a ddbu script."""
+    for key in SETTINGS:
+        if not overrides or overrides.get(key) is None:
+            continue
+        trial = dict(values)
+        if key in settings:
+            trial[key] = settings[key]
+        else:
+            trial.pop(key)
+        if "rules" not in trial or "distance" not in trial:
+            continue
+        try:
+            _game(trial)
+        except GameError:
+            continue
+        raise FlagError(key, message)
+
+
+def _play(stream, overrides, write):
+    """One pass over a script; write(json line) after every event when write is given.
+    Returns (game, number of events)."""
     settings = {}
     game = None
-    out = []
+    count = 0
     last_line = 1
-    for number, words in split_lines(data):
+    for number, words in split_lines(stream):
         last_line = number
         key = words[0]
         try:
@@ -181,7 +415,7 @@ def play(data, overrides=None, trace=False):
                     raise ValueError("undo takes nothing after it")
                 record = None
             else:
-                raise ValueError("unknown keyword %r" % key)
+                raise ValueError("unknown keyword %s" % shown(key))
         except ValueError as e:
             raise ScriptError(number, str(e)) from None
         if game is None:
@@ -193,26 +427,79 @@ def play(data, overrides=None, trace=False):
                 game.apply(record)
         except GameError as e:
             raise ScriptError(number, str(e)) from None
-        if trace:
-            out.append(game.state_json())
+        count += 1
+        if write is not None:
+            write(game.state_json())
     if game is None:
         game = _make_game(settings, overrides, last_line)
-    if not trace or not out:
-        out.append(game.state_json())
+    return game, count
+
+
+def _closing(open_script, overrides, write):
+    try:
+        stream = open_script()
+    except OSError as e:
+        raise ReadError(e) from None
+    try:
+        return _play(stream, overrides, write)
+    finally:
+        stream.close()
+
+
+def run(open_script, write, overrides=None, trace=False):
+    """Play the script that open_script() reads (a new binary stream at each call) and
+    write(line) each JSON line: the final state, or with trace one line after every event.
+
+    Raises ScriptError, FlagError or ReadError before anything is written: with trace the script is
+    read twice, checked whole before the first line goes out, so neither the script nor
+    its output is ever held in memory."""
+    if trace:
+        game, count = _closing(open_script, overrides, None)
+        if count:
+            _closing(open_script, overrides, write)
+            return
+    else:
+        game, count = _closing(open_script, overrides, None)
+    write(game.state_json())
+
+
+def play(data, overrides=None, trace=False):
+    """Play a script given whole (bytes or str); returns the JSON lines to print."""
+    if isinstance(data, str):
+        data = data.encode()
+    out = []
+    run(lambda: io.BytesIO(data), out.append, overrides, trace)
     return out
 
 
-def play_batch(text, trace=False):
-    """Play many scripts separated by BATCH_MARK lines; yields each script's output lines
-    and then BATCH_MARK, one script at a time (a small heap holds one script's output)."""
-    chunks = text.split("\n" + BATCH_MARK + "\n")
-    text = None
-    for k in range(len(chunks)):
+def batch_input(scripts):
+    """Many scripts (bytes or str) as one stream for play_batch: each after a line
+    "===== LENGTH", so a script may hold any bytes (CR, BOM, non-UTF-8)."""
+    parts = []
+    for text in scripts:
+        if isinstance(text, str):
+            text = text.encode()
+        parts.append(b"%s %d\n" % (BATCH_MARK.encode(), len(text)))
+        parts.append(text)
+    return b"".join(parts)
+
+
+def play_batch(stream, trace=False):
+    """Play the scripts of a batch_input stream one at a time; yields each script's output
+    lines (or its error as "scriptK:LINE: ...") and then BATCH_MARK."""
+    k = 0
+    while True:
+        header = stream.readline()
+        if not header:
+            return
+        size = int(header.split()[1])
+        data = stream.read(size)
         try:
-            lines = play(chunks[k], None, trace)
+            lines = play(data, None, trace)
         except ScriptError as e:
             lines = ["script%d:%d: %s" % (k, e.line, e.message)]
-        chunks[k] = None  # played: its text can go
+        data = None
         for line in lines:
             yield line
         yield BATCH_MARK
+        k += 1
