@@ -13,6 +13,7 @@ import time
 
 import paho.mqtt.client as paho
 import pytest
+from helpers import device_value
 
 from tools import broker as broker_tool
 from tools.logger import Logger
@@ -314,6 +315,11 @@ def test_wrong_settings_show_err_and_play_goes_on(tmp_path, broker, wrong, code)
     shown = [line for line in proc.stderr.splitlines() if line.startswith("display ")]
     assert any(line.endswith("[Err   %d]" % code) for line in shown), shown
     assert not any("rSt" in line for line in shown[1:])  # one boot only
+
+
+def test_an_idle_connected_poll_allocates_nothing(broker):
+    assert device_value("micropython", "net_cases", "idle_poll_alloc", broker.port, "t1",
+                        USERS["t1"]) == 0
 
 
 def test_acl_keeps_each_board_to_its_own_topics(broker):

@@ -7,16 +7,17 @@ import json
 import random
 
 import pytest
+from helpers import device_case_tests, device_value
 
 from boardlib import config, netconfig
 from firmware import errors
-from tools import upy
 from tools.simboard import timeline
 
 GOOD = {"ssid": "club", "password": "pw", "host": "127.0.0.1", "key": "ab" * 32}
 
 
-def test_hmac_matches_cpython_on_both_interpreters():
+@pytest.mark.parametrize("interpreter", ["cpython", "micropython"])
+def test_hmac_matches_cpythons_hmac(interpreter):
     rnd = random.Random(5)
     cases = []
     for key_len in (0, 1, 16, 32, 63, 64, 65, 100):
@@ -24,23 +25,14 @@ def test_hmac_matches_cpython_on_both_interpreters():
             cases.append((bytes(rnd.randrange(256) for _ in range(key_len)),
                           bytes(rnd.randrange(256) for _ in range(msg_len))))
     expected = [hmac.new(k, m, hashlib.sha256).hexdigest() for k, m in cases]
-    from boardlib.hmac256 import hmac_sha256, same
-
-    assert [hmac_sha256(k, m).hex() for k, m in cases] == expected
-    assert same(b"abc", b"abc") and not same(b"abc", b"abd") and not same(b"ab", b"abc")
-    code = ("import binascii\nfrom boardlib.hmac256 import hmac_sha256\n"
-            "for k, m in %r:\n    print(binascii.hexlify(hmac_sha256(k, m)).decode())\n"
-            % (cases,))
-    out = upy.run(["-c", code], timeout=60)
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.split() == expected
+    assert device_value(interpreter, "net_cases", "hmac_hex", cases) == expected
 
 
 def test_unix_port_has_sha256_but_no_hmac():
-    out = upy.run(["-c", "import hashlib\nprint(hasattr(hashlib, 'sha256'))\n"
-                         "try:\n import hmac\n print('hmac')\n"
-                         "except ImportError:\n print('none')"])
-    assert out.stdout.split() == ["True", "none"]
+    assert device_value("micropython", "net_cases", "hash_modules") == [True, False]
+
+
+test_case = device_case_tests("net_cases")
 
 
 @pytest.mark.parametrize("net, problem", [
@@ -87,11 +79,6 @@ def test_net_timeline_lines():
 
 
 def test_error_codes_agree():
-    # boardlib.mqttlink imports umqtt, which only the unix port has (tools.upylib)
-    out = upy.run(["-c", "from boardlib import mqttlink as m\n"
-                         "print(m.ERR_COMMAND_REFUSED, m.ERR_WIFI, m.ERR_BROKER, m.ERR_LOGIN,"
-                         " m.ERR_TLS)"])
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout.split() == [str(code) for code in (
+    assert device_value("micropython", "net_cases", "error_codes") == [
         errors.COMMAND_REFUSED, errors.WIFI, errors.BROKER, errors.BROKER_LOGIN,
-        errors.TLS_UNSUPPORTED)]
+        errors.TLS_UNSUPPORTED]

@@ -1,0 +1,90 @@
+"""The network link's device-side parts: HMAC-SHA256, the `net` settings on flash, the
+link's error codes, and an idle connected poll that allocates nothing.
+
+Run by tests/test_net_units.py (both interpreters) and tests/test_mqtt.py (the unix port,
+against a real broker).
+"""
+
+import hashlib
+
+from boardlib.config import defaults, load_config, save_config
+from boardlib.hmac256 import hmac_sha256, same
+from device.support import check, micropython_only, scratch_dir
+
+HEAPSIZE = "2M"
+
+
+def hmac_hex(cases):
+    """[[key bytes as a list, message bytes as a list], ...] -> the HMAC-SHA256s in hex."""
+    out = []
+    for key, message in cases:
+        tag = hmac_sha256(bytes(key), bytes(message))
+        out.append("".join("%02x" % b for b in tag))
+    return out
+
+
+def hash_modules():
+    """(hashlib has sha256, an hmac module exists) on this interpreter."""
+    try:
+        import hmac  # noqa: F401
+
+        has_hmac = True
+    except ImportError:
+        has_hmac = False
+    return [hasattr(hashlib, "sha256"), has_hmac]
+
+
+def case_same_compares_whole():
+    check(same(b"abc", b"abc"), "equal")
+    check(not same(b"abc", b"abd"), "last byte")
+    check(not same(b"xbc", b"abc"), "first byte")
+    check(not same(b"ab", b"abc"), "length")
+
+
+def case_net_settings_round_trip_on_flash():
+    root = scratch_dir()
+    cfg = defaults()
+    cfg["net"] = {"ssid": "club", "password": "pw", "host": "127.0.0.1", "user": "t1",
+                  "key": "ab" * 32, "id": "t1"}
+    save_config(root + "/board.cfg", cfg)
+    loaded, error = load_config(root + "/board.cfg")
+    check(error == 0, "error %r" % error)
+    net = loaded["net"]
+    check(net["port"] == 1883 and net["tls"] is False and net["pass"] == "", "defaults")
+    check(net["key"] == "ab" * 32 and net["id"] == "t1", "values")
+
+
+def error_codes():
+    """The link's display codes (it imports umqtt: the unix port only)."""
+    micropython_only("umqtt is installed for the unix port (tools.upylib)")
+    from boardlib import mqttlink as m
+
+    return [m.ERR_COMMAND_REFUSED, m.ERR_WIFI, m.ERR_BROKER, m.ERR_LOGIN, m.ERR_TLS]
+
+
+def idle_poll_alloc(port, user, password):
+    """Bytes allocated by one idle poll of a link connected to the broker on `port`."""
+    micropython_only("gc.mem_alloc and umqtt")
+    import gc
+    import time
+
+    from boardlib import mqttlink
+    from tools.simboard.wlan import FakeWLAN
+
+    net = {"ssid": "club", "password": "pinboard", "host": "127.0.0.1", "port": port,
+           "user": user, "pass": password, "tls": False, "key": "00" * 16, "id": user}
+    link = mqttlink.NetLink(net, FakeWLAN(time.ticks_ms), time.ticks_ms())
+    for _ in range(500):
+        link.poll(time.ticks_ms())
+        if link.state == mqttlink.UP and not link._outbox:
+            break
+        time.sleep_ms(10)
+    check(link.state == mqttlink.UP, "connected: %s" % mqttlink.STATE_NAMES[link.state])
+    now = time.ticks_ms()
+    for _ in range(20):
+        link.poll(now)
+    gc.collect()
+    before = gc.mem_alloc()
+    for _ in range(1000):
+        link.poll(now)
+    return (gc.mem_alloc() - before) // 1000
