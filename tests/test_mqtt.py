@@ -6,6 +6,7 @@ Skipped, saying why, where no mosquitto is installed (.ci/run installs it).
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -25,6 +26,7 @@ pytestmark = pytest.mark.skipif(broker_tool.available() is not None,
                                 reason=str(broker_tool.available()))
 
 BOARDS = ("t1", "t2", "t3", "t4", "t5", "t6")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KEYS = {board: bytes(range(i, i + 32)) for i, board in enumerate(BOARDS)}
 USERS = {"logger": "logger-pw", **{board: board + "-pw" for board in BOARDS}}
 
@@ -423,3 +425,56 @@ def test_club_broker_bridged_to_a_central_broker(tmp_path):
         club.stop()
         central.stop()
     check_store(tmp_path / "central.db", expected)
+
+
+def test_serial_port_and_broker_logged_together(tmp_path, broker):
+    """--port and --mqtt combine: one board with both links, one logger, both stored."""
+    from tools import upy
+    from tools.linkpipe import LinkPipe
+
+    shots = [Shot(pins=(1,)), Shot(pins=(2, 3)), Shot(pins=(5,), carom="carom")]
+    timeline, script = build("ddbu", shots, distance=(40, 40))
+    expected = replay(tmp_path, script)
+    (tmp_path / "g.timeline").write_text(timeline)
+    cfg = board_cfg(tmp_path / "board.cfg", broker.port, "t1")
+    with LinkPipe() as pipe:
+        source = MqttSource("mqtt://logger:%s@127.0.0.1:%d" % (USERS["logger"], broker.port),
+                            keys=KEYS)
+        lg = Logger([pipe.host_path], str(tmp_path / "games.db"), mqtt=source)
+        thread = threading.Thread(target=lg.run_forever, daemon=True)
+        thread.start()
+        try:
+            proc = upy.run_file("tools/simboard/run.py", [
+                "--timeline", str(tmp_path / "g.timeline"), "--config", cfg,
+                "--link", pipe.device_path, "--state", str(tmp_path / "flash")],
+                heapsize="8M", timeout=120)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            deadline = time.monotonic() + 20
+            stored = []
+            while time.monotonic() < deadline:
+                stored = [row[0] for row in lg.store.db.execute(
+                    "SELECT final FROM games").fetchall()]
+                if len(stored) == 2 and all(json.loads(f) == expected for f in stored):
+                    break
+                time.sleep(0.1)
+        finally:
+            lg.stop()
+            thread.join(10)
+            lg.close()
+    assert [json.loads(f) for f in stored] == [expected, expected]
+    ports = {row[0] for row in sqlite3.connect(tmp_path / "games.db").execute(
+        "SELECT port FROM link_stats")}
+    assert ports == {pipe.host_path, "mqtt:t1"}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--db", "x.db"], "give --port, --mqtt or both"),
+    (["--mqtt", "http://host", "--db", "x.db"], "expected mqtt://"),
+    (["--mqtt", "mqtt://h:99999", "--db", "x.db"], "bad port"),
+])
+def test_logger_command_line_checks_mqtt_arguments(tmp_path, args, message):
+    out = subprocess.run([sys.executable, "-m", "tools.logger", *args], capture_output=True,
+                         text=True, timeout=60, cwd=tmp_path,
+                         env=dict(os.environ, PYTHONPATH=ROOT))
+    assert out.returncode == 2
+    assert message in out.stderr
