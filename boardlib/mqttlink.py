@@ -487,10 +487,10 @@ class NetLink:
     def _serve(self, now_ms):
         sock = self._sock
         client = self.client
+        sock.deadline = ticks_add(self.clock(), self.budget_ms)  # one budget for the poll
         for _ in range(_READS_PER_POLL):
             if not sock.pending():
                 break
-            sock.deadline = ticks_add(self.clock(), self.budget_ms)
             client.check_msg()
         outbox = self._outbox
         while outbox:
