@@ -405,7 +405,10 @@ class NetLink:
             self._joining = True
             self._since = now_ms
             wlan.active(True)
-            wlan.connect(self.net["ssid"], self.net["password"])
+            try:
+                wlan.connect(self.net["ssid"], self.net["password"])
+            except OSError:
+                pass  # the ESP32 refuses while its driver is still joining: wait for that
             return
         status = wlan.status()
         if (0 < status < 1000) or ticks_diff(now_ms, self._since) >= JOIN_MS:
