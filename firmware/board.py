@@ -1,21 +1,26 @@
 """What the application sees of a board: pins read as masks, and the parts it drives.
 
     board = Board(spots, buttons, display, link, data_dir, config_path, wdt, reset_cause,
-                  standing_level=0)
+                  standing_level=0, config=cfg, config_error=0, make_watchdog=machine.WDT)
     board.read_spots()      # bit i set: spot i+1 reports a pin standing
     board.read_buttons()    # bit i set: button i (carom, foul, ok, undo) is held down
+    board.arm_watchdog()    # once the game is loaded: config["watchdog_ms"], never stopped
 
 The pins and parts are made elsewhere (firmware.hw on the ESP32, tools.simboard in the
-simulator) and handed in: nothing here creates hardware.
+simulator, from the same profile) and handed in whole: nothing here creates hardware, and
+nothing is attached afterwards. The simulator's pins are fakes; this reading code is the
+same on both.
 """
+
+UNDO_BUTTON = 3  # index in `buttons`: carom, foul, ok, undo
 
 
 class Board:
-    net = None  # the network link (boardlib.mqttlink.NetLink) when the board has one
+    net = None  # the network link (boardlib.mqttlink.NetLink) when the board has one (net=)
 
     def __init__(
         self, spots, buttons, display, link, data_dir, config_path, wdt, reset_cause,
-        standing_level=0,
+        standing_level=0, config=None, config_error=0, make_watchdog=None, net=None,
     ):
         self.spots = spots
         self.buttons = buttons  # carom, foul, ok, undo: pressed reads 0
@@ -23,9 +28,18 @@ class Board:
         self.link = link
         self.data_dir = data_dir
         self.config_path = config_path
-        self.wdt = wdt
+        self.wdt = wdt  # NoWatchdog until arm_watchdog()
         self.reset_cause = reset_cause
         self.standing_level = standing_level
+        if config is None:
+            from boardlib.config import defaults
+
+            config = defaults()
+        self.config = config
+        self.config_error = config_error
+        # machine.WDT on the ESP32: called with timeout=ms once, when the firmware is up.
+        self._make_watchdog = make_watchdog
+        self.net = net
 
     def read_spots(self):
         mask = 0
@@ -44,9 +58,18 @@ class Board:
                 mask |= 1 << i
         return mask
 
+    def arm_watchdog(self):
+        """Start the hardware watchdog with config["watchdog_ms"] (0: none). On the ESP32
+        it cannot be stopped again, not even by a soft reset: call this only once the game
+        is loaded and the loop is about to run."""
+        ms = self.config.get("watchdog_ms", 0)
+        if ms and self._make_watchdog is not None:
+            self.wdt = self._make_watchdog(timeout=ms)
+        return self.wdt
+
 
 class NoWatchdog:
-    """Stands in where no watchdog runs (the simulator, a bench)."""
+    """Stands in where no watchdog runs (before it is armed, a bench)."""
 
     def feed(self):
         pass

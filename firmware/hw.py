@@ -1,10 +1,11 @@
 """Builds the ESP32 board from its profile and the board configuration.
 
     from firmware import hw
-    board = hw.build()        # machine.Pin, SPI, UART and WDT objects, wired per profile
+    board = hw.build()        # machine.Pin, SPI and UART objects, wired per profile
 
 The only module of the application that touches `machine`; everything it makes is handed
-to the application through `firmware.board.Board`.
+to the application through `firmware.board.Board`, built whole here. The watchdog is not
+started here: `Board.arm_watchdog()` does that once the game is loaded (firmware.run).
 """
 
 import machine
@@ -37,13 +38,18 @@ def _display(cfg):
     Pin = machine.Pin
     if cfg["display"] == "max7219":
         m = profile.MAX7219
-        spi = machine.SPI(m["spi"], baudrate=m["baudrate"], sck=Pin(m["sck"]), mosi=Pin(m["mosi"]))
+        # miso=None: otherwise SPI(2) claims its default MISO, GPIO 19, which the right
+        # TM1637 module's CLK uses in the default wiring (ports/esp32/machine_hw_spi.c).
+        spi = machine.SPI(
+            m["spi"], baudrate=m["baudrate"], sck=Pin(m["sck"]), mosi=Pin(m["mosi"]), miso=None
+        )
         return Display.max7219(MAX7219(spi, Pin(m["cs"], Pin.OUT, value=1)))
     if cfg["display"] == "tm1637":
         left, right = profile.TM1637_LEFT, profile.TM1637_RIGHT
         return Display.tm1637(
             TM1637(Pin(left["clk"]), Pin(left["dio"])),
             TM1637(Pin(right["clk"]), Pin(right["dio"])),
+            colon_marker=cfg["colon_marker"],
         )
     return None
 
@@ -64,7 +70,9 @@ def _link(cfg):
         uart = machine.UART(
             u["id"], u["baudrate"], tx=u["tx"], rx=u["rx"], timeout=0, rxbuf=1024
         )
-    return Link(uart, 0, board_id=machine.unique_id())
+    import time
+
+    return Link(uart, time.ticks_ms(), board_id=machine.unique_id())
 
 
 def _net(cfg, serial_link):
@@ -93,13 +101,10 @@ def build():
         os.mkdir(profile.DATA_DIR)
     except OSError:
         pass  # already there
-    wdt = machine.WDT(timeout=cfg["watchdog_ms"]) if cfg["watchdog_ms"] else NoWatchdog()
     net, link = _net(cfg, _link(cfg))
-    board = Board(
+    return Board(
         spots, buttons, _display(cfg), link, profile.DATA_DIR, profile.CONFIG_PATH,
-        wdt, reset_cause(), standing_level=cfg.get("standing_level", profile.SPOT_STANDING_LEVEL),
+        NoWatchdog(), reset_cause(),
+        standing_level=cfg.get("standing_level", profile.SPOT_STANDING_LEVEL),
+        config=cfg, config_error=cfg_error, make_watchdog=machine.WDT, net=net,
     )
-    board.config = cfg
-    board.config_error = cfg_error
-    board.net = net
-    return board

@@ -8,12 +8,23 @@ Four tasks: inputs every 5 ms (sensors, buttons, shots, rules, journal), the dis
 40 ms, the link every 10 ms, and upkeep every 250 ms (journal compaction while no shot is
 in progress, the watchdog). The watchdog is fed only when every task has run since the
 last feed, so one stuck task resets the board rather than freezing the scores.
+
+What `start` does at power-up, in order (docs/esp32.md says why):
+1. `undo` held down: safe mode. The display says SAFE; no game, no watchdog, the REPL
+   (USB serial) stays free, e.g. to fix /board.cfg after `link: "uart0"`.
+2. The file `deploying` next to /board.cfg: `make deploy` is copying new firmware. The
+   display says LoAd and the REPL stays free; deploy removes the file and resets the board.
+3. Otherwise the game is loaded (journal replay), then the watchdog is armed, then the
+   tasks run. Should an exception ever escape them, the board shows Err 91 and keeps
+   feeding the watchdog: a hard fault is shown, not turned into a reset loop.
 """
 
 import asyncio
 import time
 
+from boardlib import layout
 from firmware.app import App
+from firmware.board import UNDO_BUTTON
 
 INPUT_MS = 5
 STEP_MS = INPUT_MS  # virtual time advances by one input poll
@@ -78,11 +89,77 @@ def tick(app, now_ms):
         app.board.wdt.feed()
 
 
+SAFE_WORD = "SAFE"
+LOAD_WORD = "LoAd"
+CRASHED = 91  # "Err 91": the loop itself failed; the traceback went to the REPL
+DEPLOY_MARK = "deploying"
+
+
+def deploy_mark(board):
+    """Path of the file `make deploy` leaves while it copies (next to the config file)."""
+    path = board.config_path
+    return path[: path.rfind("/") + 1] + DEPLOY_MARK
+
+
+def hold_word(board):
+    """SAFE (undo held at power-up), LoAd (a deploy under way) or None: run the game."""
+    if board.read_buttons() & (1 << UNDO_BUTTON):
+        return SAFE_WORD
+    import os
+
+    try:
+        os.stat(deploy_mark(board))
+        return LOAD_WORD
+    except OSError:
+        return None
+
+
+def show_text(board, text):
+    if board.display is not None:
+        buf = bytearray(8)
+        layout.text(buf, text)
+        board.display.show(buf)
+
+
 def start(board=None, clock=time.ticks_ms):
     if board is None:
         from firmware import hw
 
         board = hw.build()
+    word = hold_word(board)
+    if word is not None:
+        show_text(board, word)
+        print("pinboard: %s: the firmware is not running, the REPL is free" % word)
+        return word
     app = App(board)
     app.boot(clock())
-    asyncio.run(Runner(app, clock).main())
+    board.arm_watchdog()  # after the journal replay: a slow boot must not reset the board
+    try:
+        asyncio.run(Runner(app, clock).main())
+    except Exception as exc:  # the board shows it instead of resetting
+        _halt(board, exc)
+
+
+def _halt(board, exc):
+    """Show Err 91 and keep the watchdog fed until someone interrupts (Ctrl-C)."""
+    import sys
+
+    if hasattr(sys, "print_exception"):
+        sys.print_exception(exc)
+    else:
+        print(repr(exc))
+    try:
+        import micropython
+
+        micropython.kbd_intr(3)  # a uart0 link turned Ctrl-C off: give the owner it back
+    except (ImportError, AttributeError):
+        pass
+    buf = bytearray(8)
+    layout.error(buf, CRASHED)
+    try:
+        board.display.show(buf)
+    except Exception:  # nothing more to say on a broken display
+        pass
+    while True:
+        board.wdt.feed()
+        time.sleep_ms(UPKEEP_MS)

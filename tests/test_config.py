@@ -44,8 +44,9 @@ valid_configs = st.fixed_dictionaries(
      "brightness": st.integers(0, 7), "glitch_ms": st.integers(0, 1000),
      "settle_ms": st.integers(100, 10000), "hold_ms": st.integers(200, 5000),
      "debounce_ms": st.integers(0, 200), "stuck_ms": st.integers(1000, 3600000),
-     "link": st.sampled_from(["uart2", "uart0", "off"]), "watchdog_ms": st.integers(0, 60000),
-     "game": game_settings},
+     "link": st.sampled_from(["uart2", "uart0", "off"]),
+     "watchdog_ms": st.one_of(st.just(0), st.integers(2000, 60000)),
+     "colon_marker": st.booleans(), "game": game_settings},
     optional={"standing_level": st.sampled_from([0, 1])},
 )
 

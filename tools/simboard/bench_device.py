@@ -113,6 +113,37 @@ def _c_speed_display(sim):
     )
 
 
+# Zero-argument C functions returning a level: a CInput's value() costs what reading a
+# machine.Pin costs on the ESP32, a call into C.
+_HIGH = "1".isdigit
+_LOW = "x".isdigit
+
+
+class CInput:
+    """An input pin read in C (see _HIGH); the bench sets its level directly."""
+
+    def __init__(self, level):
+        self.value = _HIGH if level else _LOW
+
+
+def _c_speed_inputs(sim):
+    """The board reads its spots and buttons through the firmware's own Board code, from
+    pins as cheap as the ESP32's; the table's setters drive them."""
+    board = sim.board
+    board.spots = [CInput(pin.value()) for pin in board.spots]
+    board.buttons = [CInput(pin.value()) for pin in board.buttons]
+    level = board.standing_level
+
+    def set_spot(spot, standing):
+        board.spots[spot - 1].value = _HIGH if (level if standing else 1 - level) else _LOW
+
+    def set_button(index, pressed):
+        board.buttons[index].value = _LOW if pressed else _HIGH
+
+    sim.set_spot = set_spot
+    sim.set_button = set_button
+
+
 def _quiet_emulators(sim):
     """Detach the chip emulators: the board has real chips, their decoding is not its cost."""
     for chip in sim.chips:
@@ -133,6 +164,7 @@ def make_app(state_dir=None, quiet=True):
         _quiet_emulators(sim)
         if state_dir is None:
             _c_speed_display(sim)
+            _c_speed_inputs(sim)
     app = App(sim.board)
     app.boot(0)
     return sim, app, sink

@@ -8,7 +8,9 @@
     sim.board                         # the firmware.board.Board the application gets
 
 Runs on the MicroPython unix port. Pin numbers come from the same profile as the real
-board, so the simulator exercises the real wiring table.
+board, so the simulator exercises the real wiring table, and the `Board` is the firmware's
+own, built whole: only the pins are fakes, so the real pin-reading code (with the
+configured `standing_level`) runs here too.
 """
 
 import os
@@ -32,26 +34,9 @@ def _no_sleep(us):
     pass
 
 
-class SimIO(Board):
-    """The board as the application sees it, reading the table's inputs from masks.
-
-    On the ESP32 a pin read is a call into C; here a fake pin is Python, and polling nine
-    of them every 5 ms would make the simulator measure itself. The fake pins still change
-    (for anything listening); the masks are what the application reads."""
-
-    spot_mask = 0x1F
-    button_mask = 0
-
-    def read_spots(self):
-        return self.spot_mask
-
-    def read_buttons(self):
-        return self.button_mask
-
-
 class SimBoard:
     def __init__(self, display="tm1637", state_dir=None, link_path=None, bdev=None,
-                 config=None, wlan=None):
+                 config=None, wlan=None, reset_cause="PWR", make_watchdog=None):
         self.wire = wire = Wire(keep=False)  # the emulators listen; no log to grow
         self.spot_pins = [FakePin("GPIO%d" % n, 1, wire) for n in profile.SPOTS]
         self.button_pins = [
@@ -70,7 +55,7 @@ class SimBoard:
         for i in range(len(self.spot_pins)):
             self.spot_pins[i].value(self.standing_level)  # every pin standing at power-up
         self.chips = []
-        disp = self._display(cfg["display"])
+        disp = self._display(cfg["display"], cfg["colon_marker"])
         link = None
         if link_path:
             from boardlib.link import Link
@@ -89,13 +74,11 @@ class SimBoard:
             os.mkdir(data_dir)
         except OSError:
             pass
-        self.board = SimIO(
+        self.board = Board(
             self.spot_pins, self.button_pins, disp, link, data_dir, cfg_path,
-            NoWatchdog(), "PWR", standing_level=self.standing_level,
+            NoWatchdog(), reset_cause, standing_level=self.standing_level,
+            config=cfg, config_error=cfg_error, make_watchdog=make_watchdog, net=self.net,
         )
-        self.board.config = cfg
-        self.board.config_error = cfg_error
-        self.board.net = self.net
 
     def _mount_flash(self, state_dir, bdev=None):
         if bdev is not None:
@@ -111,7 +94,7 @@ class SimBoard:
         mount(bdev, FLASH_MOUNT)
         return bdev
 
-    def _display(self, kind):
+    def _display(self, kind, colon_marker=False):
         wire = self.wire
         if kind == "max7219":
             din = FakePin("GPIO%d" % profile.MAX7219["mosi"], 0, wire)
@@ -123,18 +106,16 @@ class SimBoard:
         for side in (profile.TM1637_LEFT, profile.TM1637_RIGHT):
             clk = FakePin("GPIO%d" % side["clk"], 1, wire)
             dio = FakePin("GPIO%d" % side["dio"], 1, wire)
-            self.chips.append(TM1637Emulator(clk, dio))
+            # colon_marker is set for the "clock" modules, which wire only the colon
+            self.chips.append(TM1637Emulator(clk, dio, colon_only=colon_marker))
             pins.append(TM1637(clk, dio, sleep_us=_no_sleep))
-        return Display.tm1637(pins[0], pins[1])
+        return Display.tm1637(pins[0], pins[1], colon_marker=colon_marker)
 
     # -- the table --------------------------------------------------------------------------
 
     def set_spot(self, spot, standing):
         level = self.standing_level if standing else 1 - self.standing_level
         self.spot_pins[spot - 1].value(level)
-        bit = 1 << (spot - 1)
-        board = self.board
-        board.spot_mask = (board.spot_mask | bit) if standing else (board.spot_mask & ~bit)
 
     def set_standing_mask(self, mask):
         for i in range(len(self.spot_pins)):
@@ -142,9 +123,6 @@ class SimBoard:
 
     def set_button(self, index, pressed):
         self.button_pins[index].value(0 if pressed else 1)
-        bit = 1 << index
-        board = self.board
-        board.button_mask = (board.button_mask | bit) if pressed else (board.button_mask & ~bit)
 
     # -- the display ------------------------------------------------------------------------
 
@@ -161,5 +139,5 @@ class SimBoard:
 
 
 def build(display="tm1637", state_dir=None, link_path=None, bdev=None, config=None,
-          wlan=None):
-    return SimBoard(display, state_dir, link_path, bdev, config, wlan)
+          wlan=None, **kw):
+    return SimBoard(display, state_dir, link_path, bdev, config, wlan, **kw)

@@ -1,0 +1,42 @@
+"""Power-up on the simulated board: safe mode, a deploy under way, the watchdog armed only
+once the game is loaded, no reset loop after a fault, and the real pin-reading code.
+
+The cases are device code in tests/twin/start_cases.py, run on the MicroPython unix port.
+"""
+
+import pytest
+
+from tools import upy
+
+CASES = [
+    "undo_held_at_power_up_is_safe_mode",
+    "deploy_mark_holds_the_firmware",
+    "watchdog_armed_after_the_game_is_loaded",
+    "standing_level_one_reads_through_the_board",
+    "exception_after_arming_shows_err_91_without_a_reset",
+    "colon_marker_key_reaches_clock_modules",
+]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_start(tmp_path, case):
+    proc = upy.run_file("tests/twin/start_cases.py", [case, str(tmp_path / "flash")], timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stdout + proc.stderr
+
+
+def test_watchdog_ms_refuses_values_the_loop_cannot_keep():
+    from boardlib.config import defaults, problems
+
+    for ms in (0, 2000, 8000, 60000):
+        assert problems(dict(defaults(), watchdog_ms=ms)) == []
+    for ms in (1, 250, 1999, 60001):
+        assert problems(dict(defaults(), watchdog_ms=ms)) != [], ms
+
+
+def test_watchdog_ms_of_1_on_flash_keeps_the_default(tmp_path):
+    from boardlib.config import ERR_CONFIG_VALUE, load_config
+
+    path = tmp_path / "board.cfg"
+    path.write_text('{"watchdog_ms": 1, "colon_marker": true}')
+    cfg, error = load_config(str(path))
+    assert error == ERR_CONFIG_VALUE and cfg["watchdog_ms"] == 8000 and cfg["colon_marker"]
