@@ -1,0 +1,109 @@
+"""The ESP32 twin behaves as the ESP32 port does where the firmware depends on it.
+
+Each test boots a twin (tools.simboard.twin: the real interpreter playing the chip, a pty
+playing its USB-serial port) and talks to it the way a builder does, with mpremote.
+"""
+
+import time
+
+from twin_helpers import booted, flash, mpremote
+
+from tools.simboard.esp32.espsys import mpy_of
+
+COUNTING_MAIN = """
+import machine, time
+print("main.py runs, cause", machine.reset_cause())
+n = 0
+while True:
+    n += 1
+    time.sleep_ms(50)
+"""
+
+
+def test_boot_runs_boot_py_then_main_py_and_ctrl_c_interrupts_it(tmp_path):
+    flash(tmp_path, firmware=False, files={"boot.py": "print('boot.py runs')\n",
+                                           "main.py": COUNTING_MAIN})
+    with booted(tmp_path) as twin:
+        twin.wait_output("main.py runs, cause 1")  # PWRON_RESET
+        assert twin.output.index(b"boot.py runs") < twin.output.index(b"main.py runs")
+        out = mpremote(twin.usb_path, "resume", "exec", "print('n is', n)")
+        assert out.returncode == 0 and "n is" in out.stdout, out.stdout + out.stderr
+        twin.wait_output("KeyboardInterrupt")
+
+
+def test_raw_soft_reset_skips_main_py_a_friendly_one_runs_it(tmp_path):
+    flash(tmp_path, firmware=False, files={"main.py": COUNTING_MAIN})
+    with booted(tmp_path) as twin:
+        twin.wait_output("main.py runs")
+        out = mpremote(twin.usb_path, "soft-reset")  # mpremote's: from the raw REPL
+        assert out.returncode == 0, out.stdout + out.stderr
+        time.sleep(1.0)
+        assert twin.resets == ["PWR", "SOFT"]
+        assert twin.output.count(b"main.py runs") == 1  # not again after the raw reset
+        mark = len(twin.output)
+        # The friendly REPL's Ctrl-D is the soft reset that runs main.py.
+        with open(twin.usb_path, "r+b", buffering=0) as port:
+            port.write(b"\r\x02")
+            time.sleep(0.5)
+            port.write(b"\x04")
+            twin.wait_output("main.py runs, cause 5", start=mark)  # SOFT_RESET
+
+
+def test_machine_reset_and_watchdog_are_hard_resets_that_keep_the_flash(tmp_path):
+    main = ("import machine, os\nprint('cause', machine.reset_cause(), 'files', "
+            "sorted(os.listdir()))\n")
+    flash(tmp_path, firmware=False, files={"main.py": main})
+    with booted(tmp_path) as twin:
+        twin.wait_output("cause 1")
+        out = mpremote(twin.usb_path, "resume", "exec",
+                       "open('kept.txt', 'w').write('x')", "+", "reset")
+        assert out.returncode == 0, out.stdout + out.stderr
+        twin.wait_output("cause 2 files ['kept.txt', 'main.py']")  # HARD_RESET
+        out = mpremote(twin.usb_path, "resume", "exec",
+                       "import machine\nmachine.WDT(timeout=1000)")
+        assert out.returncode == 0, out.stdout + out.stderr
+        twin.wait_output("task_wdt: Task watchdog got triggered", timeout=10)
+        twin.wait_output("cause 3 files ['kept.txt', 'main.py']")  # WDT_RESET
+        assert twin.resets == ["PWR", "HARD", "WDT"]
+
+
+def test_an_armed_watchdog_survives_a_soft_reset_and_cannot_be_stopped(tmp_path):
+    flash(tmp_path, firmware=False)
+    with booted(tmp_path) as twin:
+        out = mpremote(twin.usb_path, "resume", "exec",
+                       "import machine\nw = machine.WDT(timeout=1500)\n"
+                       "print(hasattr(w, 'deinit'), hasattr(w, 'stop'))",
+                       "+", "soft-reset")
+        assert out.returncode == 0 and "False False" in out.stdout, out.stdout + out.stderr
+        twin.wait_output("task_wdt", timeout=10)
+        assert twin.resets == ["PWR", "SOFT", "WDT"]
+
+
+def test_asyncio_sleeps_end_on_10_ms_ticks_and_ticks_wrap_at_2_30(tmp_path):
+    code = """
+import asyncio, time
+t0 = time.ticks_ms()
+async def main():
+    for _ in range(20):
+        await asyncio.sleep_ms(5)
+asyncio.run(main())
+took = time.ticks_diff(time.ticks_ms(), t0)
+later = time.ticks_add(t0, 5000)
+print("took", took, "wrapped", later < t0, time.ticks_diff(later, t0))
+"""
+    flash(tmp_path, firmware=False)
+    with booted(tmp_path, ticks_start=(1 << 30) - 3000) as twin:
+        out = mpremote(twin.usb_path, "resume", "exec", code)
+    assert out.returncode == 0, out.stdout + out.stderr
+    words = out.stdout.split()
+    assert int(words[1]) >= 20 * 10 - 5  # twenty 5 ms sleeps of about a tick each
+    assert words[3] == "True" and words[4] == "5000"
+
+
+def test_the_installed_micropython_version_is_the_one_chosen(tmp_path):
+    flash(tmp_path, firmware=False)
+    with booted(tmp_path, version="1.22.2") as twin:
+        out = mpremote(twin.usb_path, "resume", "exec",
+                       "import sys\nprint(sys.implementation.version, sys.implementation._mpy)")
+    assert out.stdout.split("\n")[0].strip() == "(1, 22, 2, '') %d" % mpy_of((1, 22))
+    assert mpy_of((1, 22)) & 0xFF == 6 and (mpy_of((1, 22)) >> 8) & 3 == 1

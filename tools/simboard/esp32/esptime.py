@@ -1,0 +1,78 @@
+"""The twin's `time`: the ESP32 port's clocks and waits on top of the unix port's.
+
+- ticks_ms/ticks_us count from the last hard reset (esp_timer, ports/esp32/mphalport.c)
+  and wrap at 2**30 (MICROPY_PY_TIME_TICKS_PERIOD, extmod/modtime.c); `start_ms` lets a
+  test start the clock just before the wrap.
+- sleep_ms is exact (mp_hal_delay_ms finishes the last tick by busy-waiting);
+  sleep_us(n) waits n - 5 us and nothing under 5 us (mp_hal_delay_us subtracts its own
+  call overhead).
+- `uptime_ms` is for espselect, whose waits end on 10 ms FreeRTOS ticks.
+"""
+
+import time as _real
+
+_PERIOD = 1 << 30
+_MASK = _PERIOD - 1
+_HALF = _PERIOD >> 1
+
+_state = {"start_ms": 0, "offset_ms": 0, "t0": _real.ticks_us()}
+
+
+def configure(start_ms=0, uptime_ms=0):
+    """start_ms: ticks_ms at the hard reset; uptime_ms: time since it (soft resets)."""
+    _state["start_ms"] = start_ms
+    _state["offset_ms"] = uptime_ms
+    _state["t0"] = _real.ticks_us()
+
+
+def uptime_us():
+    return _real.ticks_diff(_real.ticks_us(), _state["t0"]) + _state["offset_ms"] * 1000
+
+
+def uptime_ms():
+    return uptime_us() // 1000
+
+
+def ticks_ms():
+    return (_state["start_ms"] + uptime_ms()) & _MASK
+
+
+def ticks_us():
+    return (_state["start_ms"] * 1000 + uptime_us()) & _MASK
+
+
+ticks_cpu = ticks_us
+
+
+def ticks_diff(a, b):
+    d = (a - b) & _MASK
+    if d >= _HALF:
+        d -= _PERIOD
+    return d
+
+
+def ticks_add(t, delta):
+    if delta < -_HALF or delta >= _HALF:
+        raise OverflowError("ticks interval overflow")
+    return (t + delta) & _MASK
+
+
+def sleep_ms(ms):
+    if ms > 0:
+        _real.sleep_ms(ms)
+
+
+def sleep_us(us):
+    if us >= 5:
+        _real.sleep_us(us - 5)
+
+
+def sleep(seconds):
+    _real.sleep(seconds)
+
+
+time = _real.time
+time_ns = _real.time_ns
+localtime = _real.localtime
+gmtime = _real.gmtime
+mktime = _real.mktime

@@ -1,0 +1,49 @@
+"""Files into and out of a twin's flash image, without booting it (MicroPython unix port).
+
+    micropython tools/simboard/esp32/flashfs.py STATE_DIR put SRC_DIR   # copy a tree in
+    micropython tools/simboard/esp32/flashfs.py STATE_DIR cat PATH      # print a file
+    micropython tools/simboard/esp32/flashfs.py STATE_DIR ls [DIR]      # list a folder
+
+What a builder's flash tool does before the board's first boot; tests use it to give a
+twin its firmware and board.cfg quickly.
+"""
+
+import os
+import sys
+
+from tools.simboard.flash import FileBlockDev, mount
+
+
+def _copy_tree(src, dest):
+    for name, kind, *_ in os.ilistdir(src):
+        path = src + "/" + name
+        target = dest + "/" + name
+        if kind == 0x4000:
+            try:
+                os.mkdir(target)
+            except OSError:
+                pass
+            _copy_tree(path, target)
+        else:
+            with open(path, "rb") as f, open(target, "wb") as g:
+                g.write(f.read())
+
+
+def main(argv):
+    state, command = argv[0], argv[1]
+    try:
+        os.mkdir(state)
+    except OSError:
+        pass
+    mount(FileBlockDev(state + "/flash.img"), "/flash")
+    if command == "put":
+        _copy_tree(argv[2], "/flash")
+    elif command == "cat":
+        with open("/flash/" + argv[2]) as f:
+            sys.stdout.write(f.read())
+    elif command == "ls":
+        print(" ".join(sorted(os.listdir("/flash/" + (argv[2] if len(argv) > 2 else "")))))
+    os.umount("/flash")
+
+
+main(sys.argv[1:])

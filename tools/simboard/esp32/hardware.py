@@ -1,0 +1,139 @@
+"""The twin's wiring: the ESP32 DevKit profile's pins as fake pins, with the parts on them.
+
+    hw = Hardware(display="tm1637", line_nf=10, inputs={15: 0})   # undo held at power-up
+    hw.pin(13)                  # the FakePin of GPIO 13 (machine.Pin(13) returns it)
+    hw.visible()                # what the display modules show
+    hw.claims                   # GPIO -> what a peripheral claimed it for ("SPI(2) miso")
+
+Spots and buttons are switches to ground on input pins (the host closes and opens them:
+`set_input`). The display is two TM1637 modules (CLK and DIO with the modules' 10 kOhm
+pull-ups and `line_nf` nF each) or one MAX7219 module, as the profile wires them. The
+host side of the twin talks to this over two pipes: `P gpio level` lines in, events out
+(`D text` when the display changes, `W ms`/`F` for the watchdog, `R ...` for resets).
+"""
+
+import select
+
+from firmware.boards import esp32_devkit as profile
+from tools.simboard.chips import MAX7219Emulator, TM1637Emulator, visible_pair
+from tools.simboard.pins import FakePin, Wire
+
+PULL_UP_OHM = 10000
+
+
+class _Emulator(TM1637Emulator):
+    """A TM1637 that tells the hardware after every complete frame."""
+
+    def __init__(self, clk, dio, hardware):
+        TM1637Emulator.__init__(self, clk, dio)
+        self.hardware = hardware
+
+    def _on_dio(self, pin, level):
+        frames = self.frames
+        TM1637Emulator._on_dio(self, pin, level)
+        if self.frames != frames:
+            self.hardware.display_changed()
+
+
+class _Max(MAX7219Emulator):
+    def __init__(self, din, clk, cs, hardware):
+        MAX7219Emulator.__init__(self, din, clk, cs)
+        self.hardware = hardware
+
+    def _on_cs(self, pin, level):
+        MAX7219Emulator._on_cs(self, pin, level)
+        if level:
+            self.hardware.display_changed()
+
+
+class _InputPin(FakePin):
+    """A spot or button pin: reading it first takes the host's latest switch changes."""
+
+    hardware = None
+
+    def value(self, v=None):
+        if v is None:
+            self.hardware.poll_host()
+        return FakePin.value(self, v)
+
+
+class Hardware:
+    def __init__(self, display="tm1637", line_nf=10, inputs=None, ctl_in=None, ctl_out=None,
+                 link_path=None, clock_us=None):
+        self.wire = Wire(keep=False)
+        self.pins = {}
+        self.claims = {}
+        self.ctl_in = ctl_in
+        self.ctl_out = ctl_out
+        self.link = None
+        if link_path:  # opened now: the board's filesystem replaces the host's at boot
+            from tools.simboard.uart import PtyUART
+
+            self.link = PtyUART(link_path)
+        self._shown = None
+        self._poll = None
+        if ctl_in is not None:
+            self._poll = select.poll()
+            self._poll.register(ctl_in, select.POLLIN)
+        inputs = inputs or {}
+        for gpio in tuple(profile.SPOTS) + tuple(profile.BUTTONS.values()):
+            pin = self.pins[gpio] = _InputPin("GPIO%d" % gpio, 1, self.wire, FakePin.IN)
+            pin.hardware = self
+            pin.external(inputs.get(gpio, 1))  # 1: the switch is open
+        self.chips = []
+        rc_us = PULL_UP_OHM * line_nf / 1000.0  # 10 kOhm * 10 nF = 100 us
+        if display == "tm1637":
+            for side in (profile.TM1637_LEFT, profile.TM1637_RIGHT):
+                clk = self.pin(side["clk"])
+                dio = self.pin(side["dio"])
+                for p in (clk, dio):
+                    p.rc_us = rc_us
+                    p.clock_us = clock_us
+                self.chips.append(_Emulator(clk, dio, self))
+        elif display == "max7219":
+            m = profile.MAX7219
+            self.chips.append(_Max(self.pin(m["mosi"]), self.pin(m["sck"]), self.pin(m["cs"]),
+                                   self))
+
+    def pin(self, gpio, mode=FakePin.OPEN_DRAIN):
+        pin = self.pins.get(gpio)
+        if pin is None:
+            pin = self.pins[gpio] = FakePin("GPIO%d" % gpio, 1, self.wire, mode)
+        return pin
+
+    # -- host channel ----------------------------------------------------------------------
+
+    def send(self, line):
+        if self.ctl_out is not None:
+            self.ctl_out.write((line + "\n").encode())
+
+    def poll_host(self):
+        """Apply the host's input changes (called on every input-pin read)."""
+        if self._poll is None:
+            return
+        for _ in self._poll.ipoll(0):
+            line = self.ctl_in.readline()
+            if not line:
+                self._poll = None  # the host went away
+                return
+            parts = line.split()
+            if parts and parts[0] == b"P":
+                self.set_input(int(parts[1]), int(parts[2]))
+
+    def set_input(self, gpio, level):
+        self.pin(gpio, FakePin.IN).external(level)
+
+    # -- display ---------------------------------------------------------------------------
+
+    def visible(self):
+        if not self.chips:
+            return ""
+        if len(self.chips) == 1:
+            return self.chips[0].visible()
+        return visible_pair(self.chips[0], self.chips[1])
+
+    def display_changed(self):
+        text = self.visible()
+        if text != self._shown:
+            self._shown = text
+            self.send("D " + text.replace(" ", "_"))
