@@ -12,9 +12,7 @@ last feed, so one stuck task resets the board rather than freezing the scores.
 What `start` does at power-up, in order (docs/esp32.md says why):
 1. `undo` held down: safe mode. The display says SAFE; no game, no watchdog, the REPL
    (USB serial) stays free, e.g. to fix /board.cfg after `link: "uart0"`.
-2. The file `deploying` next to /board.cfg: `make deploy` is copying new firmware. The
-   display says LoAd and the REPL stays free; deploy removes the file and resets the board.
-3. Otherwise the game is loaded (journal replay), then the watchdog is armed, then the
+2. Otherwise the game is loaded (journal replay), then the watchdog is armed, then the
    tasks run. Should an exception ever escape them, the board shows Err 91 and keeps
    feeding the watchdog: a hard fault is shown, not turned into a reset loop.
 """
@@ -90,28 +88,14 @@ def tick(app, now_ms):
 
 
 SAFE_WORD = "SAFE"
-LOAD_WORD = "LoAd"
 CRASHED = 91  # "Err 91": the loop itself failed; the traceback went to the REPL
-DEPLOY_MARK = "deploying"
-
-
-def deploy_mark(board):
-    """Path of the file `make deploy` leaves while it copies (next to the config file)."""
-    path = board.config_path
-    return path[: path.rfind("/") + 1] + DEPLOY_MARK
 
 
 def hold_word(board):
-    """SAFE (undo held at power-up), LoAd (a deploy under way) or None: run the game."""
+    """SAFE when undo is held at power-up, else None: run the game."""
     if board.read_buttons() & (1 << UNDO_BUTTON):
         return SAFE_WORD
-    import os
-
-    try:
-        os.stat(deploy_mark(board))
-        return LOAD_WORD
-    except OSError:
-        return None
+    return None
 
 
 def show_text(board, text):

