@@ -4,6 +4,7 @@ Each test boots a twin (tools.simboard.twin: the real interpreter playing the ch
 playing its USB-serial port) and talks to it the way a builder does, with mpremote.
 """
 
+import os
 import time
 
 from twin_helpers import booted, flash, mpremote
@@ -107,3 +108,36 @@ def test_the_installed_micropython_version_is_the_one_chosen(tmp_path):
                        "import sys\nprint(sys.implementation.version, sys.implementation._mpy)")
     assert out.stdout.split("\n")[0].strip() == "(1, 22, 2, '') %d" % mpy_of((1, 22))
     assert mpy_of((1, 22)) & 0xFF == 6 and (mpy_of((1, 22)) >> 8) & 3 == 1
+
+
+def test_sim_usb_prints_the_pty_first_and_runs_until_killed(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from tools import upy
+
+    flash(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "tools.sim", "--state", str(tmp_path),
+                             "--usb", "--baud", "2000000"], stdout=subprocess.PIPE, text=True,
+                            cwd=upy.ROOT)
+    try:
+        first = proc.stdout.readline()
+        assert first.startswith("usb: /dev/pts/"), first
+        port = first.split()[1]
+        out = mpremote(port, "resume", "exec", "import os\nprint(os.listdir())")
+        assert "main.py" in out.stdout, out.stdout + out.stderr
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    time.sleep(0.5)
+    assert not [pid for pid in os.listdir("/proc") if pid.isdigit() and _is_chip(pid, tmp_path)]
+
+
+def _is_chip(pid, state):
+    try:
+        with open("/proc/%s/cmdline" % pid, "rb") as f:
+            args = f.read().split(b"\0")
+    except OSError:
+        return False
+    return any(a.endswith(b"rom.py") for a in args) and str(state).encode() in args

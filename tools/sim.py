@@ -10,6 +10,16 @@ given with --config that has `net` settings joins the simulated WiFi (--wifi SSI
 and the MQTT broker they name, with the real umqtt code; timeline lines `T net down` and
 `T net up` take the WiFi away and bring it back (docs/network.md).
 
+    python -m tools.sim --state DIR --usb                # the ESP32 twin (docs/esp32.md)
+
+With --usb the board is the ESP32 twin: it boots boot.py and main.py from its own flash
+(the littlefs image in DIR: `make deploy PORT=...` puts the firmware there), and its
+USB-serial REPL is a pty, printed first as `usb: /dev/pts/N`, for mpremote. It runs in
+real time until killed. --micropython X.Y.Z is the MicroPython version it plays,
+--line-nf N the capacitance on the TM1637 lines, --ticks-start MS the ticks_ms value at
+power-up (e.g. 1073738824, three seconds before the 2**30 wrap), --baud N the serial
+speed. Display changes and resets are printed as they happen.
+
 Interactive keys: 1-5 knock the pin on that spot over or stand it up again; c f o u press
 carom, foul, ok, undo; C F O U hold them; q quits. The display is drawn as large 7-segment
 figures, decoded from the emulated display chips' pins.
@@ -61,6 +71,15 @@ def parse_args(argv):
         help="the simulated club WiFi a board with `net` settings joins (default club:pinboard)",
     )
     p.add_argument("--heapsize", help="the unix port's whole heap, e.g. 2M")
+    p.add_argument("--usb", action="store_true",
+                   help="run the ESP32 twin with its REPL on a pty (needs --state)")
+    p.add_argument("--micropython", default="1.24.1", metavar="X.Y.Z",
+                   help="with --usb: the MicroPython version the twin reports")
+    p.add_argument("--line-nf", type=float, default=10.0, metavar="N",
+                   help="with --usb: nF on each TM1637 line (10 kOhm pull-ups); 0: ideal")
+    p.add_argument("--ticks-start", type=int, default=0, metavar="MS",
+                   help="with --usb: ticks_ms at power-up (it wraps at 2**30)")
+    p.add_argument("--baud", type=int, default=115200, help="with --usb: serial speed")
     p.add_argument(
         "--heap-budget", metavar="BYTES",
         help="heap left for the firmware's data once its code is loaded, e.g. 64K: what a "
@@ -69,6 +88,14 @@ def parse_args(argv):
     args = p.parse_args(argv)
     if args.speed < 0:
         p.error("--speed must be positive")
+    if args.usb:
+        if not args.state:
+            p.error("--usb needs --state DIR (the board's flash)")
+        parts = args.micropython.split(".")
+        if len(parts) != 3 or not all(x.isdigit() for x in parts):
+            p.error("--micropython takes a version like 1.22.2")
+        if args.line_nf < 0 or args.baud < 300 or not 0 <= args.ticks_start < 1 << 30:
+            p.error("--line-nf >= 0, --baud >= 300, --ticks-start 0..2**30-1")
     return args
 
 
@@ -161,8 +188,37 @@ def run_timeline(args):
             pipe.close()
 
 
+def run_usb(args):
+    from tools.simboard.twin import Twin
+
+    def say(kind, what):
+        print("%s: %s" % (kind, what), flush=True)
+
+    import signal
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGHUP, stop)
+    twin = Twin(args.state, version=args.micropython, line_nf=args.line_nf,
+                ticks_start=args.ticks_start, display=args.display or "tm1637",
+                baud=args.baud)
+    print("usb: %s" % twin.usb_path, flush=True)
+    twin.on_event = say
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        twin.close()
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.usb:
+        return run_usb(args)
     if args.timeline:
         return run_timeline(args)
     from tools.simview import run_interactive
