@@ -71,6 +71,7 @@ class Hardware:
 
             self.link = PtyUART(link_path)
         self._shown = None
+        self.host_gone = False
         self._poll = None
         if ctl_in is not None:
             self._poll = select.poll()
@@ -113,9 +114,10 @@ class Hardware:
             return
         for _ in self._poll.ipoll(0):
             line = self.ctl_in.readline()
-            if not line:
-                self._poll = None  # the host went away
-                return
+            if not line:  # the host went away: so does the chip
+                self._poll = None
+                self.host_gone = True
+                raise SystemExit(0)
             parts = line.split()
             if parts and parts[0] == b"P":
                 self.set_input(int(parts[1]), int(parts[2]))

@@ -69,11 +69,14 @@ def reset():
     import micropython
 
     micropython.kbd_intr(-1)  # esp_restart() cannot be interrupted: nor can this
-    _hw().send("R HARD")
+    hw = _hw()
+    hw.send("R HARD")
     import time
 
-    while True:  # the host side restarts the chip
+    while not hw.host_gone:  # the host side restarts the chip
         time.sleep_ms(100)
+        hw.poll_host()
+    raise SystemExit(0)
 
 
 def soft_reset():

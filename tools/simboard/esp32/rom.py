@@ -284,12 +284,15 @@ def main(argv):
             ret = chip.raw_repl()
         else:
             ret = chip.friendly_repl()
+    if hardware.host_gone:
+        return
     con.write("MPY: soft reboot\r\n")
     hardware.send("R SOFT " + chip.mode)
     import time
 
-    while True:  # the host side starts the next boot
+    while not hardware.host_gone:  # the host side starts the next boot
         time.sleep_ms(100)
+        hardware.poll_host()
 
 
 main(sys.argv[1:])
