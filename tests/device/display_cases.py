@@ -6,25 +6,15 @@ port, and checks what the emulators decoded.
 
 import sys
 
-from broken_drivers import MsbFirst, NoAckClock
-
 from boardlib import layout
 from boardlib.display import Display
 from boardlib.max7219 import MAX7219
 from boardlib.tm1637 import TM1637
+from device.broken_drivers import MsbFirst, NoAckClock, WrongRegister
 from tools.simboard import max7219_display, tm1637_display
 from tools.simboard.chips import MAX7219Emulator, TM1637Emulator, TM1637Pair
 from tools.simboard.pins import FakePin, Wire
 from tools.simboard.softspi import SoftSPI
-
-
-class WrongRegister(MAX7219):
-    """A broken driver: digit registers counted from 0 instead of 1."""
-
-    def _register(self, address, data):
-        if 1 <= address <= 8:
-            address -= 1
-        MAX7219._register(self, address, data)
 
 
 class Flaky:

@@ -5,26 +5,10 @@ decodes the SPI wire logs itself.
 """
 
 from boardlib.max7219 import MAX7219
+from device.broken_drivers import NoConversion, WrongRegister
 from tools.simboard.chips import MAX7219Emulator
 from tools.simboard.pins import FakePin, Wire
 from tools.simboard.softspi import SoftSPI
-
-
-class WrongRegister(MAX7219):
-    """A broken driver: digit registers counted from 0 instead of 1."""
-
-    def _register(self, address, data):
-        if 1 <= address <= 8:
-            address -= 1
-        MAX7219._register(self, address, data)
-
-
-class NoConversion(MAX7219):
-    """A broken driver: sends the font's bit order as it is."""
-
-    def write(self, segs):
-        for i in range(len(segs)):
-            self._register(self.digits - i, segs[i])
 
 
 def rig(cls=MAX7219, digits=8):

@@ -4,9 +4,8 @@ tests/test_tm1637.py calls `scenarios` on CPython and on the MicroPython unix po
 decodes the wire logs itself.
 """
 
-from broken_drivers import MsbFirst, NoAckClock
-
 from boardlib.tm1637 import TM1637
+from device.broken_drivers import MsbFirst, NoAckClock
 from tools.simboard.chips import TM1637Emulator
 from tools.simboard.pins import FakePin, Wire
 
