@@ -484,6 +484,8 @@ class NetLink:
     def _resend_shots(self, now_ms):
         link = self.link
         for shot in self._ring:
+            if shot[0] != link.game:
+                continue  # a game since replaced by a new one: the host has its end
             link.send_shot(shot[1], shot[2], shot[3], shot[4], shot[5], shot[6], shot[7],
                            now_ms, shot[0])
 

@@ -478,3 +478,49 @@ def test_logger_command_line_checks_mqtt_arguments(tmp_path, args, message):
                          env=dict(os.environ, PYTHONPATH=ROOT))
     assert out.returncode == 2
     assert message in out.stderr
+
+
+def test_signed_new_game_is_played_and_a_reconnection_keeps_the_games_apart(tmp_path,
+                                                                              broker):
+    """A correctly signed NEW_GAME from the club's host starts a new game; the WiFi then
+    drops before its first shot, and the shots sent again on return are the new game's
+    (none), not the old game's: the store has exactly the two games."""
+    first_part, first_script = build("ddbu", [Shot(pins=(1,)), Shot(pins=(2, 3))])
+    second_part, second_script = build("ddbu", [Shot(pins=(4,)), Shot(pins=(1, 5))],
+                                       distance=(30, 30), first=2, start_ms=40000)
+    timeline = first_part + "24000 net down\n30000 net up\n" + "".join(
+        line + "\n" for line in second_part.splitlines()[1:])
+    expected_first = replay(tmp_path, first_script)
+    expected = replay(tmp_path, second_script)
+    db = tmp_path / "games.db"
+    lg = LoggerThread(broker.port, db)
+    seen = []
+    watcher = _watch(broker.port, "pinboard/t2/status", seen)
+    try:
+        cfg = board_cfg(tmp_path / "board.cfg", broker.port, "t2")
+        proc = sim(tmp_path, timeline, cfg, "--speed", "4", wait=False)
+        assert lg.wait(lambda: lg.logger.last_state == expected_first, 60)
+        nonce = bytes.fromhex(seen[-1].split()[1].decode())
+        frame = host_frames.encode(host_frames.CMD_NEW_GAME, 7,
+                                   host_frames.new_game_args("ddbu", (30, 30), 1, 2))
+        sender = paho.Client(paho.CallbackAPIVersion.VERSION2)
+        sender.username_pw_set("logger", USERS["logger"])
+        sender.connect("127.0.0.1", broker.port)
+        sender.loop_start()
+        sender.publish("pinboard/t2/cmd", sign(KEYS["t2"], nonce, "t2", time.time_ns(), frame),
+                       qos=1).wait_for_publish(5)
+        sender.loop_stop()
+        sender.disconnect()
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        assert json.loads(out) == expected
+        assert lg.wait(lambda: lg.logger.last_state == expected)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        watcher.loop_stop()
+        watcher.disconnect()
+        lg.stop()
+    games = export(db)
+    assert [g["final"] for g in games] == [expected_first, expected]
+    assert [len(g["shots"]) for g in games] == [2, 2]
