@@ -159,7 +159,8 @@ def test_network_drops_and_returns(tmp_path, broker):
     watcher = _watch(broker.port, "pinboard/t3/status", seen)
     try:
         cfg = board_cfg(tmp_path / "board.cfg", broker.port, "t3")
-        proc = sim(tmp_path, timeline, cfg, "--display-log")
+        # on the heap a board with its code frozen has left (docs/performance.md)
+        proc = sim(tmp_path, timeline, cfg, "--heapsize", "4M", "--heap-budget", "32K")
         assert proc.returncode == 0, proc.stderr
         assert json.loads(proc.stdout) == expected
         assert lg.wait(lambda: lg.logger.last_state == expected), broker.log()
