@@ -6,9 +6,12 @@
     print(g.state_json())
 
 See docs/rules.md for how the rule texts are read, rules_core.events for the records,
-rules_core.snapshot for saving and resuming (shot scripts: tools.shotscript).
+rules_core.settings for the settings and their limits (check_settings), rules_core.savedstate
+for the saved state's layout (docs/state-layout.md), rules_core.snapshot for saving and
+resuming (shot scripts: tools.shotscript).
 """
 
-from rules_core.game import RULES_IDS, Game, GameError
+from rules_core.game import Game, GameError
+from rules_core.settings import BEST_OF, MAX_DISTANCE, RULES_IDS, check_settings
 
-__all__ = ["Game", "GameError", "RULES_IDS"]
+__all__ = ["Game", "GameError", "RULES_IDS", "BEST_OF", "MAX_DISTANCE", "check_settings"]

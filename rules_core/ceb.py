@@ -41,8 +41,13 @@ def shot(g, pins, carom, fouls, other_fouls):
     g.opening = False
     credited = g.gain(to, points, True)  # capped at the distance (CEB 7.1)
     g.set_last(player, credited, to, foul)
-    if to == player and credited > g.high[player - 1]:
-        g.high[player - 1] = credited  # ceb: highest shot
+    if to == player and credited:
+        if credited > g.high[player - 1]:
+            g.high[player - 1] = credited  # ceb: highest shot
+        if g.teams:
+            # CEB 28.3: a team changes its player at the table when the opposing team
+            # scores (RULES.md: points credited to the shooter's own team).
+            g.members[opponent - 1] = 3 - g.members[opponent - 1]
     t = to - 1
     if g.score[t] >= g.distance[t]:
         _set_won(g, to)
@@ -76,3 +81,4 @@ def _set_won(g, winner):
     g.opening = True
     g.said_twenty = 0
     g.said_distance = 0
+    g.members[0] = g.members[1] = 1  # RULES.md: each team's first player opens the set

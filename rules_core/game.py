@@ -14,9 +14,7 @@ restores the nearest checkpoint (a compact copy of the state taken every few eve
 replays the records after it, so undo costs the same on a long game as on a short one.
 """
 
-import struct
-
-from rules_core import ceb, ddbu, events, jsonout, russian
+from rules_core import ceb, ddbu, events, jsonout, russian, savedstate
 from rules_core.common import (
     A_BREAK,
     A_DISTANCE,
@@ -32,6 +30,10 @@ from rules_core.common import (
     GameError,
 )
 
+# Re-exported for the modules that took them from here before they had modules of their own.
+from rules_core.savedstate import SAVE_SIZE, STATE_FORMAT, STATE_SIZE  # noqa: F401
+from rules_core.settings import BEST_OF, MAX_DISTANCE, RULES_IDS, check_settings  # noqa: F401
+
 try:
     from micropython import const
 except ImportError:  # CPython
@@ -40,48 +42,28 @@ except ImportError:  # CPython
         return x
 
 
-RULES_IDS = ("ddbu", "ceb", "russian")
 _SHOT_RULES = (ddbu.shot, ceb.shot, russian.shot)
 
 _STATUS_NAMES = ("playing", "break", "finished")
 
-MAX_DISTANCE = const(9999)
 _MAX_COUNT = const(0xFFFF)
 CHECKPOINT_EVERY = const(32)
 
-# Public part of the compact state (snapshot.pack_state), then one byte of hidden flags.
-STATE_FORMAT = ">BBBH11H"
-STATE_SIZE = const(27)
-_SAVE_FORMAT = ">BBBH11HB"
-SAVE_SIZE = const(28)
-_BEST_OF = (1, 3, 5)
-
 
 class Game:
-    def __init__(self, rules, distance, sets=1, first=1):
-        if rules not in RULES_IDS:
-            raise GameError("unknown rules %r: use ddbu, ceb or russian" % (rules,))
+    def __init__(self, rules, distance, sets=1, first=1, teams=0):
         if isinstance(distance, int):
             distance = (distance, distance)
-        try:
-            d1, d2 = distance
-        except (TypeError, ValueError):
-            raise GameError("distance must be N or (N, M)") from None
-        for d in (d1, d2):
-            if not isinstance(d, int) or isinstance(d, bool) or not 1 <= d <= MAX_DISTANCE:
-                raise GameError("distance must be a whole number 1-%d, got %r"
-                                % (MAX_DISTANCE, d))
-        if sets not in _BEST_OF or isinstance(sets, bool):
-            raise GameError("sets must be 1, 3 or 5 (best of), got %r" % (sets,))
-        if sets != 1 and rules != "ceb":
-            raise GameError("%s is played in one game: sets must be 1" % rules)
-        if first not in (1, 2) or isinstance(first, bool):
-            raise GameError("first must be player 1 or 2, got %r" % (first,))
+        problem = check_settings(rules, distance, sets, first, teams)
+        if problem:
+            raise GameError(problem)
+        d1, d2 = distance
         self.rules = rules
         self.rid = RULES_IDS.index(rules)
         self.distance = [d1, d2]
         self.best_of = sets
         self.first = first
+        self.teams = teams
         self.history = bytearray()
         self._marks = bytearray()
         self._reset()
@@ -106,6 +88,8 @@ class Game:
         self.last_foul = False
         self.announce = 0
         self.last_series = 0
+        # ceb teams: each team's player at the table (kept [1, 1] in singles).
+        self.members = [1, 1]
         # Hidden: announced 20-remaining / distance (bit per player), break given,
         # caromboles in a row without a pin (ddbu), next shot opens a set (ceb).
         self.said_twenty = 0
@@ -118,53 +102,25 @@ class Game:
     def finished(self):
         return self.status == FINISHED
 
+    def marked(self):
+        """ceb: the player (team) with the marked ball in the current set, else 0.
+
+        RULES.md section 2 (CEB 21.1): the player who did not open the current set. The
+        opener of set k (from 0) is `first` in even sets (CEB 11.7: openings alternate);
+        a finished match keeps the marking of its last set."""
+        if self.rid != CEB:
+            return 0
+        current = self.sets[0] + self.sets[1]
+        if self.status == FINISHED:
+            current -= 1
+        opener = self.first if current % 2 == 0 else 3 - self.first
+        return 3 - opener
+
     def _save(self):
-        flags0 = (self.rid | self.status << 2 | self.winner << 4 | (self.turn - 1) << 6
-                  | (self.first - 1) << 7)
-        flags1 = (_BEST_OF.index(self.best_of) | self.last_series << 2
-                  | (1 if self.last_player else 0) << 4 | (max(self.last_player, 1) - 1) << 5
-                  | (max(self.last_to, 1) - 1) << 6 | (1 if self.last_foul else 0) << 7)
-        hidden = (self.said_twenty | self.said_distance << 2 | (1 if self.break_done else 0) << 4
-                  | self.reds << 5 | (1 if self.opening else 0) << 7)
-        return struct.pack(
-            _SAVE_FORMAT, flags0, flags1, self.sets[0] | self.sets[1] << 4, self.announce,
-            self.distance[0], self.distance[1], self.score[0], self.score[1],
-            self.innings[0], self.innings[1], self.series, self.high[0], self.high[1],
-            self.shots, self.last_points, hidden)
+        return savedstate.save(self)
 
     def _load(self, data, public_only=False):
-        if public_only:
-            v = struct.unpack(STATE_FORMAT, data) + (0,)
-        else:
-            v = struct.unpack(_SAVE_FORMAT, data)
-        flags0, flags1, sets = v[0], v[1], v[2]
-        status = flags0 >> 2 & 3
-        if (flags0 & 3 != self.rid or status > FINISHED or flags1 >> 2 & 3 == 3
-                or sets & 15 > 3 or sets >> 4 > 3 or v[3] >> 10
-                or (flags0 >> 4 & 3 != 0) != (status == FINISHED)):
-            raise GameError("not a saved board state")
-        self.announce = v[3]
-        self.status = flags0 >> 2 & 3
-        self.winner = flags0 >> 4 & 3
-        self.turn = (flags0 >> 6 & 1) + 1
-        self.last_series = flags1 >> 2 & 3
-        present = flags1 >> 4 & 1
-        self.last_player = ((flags1 >> 5 & 1) + 1) if present else 0
-        self.last_to = ((flags1 >> 6 & 1) + 1) if present else 0
-        self.last_foul = bool(flags1 >> 7 & 1)
-        self.sets = [sets & 15, sets >> 4]
-        self.score = [v[6], v[7]]
-        self.innings = [v[8], v[9]]
-        self.series = v[10]
-        self.high = [v[11], v[12]]
-        self.shots = v[13]
-        self.last_points = v[14]
-        hidden = v[15]
-        self.said_twenty = hidden & 3
-        self.said_distance = hidden >> 2 & 3
-        self.break_done = bool(hidden >> 4 & 1)
-        self.reds = hidden >> 5 & 3
-        self.opening = bool(hidden >> 7 & 1)
+        savedstate.load(self, data, public_only)
 
     def state(self):
         """The board state (CONTRACT section 3) plus "first", "best_of", "last_series"."""
@@ -203,6 +159,8 @@ class Game:
             "set_points": set_points,
             "match_points": match_points,
             "announce": announce,
+            "marked": self.marked() or None,
+            "members": [self.members[0], self.members[1]] if self.teams else None,
             "first": self.first,
             "best_of": self.best_of,
             "last_series": self.last_series or None,

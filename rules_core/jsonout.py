@@ -12,7 +12,7 @@ uses are supported: None, bool, int, str, lists of those, and the "last" object.
 STATE_KEYS = (
     "rules", "distance", "score", "remaining", "turn", "innings", "series", "high", "sets",
     "shots", "status", "winner", "last", "set_points", "match_points", "announce",
-    "first", "best_of", "last_series",
+    "marked", "members", "first", "best_of", "last_series",
 )
 LAST_KEYS = ("player", "points", "to", "foul")
 

@@ -14,30 +14,18 @@ then the current state (game.SAVE_SIZE bytes), the checkpoints, and the history.
 import struct
 
 from rules_core import events
-from rules_core.game import (
-    CHECKPOINT_EVERY,
-    SAVE_SIZE,
-    STATE_FORMAT,
-    STATE_SIZE,
-    Game,
-    GameError,
-)
+from rules_core.game import CHECKPOINT_EVERY, Game, GameError
+from rules_core.savedstate import SAVE_SIZE, STATE_SIZE, settings_of
 
 _MAGIC = b"PB1"
 _HEAD = ">3sHH"  # magic, history records, checkpoints
 _HEAD_SIZE = 7
-_BEST_OF = (1, 3, 5)
-_RULES = ("ddbu", "ceb", "russian")
 
 
 def _settings(data):
     """A fresh Game with the settings a saved state names."""
-    v = struct.unpack(STATE_FORMAT, data[:STATE_SIZE])
-    rid = v[0] & 3
-    best = v[1] & 3
-    if rid > 2 or best > 2:
-        raise GameError("not a saved board state")
-    return Game(_RULES[rid], (v[4], v[5]), _BEST_OF[best], (v[0] >> 7 & 1) + 1)
+    rules, distance, sets, first, teams = settings_of(data)
+    return Game(rules, distance, sets, first, teams)
 
 
 def pack(game):

@@ -179,3 +179,81 @@ def test_micropython_flag_gives_byte_identical_output(tmp_path):
 def test_script_module_parses_shot_words():
     rec = script.parse_shot(["pins=5,1", "casino", "foul=rouge,dehors"])
     assert rec == bytes([1, 0b10001 | 2 << 5, 0b10100, 0])
+
+
+# ----- ceb two-man teams (CEB 28) and the marked ball (CEB 21) ------------------------------
+
+TEAM_GAME = os.path.join(ROOT, "tests", "games", "ceb_teams_best_of_3.shots")
+
+
+def annotated_states(path):
+    """(line, members, marked) from the "=> members M1,M2 marked K" notes of a worked game."""
+    notes = []
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            if "=>" in line and not line.startswith("#"):
+                words = line.split("=>")[1].split()
+                assert words[0] == "members" and words[2] == "marked", line
+                notes.append((number, [int(m) for m in words[1].split(",")], int(words[3])))
+    return notes
+
+
+@pytest.mark.parametrize("micropython", [False, True], ids=["cpython", "micropython"])
+def test_team_match_trace_changes_members_and_marked_as_the_rules_say(micropython):
+    args = [sys.executable, "-m", "tools.replay", TEAM_GAME, "--trace"]
+    proc = subprocess.run(args + (["--micropython"] if micropython else []), cwd=ROOT,
+                          capture_output=True, text=True)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    states = [json.loads(line) for line in proc.stdout.splitlines()]
+    notes = annotated_states(TEAM_GAME)
+    assert len(notes) == len(states) == 17
+    for (line, members, marked), state in zip(notes, states, strict=True):
+        assert (state["members"], state["marked"]) == (members, marked), "line %d" % line
+
+
+def test_teams_flag_makes_a_singles_script_a_team_match(tmp_path, capsys):
+    path = write(tmp_path, "rules ceb\ndistance 20\nsets 3\nshot pins=1\nshot pins=1,3\n")
+    code, out, err = run(path, capsys=capsys)
+    assert json.loads(out)["members"] is None and json.loads(out)["marked"] == 2
+    code, out, err = run(path, "--teams", capsys=capsys)
+    assert code == 0
+    assert json.loads(out)["members"] == [2, 1]  # team 2 scored: team 1 changes its player
+
+
+def test_marked_and_members_are_null_outside_ceb(tmp_path, capsys):
+    for rules in ("ddbu", "russian"):
+        path = write(tmp_path, "rules %s\ndistance 20\nshot pins=1\n" % rules)
+        code, out, err = run(path, capsys=capsys)
+        state = json.loads(out)
+        assert (code, state["marked"], state["members"]) == (0, None, None)
+
+
+TEAMS_BAD = [
+    ("rules ddbu\ndistance 40\nteams 1\nshot\n", (), 3, "teams are played in ceb only"),
+    ("rules russian\nteams 1\ndistance 40\n", (), 2, "teams are played in ceb only"),
+    ("rules ceb\ndistance 40\nteams 2\nshot\n", (), 3, "teams must be 0"),
+    ("rules ceb\ndistance 40\nteams\n", (), 3, "teams must be 0"),
+    ("rules ceb\nteams 1\nteams 1\n", (), 3, "given twice"),
+    ("rules ceb\ndistance 40\nshot\nteams 1\n", (), 4, "after the first event"),
+    ("# russian\nrules russian\ndistance 40\nshot\n", ("--teams",), 2,
+     "teams are played in ceb only"),
+    ("rules ceb\ndistance 40\nteams 1\nshot\n", ("--rules", "ddbu"), 3,
+     "teams are played in ceb only"),
+]
+
+
+@pytest.mark.parametrize("text,flags,line,message", TEAMS_BAD)
+def test_bad_team_settings_exit_2_with_the_line(tmp_path, capsys, text, flags, line, message):
+    path = write(tmp_path, text)
+    code, out, err = run(path, *flags, capsys=capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith("%s:%d: " % (path, line)) and message in err, err
+
+
+def test_bad_team_settings_read_the_same_on_micropython(tmp_path):
+    path = write(tmp_path, "rules russian\ndistance 40\nshot\n")
+    base = [sys.executable, "-m", "tools.replay", str(path), "--teams"]
+    a = subprocess.run(base, cwd=ROOT, capture_output=True, text=True)
+    b = subprocess.run(base + ["--micropython"], cwd=ROOT, capture_output=True, text=True)
+    assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr)
+    assert a.returncode == 2 and a.stderr.startswith("%s:1: " % path)

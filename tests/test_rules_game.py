@@ -14,19 +14,21 @@ game = Game
 CONTRACT_KEYS = [
     "rules", "distance", "score", "remaining", "turn", "innings", "series", "high", "sets",
     "shots", "status", "winner", "last", "set_points", "match_points", "announce",
+    "marked", "members",
 ]
 
 
 def test_state_has_every_contract_key_then_the_extras_in_order():
     g = game("ddbu", (40, 30))
     s = g.state()
-    assert list(s)[:16] == CONTRACT_KEYS
-    assert list(s)[16:] == ["first", "best_of", "last_series"]
+    assert list(s)[:18] == CONTRACT_KEYS
+    assert list(s)[18:] == ["first", "best_of", "last_series"]
     assert s == {
         "rules": "ddbu", "distance": [40, 30], "score": [0, 0], "remaining": [40, 30],
         "turn": 1, "innings": [1, 0], "series": 0, "high": [0, 0], "sets": [0, 0],
         "shots": 0, "status": "playing", "winner": None, "last": None, "set_points": None,
-        "match_points": None, "announce": [], "first": 1, "best_of": 1, "last_series": None,
+        "match_points": None, "announce": [], "marked": None, "members": None, "first": 1,
+        "best_of": 1, "last_series": None,
     }
 
 

@@ -18,7 +18,8 @@ def game_settings(draw):
     d2 = draw(st.one_of(st.just(d1), st.integers(1, 60)))
     sets = draw(st.sampled_from([1, 3, 5])) if rules == "ceb" else 1
     first = draw(st.sampled_from([1, 2]))
-    return rules, (d1, d2), sets, first
+    teams = draw(st.sampled_from([0, 1])) if rules == "ceb" else 0
+    return rules, (d1, d2), sets, first, teams
 
 
 shot = st.tuples(
@@ -60,9 +61,9 @@ def line(ev):
 
 
 def script_text(setting, evs):
-    rules, (d1, d2), sets, first = setting
+    rules, (d1, d2), sets, first, teams = setting
     head = ["rules " + rules, "distance %d %d" % (d1, d2), "sets %d" % sets,
-            "first %d" % first, "# random game"]
+            "first %d" % first, "teams %d" % teams, "# random game"]
     return "\n".join(head + [line(ev) for ev in evs]) + "\n"
 
 
@@ -140,3 +141,46 @@ def test_pack_unpack_round_trip_and_undo_after_resume(setting, evs, more):
                 results.append(str(e))
         assert results[0] == results[1]
         assert resumed.state_json() == game.state_json()
+
+
+def expected_members(before, after):
+    """members after a shot, from RULES.md section 2 alone (CEB 28.3, CEB 21 rulings)."""
+    members = list(before["members"])
+    last = after["last"]
+    if last["to"] == last["player"] and last["points"] > 0:
+        members[2 - last["player"]] = 3 - members[2 - last["player"]]
+    if sum(after["sets"]) > sum(before["sets"]) and after["status"] != "finished":
+        members = [1, 1]  # a new set: each team's first player
+    return members
+
+
+@FAST
+@given(st.builds(lambda d, s, f: ("ceb", (d, d), s, f, 1), st.integers(1, 40),
+                 st.sampled_from([1, 3, 5]), st.sampled_from([1, 2])), events)
+def test_team_members_follow_the_rule_and_undo_restores_them_exactly(setting, evs):
+    game = Game(*setting)
+    states = [game.state()]  # the state after each event still standing
+    for ev in evs:
+        try:
+            apply(game, ev)
+        except GameError:
+            continue
+        now = game.state()
+        if ev[0] == "undo":
+            states.pop()
+            assert now == states[-1]
+            continue
+        if ev[0] == "shot":
+            assert now["members"] == expected_members(states[-1], now)
+        else:
+            assert now["members"] == states[-1]["members"]  # an adjust is not a shot
+        played = sum(now["sets"]) - (1 if now["status"] == "finished" else 0)
+        opener = setting[3] if played % 2 == 0 else 3 - setting[3]
+        assert now["marked"] == 3 - opener
+        states.append(now)
+    resumed = snapshot.unpack(snapshot.pack(game))
+    while len(game.history):
+        game.undo()
+        resumed.undo()
+        states.pop()
+        assert game.state() == resumed.state() == states[-1]

@@ -36,6 +36,8 @@ def parser():
     p.add_argument("--distance", type=_flag("distance"), help="N or N,M (per player)")
     p.add_argument("--sets", type=_flag("sets"), help="ceb: best of 1, 3 or 5")
     p.add_argument("--first", type=_flag("first"), help="who plays first: 1 or 2")
+    p.add_argument("--teams", action="store_const", const=1,
+                   help="ceb: two-man teams (CEB 28)")
     p.add_argument("--trace", action="store_true", help="print the state after every event")
     p.add_argument("--micropython", action="store_true",
                    help="run on the MicroPython unix port")
@@ -52,6 +54,8 @@ def _upy_args(args):
         value = getattr(args, key)
         if value is not None:
             out += ["--" + key, str(value)]
+    if args.teams:
+        out.append("--teams")
     if args.trace:
         out.append("--trace")
     return out
@@ -98,7 +102,7 @@ def main(argv=None):
     if args.micropython:
         return _micropython(args)
     overrides = {"rules": args.rules, "distance": args.distance, "sets": args.sets,
-                 "first": args.first}
+                 "first": args.first, "teams": args.teams}
     out = sys.stdout
 
     def write(line):

@@ -1,7 +1,7 @@
 """The replay runner for the MicroPython unix port (tools.replay --micropython uses it).
 
     micropython tools/replay_upy.py SCRIPT [--name SHOWN] [--rules ID] [--distance N,M]
-                                    [--sets N] [--first P] [--trace]
+                                    [--sets N] [--first P] [--teams] [--trace]
     micropython tools/replay_upy.py --batch [--trace] < many_scripts
 
 Same parser (tools.shotscript) and rules core as CPython, the same streaming: the script
@@ -31,6 +31,8 @@ def main(argv):
         arg = argv[k]
         if arg == "--trace":
             trace = True
+        elif arg == "--teams":
+            overrides["teams"] = 1
         elif arg == "--batch":
             batch = True
         elif arg in ("--name", "--rules", "--distance", "--sets", "--first"):

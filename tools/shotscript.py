@@ -7,7 +7,7 @@
     # raises script.ScriptError(line, message) for a bad line, script.FlagError for a flag
     # that does not fit the script; nothing is written then
 
-A script is settings (rules, distance N [M], sets, first) then events, one a line:
+A script is settings (rules, distance N [M], sets, first, teams) then events, one a line:
     shot [pins=1,3] [carom|casino] [foul] [foul=rouge,dehors]   (fouls may repeat: they add)
     adjust P N
     undo
@@ -21,7 +21,8 @@ errors for any script, however long. tools.replay and tools.replay_upy use run()
 import io
 
 from rules_core import events
-from rules_core.game import RULES_IDS, Game, GameError
+from rules_core.game import Game, GameError
+from rules_core.settings import RULES_IDS
 
 try:
     from micropython import const
@@ -30,7 +31,7 @@ except ImportError:  # CPython
         return x
 
 
-SETTINGS = ("rules", "distance", "sets", "first")
+SETTINGS = ("rules", "distance", "sets", "first", "teams")
 BATCH_MARK = "====="
 
 
@@ -108,6 +109,10 @@ def parse_setting(key, values):
         if len(values) != 1:
             raise ValueError("%s needs one number" % key)
         return _number(values[0], key)
+    if key == "teams":
+        if len(values) != 1 or values[0] not in ("0", "1"):
+            raise ValueError("teams must be 0 (singles) or 1 (ceb two-man teams, CEB 28)")
+        return int(values[0])
     raise ValueError("unknown setting %s" % shown(key))
 
 
@@ -347,10 +352,10 @@ def split_lines(stream):
 
 def _game(values):
     return Game(values["rules"], values["distance"], values.get("sets", 1),
-                values.get("first", 1))
+                values.get("first", 1), values.get("teams", 0))
 
 
-def _make_game(settings, overrides, line):
+def _make_game(settings, overrides, line, lines):
     values = {}
     for key in SETTINGS:
         if overrides and overrides.get(key) is not None:
@@ -364,6 +369,10 @@ def _make_game(settings, overrides, line):
     try:
         return _game(values)
     except GameError as e:
+        if values.get("teams") and values["rules"] != "ceb":
+            # Team play is ceb's (CEB 28): point at the script's teams line, or at its rules
+            # line when --teams asked for it, so every teams mistake reads FILE:LINE.
+            raise ScriptError(lines.get("teams") or lines.get("rules") or line, str(e)) from None
         _blame_flag(settings, overrides, values, str(e))
         raise ScriptError(line, str(e)) from None
 
@@ -392,6 +401,7 @@ def _play(stream, overrides, write):
     """One pass over a script; write(json line) after every event when write is given.
     Returns (game, number of events)."""
     settings = {}
+    setting_lines = {}
     game = None
     count = 0
     last_line = 1
@@ -405,6 +415,7 @@ def _play(stream, overrides, write):
                 if key in settings:
                     raise ValueError("%s given twice" % key)
                 settings[key] = parse_setting(key, words[1:])
+                setting_lines[key] = number
                 continue
             if key == "shot":
                 record = parse_shot(words[1:])
@@ -419,7 +430,7 @@ def _play(stream, overrides, write):
         except ValueError as e:
             raise ScriptError(number, str(e)) from None
         if game is None:
-            game = _make_game(settings, overrides, number)
+            game = _make_game(settings, overrides, number, setting_lines)
         try:
             if record is None:
                 game.undo()
@@ -431,7 +442,7 @@ def _play(stream, overrides, write):
         if write is not None:
             write(game.state_json())
     if game is None:
-        game = _make_game(settings, overrides, last_line)
+        game = _make_game(settings, overrides, last_line, setting_lines)
     return game, count
 
 

@@ -1,0 +1,154 @@
+"""The saved board state, 28 bytes: the one place that packs and unpacks it.
+
+    from rules_core import savedstate
+    data = savedstate.save(game)        # what Game._save() returns: SAVE_SIZE bytes
+    savedstate.load(game, data)         # what Game._load() does (the one decoder)
+    rules, distance, sets, first, teams = savedstate.settings_of(data)
+
+docs/state-layout.md has the table of every byte and bit. The journal keeps this state in
+every snapshot and checkpoint (rules_core.snapshot.pack), the link sends its first
+STATE_SIZE bytes (snapshot.pack_state) and the logger decodes them (snapshot.unpack_state).
+A state saved before two-man teams existed (byte 2 bits 2, 3 and 7 were always 0) reads as
+singles, so games on flash and logger databases from then still load.
+"""
+
+import struct
+
+from rules_core.common import FINISHED, GameError
+from rules_core.settings import BEST_OF, RULES_IDS
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+
+    def const(x):
+        return x
+
+
+# The first STATE_SIZE bytes are the board state sent on the link (snapshot.pack_state); the
+# last byte holds flags only a resume needs. Every bit field has a named shift and mask
+# here and is packed in save() and unpacked in load() only; snapshot reads the settings
+# through settings_of(). Moving a field breaks every stored game and every logger
+# database: tests/test_state_layout.py pins each one on fixed bytes.
+STATE_FORMAT = ">BBBH11H"
+STATE_SIZE = const(27)
+_SAVE_FORMAT = ">BBBH11HB"
+SAVE_SIZE = const(28)
+# Byte 0, the game.
+_RULES_SHIFT = const(0)  # rules id: RULES_IDS index
+_RULES_MASK = const(3)
+_STATUS_SHIFT = const(2)  # PLAYING, BREAK, FINISHED
+_STATUS_MASK = const(3)
+_WINNER_SHIFT = const(4)  # 0 none, 1, 2, TIE
+_WINNER_MASK = const(3)
+_TURN_SHIFT = const(6)  # turn - 1
+_FIRST_SHIFT = const(7)  # first - 1
+# Byte 1, the settings' best-of and the last shot.
+_BEST_OF_SHIFT = const(0)  # BEST_OF index
+_BEST_OF_MASK = const(3)
+_LAST_SERIES_SHIFT = const(2)  # 0, or the player who plays a last series
+_LAST_SERIES_MASK = const(3)
+_LAST_SHIFT = const(4)  # 1: a shot was made ("last" is not null)
+_LAST_PLAYER_SHIFT = const(5)  # last player - 1
+_LAST_TO_SHIFT = const(6)  # who got the points - 1
+_LAST_FOUL_SHIFT = const(7)
+# Byte 2, the match: sets won, and ceb two-man teams (bits that were always 0 before teams,
+# so a state saved without them reads as singles).
+_SETS1_SHIFT = const(0)
+_SETS2_SHIFT = const(4)
+_SETS_MASK = const(3)
+_MEMBER1_SHIFT = const(2)  # team 1's player at the table - 1
+_MEMBER2_SHIFT = const(3)  # team 2's player at the table - 1
+_TEAMS_SHIFT = const(7)  # 1: two-man teams
+_MATCH_SPARE = const(0x40)  # must be 0
+# Bytes 3-4: the announcements of the last event (common.A_*), bits 0-9.
+_ANNOUNCE_SPARE = const(0xFC00)  # must be 0
+# Bytes 5-26: distance 1, 2, score 1, 2, innings 1, 2, series, high 1, 2, shots, last points.
+# Byte 27, hidden: what was announced, the break, reds in a row, the next shot opens a set.
+_SAID_TWENTY_SHIFT = const(0)  # bit per player
+_SAID_DISTANCE_SHIFT = const(2)  # bit per player
+_PLAYER_BITS_MASK = const(3)
+_BREAK_DONE_SHIFT = const(4)
+_REDS_SHIFT = const(5)  # ddbu: caromboles in a row without a pin, 0-2
+_REDS_MASK = const(3)
+_OPENING_SHIFT = const(7)
+
+
+def settings_of(data):
+    """(rules, (distance 1, distance 2), sets, first, teams) that a saved state names."""
+    v = struct.unpack(STATE_FORMAT, data[:STATE_SIZE])
+    rid = v[0] >> _RULES_SHIFT & _RULES_MASK
+    best = v[1] >> _BEST_OF_SHIFT & _BEST_OF_MASK
+    if rid >= len(RULES_IDS) or best >= len(BEST_OF):
+        raise GameError("not a saved board state")
+    return (RULES_IDS[rid], (v[4], v[5]), BEST_OF[best], (v[0] >> _FIRST_SHIFT & 1) + 1,
+            v[2] >> _TEAMS_SHIFT & 1)
+
+
+def save(self):
+    """The game's state as SAVE_SIZE bytes."""
+    game = (self.rid << _RULES_SHIFT | self.status << _STATUS_SHIFT
+            | self.winner << _WINNER_SHIFT | (self.turn - 1) << _TURN_SHIFT
+            | (self.first - 1) << _FIRST_SHIFT)
+    last = (BEST_OF.index(self.best_of) << _BEST_OF_SHIFT
+            | self.last_series << _LAST_SERIES_SHIFT)
+    if self.last_player:
+        last |= (1 << _LAST_SHIFT | (self.last_player - 1) << _LAST_PLAYER_SHIFT
+                 | (self.last_to - 1) << _LAST_TO_SHIFT
+                 | (1 if self.last_foul else 0) << _LAST_FOUL_SHIFT)
+    match = self.sets[0] << _SETS1_SHIFT | self.sets[1] << _SETS2_SHIFT
+    if self.teams:
+        match |= (1 << _TEAMS_SHIFT | (self.members[0] - 1) << _MEMBER1_SHIFT
+                  | (self.members[1] - 1) << _MEMBER2_SHIFT)
+    hidden = (self.said_twenty << _SAID_TWENTY_SHIFT
+              | self.said_distance << _SAID_DISTANCE_SHIFT
+              | (1 if self.break_done else 0) << _BREAK_DONE_SHIFT
+              | self.reds << _REDS_SHIFT | (1 if self.opening else 0) << _OPENING_SHIFT)
+    return struct.pack(
+        _SAVE_FORMAT, game, last, match, self.announce,
+        self.distance[0], self.distance[1], self.score[0], self.score[1],
+        self.innings[0], self.innings[1], self.series, self.high[0], self.high[1],
+        self.shots, self.last_points, hidden)
+
+def load(self, data, public_only=False):
+    """Unpack a saved state into a game made with the settings it names."""
+    if public_only:
+        v = struct.unpack(STATE_FORMAT, data) + (0,)
+    else:
+        v = struct.unpack(_SAVE_FORMAT, data)
+    game, last, match, announce = v[0], v[1], v[2], v[3]
+    status = game >> _STATUS_SHIFT & _STATUS_MASK
+    winner = game >> _WINNER_SHIFT & _WINNER_MASK
+    teams = match >> _TEAMS_SHIFT & 1
+    if (game >> _RULES_SHIFT & _RULES_MASK != self.rid or status > FINISHED
+            or last >> _LAST_SERIES_SHIFT & _LAST_SERIES_MASK == 3
+            or match & _MATCH_SPARE
+            or announce & _ANNOUNCE_SPARE or (winner != 0) != (status == FINISHED)
+            or teams != self.teams
+            or (not teams and match & (1 << _MEMBER1_SHIFT | 1 << _MEMBER2_SHIFT))):
+        raise GameError("not a saved board state")
+    self.announce = announce
+    self.status = status
+    self.winner = winner
+    self.turn = (game >> _TURN_SHIFT & 1) + 1
+    self.last_series = last >> _LAST_SERIES_SHIFT & _LAST_SERIES_MASK
+    if last >> _LAST_SHIFT & 1:
+        self.last_player = (last >> _LAST_PLAYER_SHIFT & 1) + 1
+        self.last_to = (last >> _LAST_TO_SHIFT & 1) + 1
+    else:
+        self.last_player = self.last_to = 0
+    self.last_foul = bool(last >> _LAST_FOUL_SHIFT & 1)
+    self.sets = [match >> _SETS1_SHIFT & _SETS_MASK, match >> _SETS2_SHIFT & _SETS_MASK]
+    self.members = [(match >> _MEMBER1_SHIFT & 1) + 1, (match >> _MEMBER2_SHIFT & 1) + 1]
+    self.score = [v[6], v[7]]
+    self.innings = [v[8], v[9]]
+    self.series = v[10]
+    self.high = [v[11], v[12]]
+    self.shots = v[13]
+    self.last_points = v[14]
+    hidden = v[15]
+    self.said_twenty = hidden >> _SAID_TWENTY_SHIFT & _PLAYER_BITS_MASK
+    self.said_distance = hidden >> _SAID_DISTANCE_SHIFT & _PLAYER_BITS_MASK
+    self.break_done = bool(hidden >> _BREAK_DONE_SHIFT & 1)
+    self.reds = hidden >> _REDS_SHIFT & _REDS_MASK
+    self.opening = bool(hidden >> _OPENING_SHIFT & 1)
