@@ -16,6 +16,8 @@ What each screen shows (as a person reads it; S looks like 5):
 | call | player 1 | player 2 | as text |
 |---|---|---|---|
 | `scores(buf, 25, 130, 1)` | score, right-aligned | score | `" . 25 130"` |
+| `scores(buf, 25, 130, 1, marked=2)` | as above | a ring in its first cell | `" . 25°130"` |
+| `members(buf, [2, 1], 1, 2)` | ` A2` (team 1's player 2) | `° b1` | `" . A2° b1"` |
 | `shot_points(buf, 1, 6, 1)` | `+6` | blank | `"  +6    "` |
 | `shot_points(buf, 1, 6, 2)` | `FouL` | `+6` | `"FouL  +6"` |
 | `shot_points(buf, 1, 6, 2, foul=False)` | `oPEn` (ceb opening shot) | `+6` | |
@@ -32,6 +34,14 @@ What each screen shows (as a person reads it; S looks like 5):
 Turn marker: the decimal point of the outer cell of the player at the table (cell 0 for
 player 1, cell 7 for player 2), so it never takes a digit from a 4-digit score and sits at
 that player's edge of the board. Scores clip to 9999 and -999.
+
+Marked ball (ceb, CEB 21.1): a ring in the top half of the first cell of the marked
+player's half (cell 0 or cell 4), on the score picture and wherever that cell is blank on
+the messages (`mark_ball`). It needs no decimal point or colon, so it shows on every module
+kind, and it never looks like the turn marker. A ceb score has at most 3 digits
+(rules_core.settings.MAX_DISTANCE_CEB), so the cell is always free on the score picture.
+Team members (ceb teams, CEB 28): `members` draws team 1 as "A" and team 2 as "b" with the
+number of the player at the table, "A1"/"A2" and "b1"/"b2", with the same two markers.
 """
 
 from boardlib import font
@@ -45,6 +55,7 @@ except ImportError:  # CPython
 
 
 _DP = const(0x80)
+_RING = const(0x63)  # font's '°': the marked ball
 _MINUS = const(0x40)
 _PLUS = const(0x70)
 _HALF = const(4)
@@ -53,10 +64,11 @@ _DIGITS = b"\x3f\x06\x5b\x4f\x66\x6d\x7d\x07\x7f\x6f"
 _POW10 = (1, 10, 100, 1000, 10000, 100000)
 
 
-def scores(buf, s1, s2, turn):
+def scores(buf, s1, s2, turn, marked=0):
     """Both scores right-aligned in their halves, a dot at the edge of who is at the table.
 
-    turn: 1 or 2, or 0/None for no marker (between games).
+    turn: 1 or 2, or 0/None for no marker (between games). marked: 1 or 2, the player
+    with the marked ball (ceb), or 0/None.
     """
     _check_buf(buf)
     _check_int(s1, "score 1")
@@ -69,6 +81,36 @@ def scores(buf, s1, s2, turn):
         buf[0] |= _DP
     elif turn == 2:
         buf[7] |= _DP
+    if marked:
+        mark_ball(buf, marked)
+
+
+def mark_ball(buf, marked):
+    """Put the marked-ball ring in the first cell of the marked player's half when that
+    cell shows nothing (its decimal point, the turn marker, may be lit)."""
+    _check_player(marked)
+    cell = (marked - 1) * _HALF
+    if not buf[cell] & 0x7F:
+        buf[cell] |= _RING
+
+
+def members(buf, players, turn, marked=0):
+    """Each team's player at the table (ceb teams): "A1"/"A2" left, "b1"/"b2" right,
+    with the turn dot and the marked-ball ring where the score picture has them."""
+    _check_buf(buf)
+    _check_player(players[0])
+    _check_player(players[1])
+    _clear(buf, 0, 8)
+    buf[2] = 0x77  # A
+    buf[3] = _DIGITS[players[0]]
+    buf[6] = 0x7C  # b
+    buf[7] = _DIGITS[players[1]]
+    if turn == 1:
+        buf[0] |= _DP
+    elif turn == 2:
+        buf[7] |= _DP
+    if marked:
+        mark_ball(buf, marked)
 
 
 def shot_points(buf, player, points, to, foul=None):

@@ -115,6 +115,7 @@ class App:
             distance=(d[0], d[1]),
             sets=settings.get("sets", 1),
             first=settings.get("first", 1),
+            teams=settings.get("teams", 0),
         )
 
     # -- the steps --------------------------------------------------------------------------
@@ -177,6 +178,7 @@ class App:
                 "distance": st["distance"],
                 "sets": st.get("best_of", 1),
                 "first": st.get("first", 1),
+                "teams": 0 if st["members"] is None else 1,
             }
         )
         self.screens.override = self._draw_menu
@@ -256,10 +258,10 @@ class App:
         if not self._started:
             return
         if shot_event:
-            self.screens.after_event(self.state, now_ms)
+            self.screens.after_event(self.state, now_ms, self.game.announce)
         else:
             self.screens.clear()
-            self.screens.after_event(self.state, now_ms)
+            self.screens.after_event(self.state, now_ms, self.game.announce)
             self.screens.clear()
         if self.link is not None:
             self._send_state(now_ms)

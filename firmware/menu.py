@@ -1,24 +1,25 @@
 """The setup menu, worked with the four buttons on the display.
 
-    menu = Menu(settings)            # settings: dict rules, distance [a, b], sets, first
+    menu = Menu(settings)            # settings: dict rules, distance [a, b], sets, first, teams
     menu.button(CAROM, PRESS)        # returns None, or the settings of a new game to start
     menu.draw(buf)                   # 8 segment bytes of the current item
 
 Holding `ok` opens it. `carom` steps the value up and `foul` down (a hold steps a distance
 by 1, a press by 10); `ok` goes to the next item; `undo` goes back, and from the first item
 leaves the menu with nothing changed. The last item asks "nEW no"/"nEW yES": `ok` on "yES"
-starts the new game, on "no" leaves. Items that mean nothing for the chosen rules (sets
-outside ceb) are skipped.
+starts the new game, on "no" leaves. Items that mean nothing for the chosen rules (sets and
+singles or teams outside ceb) are skipped. "PLAy 1-1" is singles, "PLAy 2-2" two-man teams
+(CEB 28). The values and limits are the rules core's (rules_core.settings): a distance
+stays within what the chosen rules take.
 """
 
 from boardlib import layout
+from rules_core.settings import BEST_OF, MIN_DISTANCE, RULES_IDS, max_distance
 
-RULES = ("ddbu", "ceb", "russian")
-_RULES_TEXT = ("ddbu", " CEb", " ruS")
-_SETS = (1, 3, 5)
-_ITEMS = ("rules", "d1", "d2", "sets", "first", "new")
-MIN_DISTANCE = 2
-MAX_DISTANCE = 999
+RULES = RULES_IDS
+_RULES_TEXT = ("ddbu", " CEb", " ruS")  # in RULES_IDS order
+_ITEMS = ("rules", "d1", "d2", "sets", "teams", "first", "new")
+_CEB_ONLY = ("sets", "teams")
 
 # Button numbers and press kinds, as the app passes them.
 CAROM = 0
@@ -35,6 +36,7 @@ class Menu:
         self.distance = [settings["distance"][0], settings["distance"][1]]
         self.sets = settings.get("sets", 1)
         self.first = settings.get("first", 1)
+        self.teams = settings.get("teams", 0)
         self.item = 0
         self.confirm = False
         self.closed = False
@@ -45,10 +47,11 @@ class Menu:
             "distance": (self.distance[0], self.distance[1]),
             "sets": self.sets if self.rules == "ceb" else 1,
             "first": self.first,
+            "teams": self.teams if self.rules == "ceb" else 0,
         }
 
     def _skip(self, item):
-        return _ITEMS[item] == "sets" and self.rules != "ceb"
+        return _ITEMS[item] in _CEB_ONLY and self.rules != "ceb"
 
     def _move(self, step):
         item = self.item + step
@@ -77,12 +80,16 @@ class Menu:
     def _step(self, name, sign, fine):
         if name == "rules":
             self.rules = RULES[(RULES.index(self.rules) + sign) % len(RULES)]
+            top = max_distance(self.rules)
+            self.distance = [min(top, self.distance[0]), min(top, self.distance[1])]
         elif name in ("d1", "d2"):
             i = 0 if name == "d1" else 1
             value = self.distance[i] + sign * (1 if fine else 10)
-            self.distance[i] = max(MIN_DISTANCE, min(MAX_DISTANCE, value))
+            self.distance[i] = max(MIN_DISTANCE, min(max_distance(self.rules), value))
         elif name == "sets":
-            self.sets = _SETS[(_SETS.index(self.sets) + sign) % len(_SETS)]
+            self.sets = BEST_OF[(BEST_OF.index(self.sets) + sign) % len(BEST_OF)]
+        elif name == "teams":
+            self.teams = 1 - self.teams
         elif name == "first":
             self.first = 3 - self.first
         elif name == "new":
@@ -98,6 +105,8 @@ class Menu:
             text = "d2  %4d" % self.distance[1]
         elif name == "sets":
             text = "SEtS   %d" % self.sets
+        elif name == "teams":
+            text = "PLAy 2-2" if self.teams else "PLAy 1-1"
         elif name == "first":
             text = "FIrSt  %d" % self.first
         else:

@@ -5,7 +5,9 @@
     screens.flash(ERR, 41, now_ms)      # a one-off message (boot notices, errors)
     screens.refresh(state, now_ms)      # call often; writes only when the picture changes
 
-The base picture is both scores with the marker of who is at the table. Events queue short
+The base picture is both scores with the marker of who is at the table (in ceb also the
+marked-ball ring, CEB 21.1; in ceb team play every third period of MESSAGE_MS shows the
+players at the table instead, "A1 b2", with the same markers). Events queue short
 messages (the points of the last shot, "20 remaining", distance reached, the set score) that
 each stay up for `MESSAGE_MS`. A due break shows a countdown from 5:00 until the next shot;
 a finished game alternates the result with the scores; a faulty sensor alternates its error
@@ -14,6 +16,7 @@ code with the scores for as long as the fault lasts.
 
 from boardlib import layout
 from boardlib.ticks import ticks_diff
+from rules_core.common import A_DISTANCE, A_LAST_SERIES, A_SET, A_TWENTY, ANNOUNCE_NAMES
 
 try:
     from micropython import const
@@ -36,6 +39,13 @@ SET = const(5)
 ERR = const(6)
 RESET = const(7)
 
+# The announcements that queue a message (rules_core.common bits, one per player each), in
+# the order the bits come: the order the players hear them.
+_ANNOUNCED = ((A_TWENTY, REMAINING20), (A_DISTANCE, DISTANCE), (A_LAST_SERIES, LAST_SERIES),
+              (A_SET, SET))
+# Team play: of every TEAM_CYCLE message periods the last shows the players at the table.
+_TEAM_CYCLE = const(3)
+
 # What the board shows at boot for each reset cause (firmware.hw names them).
 _RESET_TEXT = {"PWR": "rSt  PWr", "HARD": "rSt HArd", "WDT": "rSt  Wdt",
                "SLEEP": "rSt  SLP", "SOFT": "rSt SoFt"}
@@ -54,6 +64,7 @@ class Screens:
         self.fault_code = 0  # a sensor fault shown in turns with the scores
         self.override = None  # a callable(buf, now_ms) that draws instead (the setup menu)
         self._drawn = None  # the state whose scores are on the glass
+        self._members_shown = False  # the team picture is on the glass, not the scores
         self.reset_text = "rSt   --"
         self._dirty = True
 
@@ -86,26 +97,28 @@ class Screens:
 
     # -- events -----------------------------------------------------------------------------
 
-    def after_event(self, state, now_ms):
+    def after_event(self, state, now_ms, announce=None):
         """Queue what the event that just happened means to the players.
 
-        `state` is the board-state dict (`Game.state()`), taken once per event."""
+        `state` is the board-state dict (`Game.state()`), taken once per event; `announce`
+        the game's announcement bits (`Game.announce`), read from the state when not given."""
         self.clear()
         last = state["last"]
         if last is not None and (last["points"] or last["foul"]):
             arg = (last["player"] << 12) | (last["to"] << 10) | (int(last["foul"]) << 9)
             self.flash(POINTS, arg | min(last["points"], 0x1FF), now_ms)
-        for item in state["announce"]:
-            name, _, who = item.partition(":")
-            player = int(who) if who else 0
-            if name == "20-remaining":
-                self.flash(REMAINING20, (player << 12) | state["remaining"][player - 1], now_ms)
-            elif name == "distance":
-                self.flash(DISTANCE, player, now_ms)
-            elif name == "last-series":
-                self.flash(LAST_SERIES, player, now_ms)
-            elif name == "set":
-                self.flash(SET, player, now_ms)
+        if announce is None:
+            announce = 0
+            for name in state["announce"]:
+                announce |= 1 << ANNOUNCE_NAMES.index(name)
+        for bit, kind in _ANNOUNCED:
+            for player in (1, 2):
+                if announce & (bit << (player - 1)):
+                    if kind == REMAINING20:
+                        self.flash(kind, (player << 12) | state["remaining"][player - 1],
+                                   now_ms)
+                    else:
+                        self.flash(kind, player, now_ms)
         if state["status"] == "break":
             if self.break_started is None:
                 self.break_started = now_ms
@@ -119,7 +132,7 @@ class Screens:
         if (state is self._drawn and not self._count and not self._dirty
                 and self.override is None and self.break_started is None
                 and not self.fault_code and state["winner"] is None
-                and not self.display.pending):
+                and state["members"] is None and not self.display.pending):
             return  # these scores are on the glass already: the common case, kept cheap
         self._refresh(state, now_ms)
 
@@ -141,6 +154,8 @@ class Screens:
         elif self.break_started is not None:
             left = BREAK_S - ticks_diff(now_ms, self.break_started) // 1000
             layout.break_clock(buf, left if left > 0 else 0)
+            if state["marked"]:
+                layout.mark_ball(buf, state["marked"])
         elif state["winner"] is not None and (now_ms // MESSAGE_MS) & 1:
             if state["winner"] == "tie":
                 layout.tie(buf)
@@ -149,10 +164,18 @@ class Screens:
         elif self.fault_code and (now_ms // MESSAGE_MS) & 1:
             layout.error(buf, self.fault_code)
         else:
-            if state is self._drawn and not self._dirty and not self.display.pending:
+            members = state["members"]
+            team = (members is not None
+                    and (now_ms // MESSAGE_MS) % _TEAM_CYCLE == _TEAM_CYCLE - 1)
+            if (state is self._drawn and not self._dirty and not self.display.pending
+                    and team == self._members_shown):
                 return  # these scores are on the glass already: the common case, kept cheap
-            score = state["score"]
-            layout.scores(buf, score[0], score[1], state["turn"])
+            if team:
+                layout.members(buf, members, state["turn"], state["marked"])
+            else:
+                score = state["score"]
+                layout.scores(buf, score[0], score[1], state["turn"], state["marked"])
+            self._members_shown = team
             self._dirty = False
             self._drawn = state
             self.display.show(buf)
@@ -179,3 +202,5 @@ class Screens:
             layout.error(buf, arg)
         elif kind == RESET:
             layout.text(buf, self.reset_text)
+        if kind < ERR and state["marked"]:
+            layout.mark_ball(buf, state["marked"])  # where the message leaves the cell free

@@ -30,6 +30,15 @@ SCREENS = [
     ("text", ("FIrSt 2",), {}, "FIr5t 2 ", "FIr5t 2 "),
     ("text", ("d2   30",), {}, "d2   30 ", "d2   30 "),
     ("scores", (0, 0, 1), {}, " .  0   0", " .  0   0"),
+    # ceb: the marked-ball ring (CEB 21.1) in the first cell of the marked player's half,
+    # beside the turn dot; team play's players at the table (CEB 28).
+    ("scores", (25, 130, 1), {"marked": 2}, " . 25\u00b0130", " . 25\u00b0130"),
+    ("scores", (7, 60, 1), {"marked": 1}, "\u00b0.  7  60", "\u00b0.  7  60"),
+    ("members", ([2, 1], 2, 1), {}, "\u00b0 A2  b1.", "\u00b0 A2  b1."),
+    ("members", ([1, 2], 1, 2), {}, " . A1\u00b0 b2", " . A1\u00b0 b2"),
+    ("shot_points", (2, 12, 2), {}, "     +12", "     +12"),
+    ("mark_ball", (1,), {}, "\u00b0    +12", "\u00b0    +12"),
+    ("mark_ball", (2,), {}, "\u00b0   \u00b0+12", "\u00b0   \u00b0+12"),
 ]
 CALLS = [(name, args, kwargs) for name, args, kwargs, _, _ in SCREENS]
 
@@ -108,9 +117,11 @@ def test_a_bus_error_is_survived_and_the_frame_written_next_time(results):
 
 
 def test_clock_modules_show_the_turn_on_the_colon_when_asked(results):
-    without, with_marker = results["clock_modules"][:3], results["clock_modules"][3:]
-    assert without == ["  25 130", "  25 130", "brK  4:30"]  # the marker is lost...
-    assert with_marker == ["  :25 130", "  25 1:30", "brK  4:30"]  # ...unless moved
+    without, with_marker = results["clock_modules"][:6], results["clock_modules"][6:]
+    assert without == ["  25 130", "  25 130", "brK  4:30",  # the marker is lost...
+                       "  25\u00b0130", "  25\u00b0130", "\u00b0 A1  b2"]
+    assert with_marker == ["  :25 130", "  25 1:30", "brK  4:30",  # ...unless moved
+                           "  :25\u00b0130", "  25\u00b01:30", "\u00b0 :A1  b2"]
 
 
 def test_showing_screens_allocates_nothing_on_micropython(results):

@@ -1,6 +1,8 @@
 """The setup menu worked with the four buttons (HARDWARE.md: setting up a game needs no laptop)."""
 
+from boardlib import font
 from firmware.menu import CAROM, FOUL, HOLD, OK, PRESS, UNDO, Menu
+from rules_core.settings import MAX_DISTANCE, MAX_DISTANCE_CEB, MIN_DISTANCE
 
 START = {"rules": "ddbu", "distance": (40, 40), "sets": 1, "first": 1}
 
@@ -19,11 +21,33 @@ def test_walk_through_every_item_and_start_a_ceb_match():
     press(m, OK, CAROM, CAROM)  # d1: 40 -> 60
     press(m, OK, FOUL)  # d2: 40 -> 30
     press(m, OK, CAROM)  # sets 1 -> 3
+    press(m, OK)  # singles or teams: singles
     press(m, OK, CAROM)  # first 1 -> 2
     press(m, OK, CAROM)  # new game: no -> yes
     settings = press(m, OK)
-    assert settings == {"rules": "ceb", "distance": (60, 30), "sets": 3, "first": 2}
+    assert settings == {"rules": "ceb", "distance": (60, 30), "sets": 3, "first": 2,
+                        "teams": 0}
     assert m.closed
+
+
+def text(m):
+    buf = bytearray(8)
+    m.draw(buf)
+    return "".join(font.decode_segments(b) for b in buf)
+
+
+def test_ceb_offers_singles_or_two_man_teams():
+    m = Menu(START)
+    press(m, CAROM, OK, OK, OK, OK)  # ceb, d1, d2, sets -> singles or teams
+    assert text(m) == "PLAy 1-1"
+    press(m, CAROM)
+    assert text(m) == "PLAy 2-2"
+    press(m, OK, OK, CAROM)
+    assert press(m, OK) == {"rules": "ceb", "distance": (40, 40), "sets": 1, "first": 1,
+                            "teams": 1}
+    m = Menu(dict(START, rules="ceb", teams=1))  # the menu opens on the game's setting
+    press(m, FOUL)  # rules: ceb -> ddbu: teams mean nothing there
+    assert m.settings()["teams"] == 0
 
 
 def test_hold_steps_distance_by_one_press_by_ten():
@@ -38,7 +62,7 @@ def test_sets_item_is_skipped_outside_ceb():
     m = Menu(START)
     press(m, OK, OK, OK)  # rules -> d1 -> d2 -> (sets skipped) first
     buf = bytearray(8)
-    assert m.item == 4
+    assert m.item == 5
     m.draw(buf)
     press(m, UNDO)
     assert m.item == 2  # back to d2, again skipping sets
@@ -52,9 +76,14 @@ def test_new_game_defaults_to_no_and_undo_from_the_start_leaves():
     assert press(m, UNDO) is None and m.closed
 
 
-def test_distance_stays_within_bounds():
+def test_distance_stays_within_the_rules_core_bounds():
     m = Menu(START)
     press(m, OK)
     for _ in range(10):
         press(m, FOUL)
-    assert m.distance[0] == 2
+    assert m.distance[0] == MIN_DISTANCE
+    for _ in range(1000):
+        press(m, CAROM)
+    assert m.distance[0] == MAX_DISTANCE
+    press(m, UNDO, CAROM)  # rules: ddbu -> ceb, where a score has three digits
+    assert m.settings()["distance"] == (MAX_DISTANCE_CEB, 40)

@@ -122,17 +122,20 @@ def setup_menu(state):
     t = press(t, OK)  # sets
     t = press(t, CAROM)  # best of 3
     pictures.append(sim.visible())
+    t = press(t, OK)  # singles or teams
+    t = press(t, CAROM)  # two-man teams
+    pictures.append(sim.visible())
     t = press(t, OK)  # who starts
     t = press(t, OK)  # new game?
     pictures.append(sim.visible())
     t = press(t, CAROM)  # yes
     pictures.append(sim.visible())
     t = press(t, OK)
-    t = play(app, t, t + 5000)
-    pictures.append(sim.visible())
+    pictures += seen(sim, app, t, t + 8000)
     st = app.state
     return {"pictures": pictures, "rules": st["rules"], "distance": st["distance"],
-            "best_of": st["best_of"], "menu": app.menu is not None}
+            "best_of": st["best_of"], "members": st["members"],
+            "menu": app.menu is not None}
 
 
 class CountingWatchdog:

@@ -123,6 +123,13 @@ def clock_modules():
         layout.break_clock(buf, 270)
         rig[0].show(buf)
         out.append(rig[1].visible())
+        for turn in (1, 2):  # ceb: the marked ball needs no dot, the turn moves to a colon
+            layout.scores(buf, 25, 130, turn, 2)
+            rig[0].show(buf)
+            out.append(rig[1].visible())
+        layout.members(buf, [1, 2], 1, 1)
+        rig[0].show(buf)
+        out.append(rig[1].visible())
     return out
 
 
