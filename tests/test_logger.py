@@ -33,7 +33,8 @@ DDBU_PLAN = {"rules": "ddbu", "distance": [20, 16], "first": 1, "game": 4, "ling
 def expected_game(plan, rules=None, distance=None, sets=None, first=None):
     """The game of ``plan`` played on CPython; returns (game, [shot records])."""
     game = Game(rules or plan["rules"], tuple(distance or plan["distance"]),
-                sets or plan.get("sets", 1), first or plan.get("first", 1))
+                sets or plan.get("sets", 1), first or plan.get("first", 1),
+                plan.get("teams", 0))
     shots = {}
     for event in plan["shots"]:
         if event == "undo":
@@ -226,3 +227,43 @@ def test_logger_in_a_thread_as_the_simulator_runs_it(tmp_path):
         board = lg.store.db.execute("SELECT key, reset_cause, firmware, boots FROM boards")
         assert board.fetchall() == [(b"sim".hex(), "PWR", "linkplay", 1)]
         lg.close()
+
+
+# A ceb two-man team match, best of 3 to 12: set 1 to team 2, then set 2 under way, where
+# team 1 has the marked ball (team 2 opened it) and team 2 changed its player.
+CEB_TEAMS_PLAN = {"rules": "ceb", "distance": [12, 12], "sets": 3, "first": 1, "teams": 1,
+                  "game": 7, "linger_ms": 800,
+                  "shots": [[0b00001, 0, []], [0b00101, 1, []], [0, 0, []],
+                            [0b00100, 0, []], [0, 0, []]]}
+
+
+def test_team_match_exports_the_marked_ball_and_the_players_at_the_table(tmp_path):
+    db = str(tmp_path / "games.db")
+    with LinkPipe() as pipe:
+        lg = Logger([pipe.host_path], db)
+        play(tmp_path, CEB_TEAMS_PLAN, pipe, lg)
+        lg.close()
+    game, _ = expected_game(CEB_TEAMS_PLAN)
+    state = game.state()
+    assert (state["sets"], state["marked"], state["members"]) == ([0, 1], 1, [1, 2])
+    (record,) = [json.loads(line) for line in logger_cli("export", "--db", db).stdout.split()]
+    assert record["final"] == state
+    rows = list(csv.DictReader(io.StringIO(
+        logger_cli("export", "--db", db, "--format", "csv").stdout)))
+    assert (rows[0]["marked"], rows[0]["member1"], rows[0]["member2"]) == ("1", "1", "2")
+
+
+def test_export_of_a_state_stored_before_marked_and_members(tmp_path):
+    from tools.logger.store import Store
+
+    store = Store(str(tmp_path / "old.db"))
+    old = Game("ddbu", 20).state()
+    del old["marked"], old["members"]
+    with store.transaction():
+        board = store.board("b1", "port")
+        store.state(board, 1, old)
+    (line,) = report.export_lines(store, fmt="csv")[1:]
+    assert line.endswith(",,,")  # no marked ball, no members: empty cells
+    (record,) = report.export_lines(store)
+    assert json.loads(record)["final"] == old
+    store.close()

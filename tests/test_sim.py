@@ -114,3 +114,21 @@ def test_a_bad_timeline_line_is_reported_with_its_number(tmp_path):
     proc = sim(tmp_path, "0 pins up 1 2 3 4 5\n100 pin 9 down\n")
     assert proc.returncode == 2
     assert ":2:" in proc.stderr and proc.stdout == ""
+
+
+def test_a_team_match_resumes_mid_match_with_its_players_and_marked_ball(tmp_path):
+    # CEB 28 team play through the firmware: the players at the table and the marked ball
+    # come back from flash after a reboot exactly as replay --teams has them.
+    events = random_game("ceb", 5, length=24, sets=3)
+    state = tmp_path / "flash"
+    t1, _ = build("ceb", events[:12], sets=3)
+    proc = sim(tmp_path, t1, *settings_flags("ceb"), "--teams", "--state", str(state),
+               name="a")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["members"] is not None
+    t2, _ = build("ceb", events[12:], sets=3)
+    proc = sim(tmp_path, t2, "--state", str(state), "--show-display", name="b")
+    assert proc.returncode == 0, proc.stderr
+    _, whole = build("ceb", events, sets=3)
+    assert proc.stdout == replay(tmp_path, "teams 1\n" + whole)
+    assert "\u00b0" in proc.stderr.split("display: ")[1]  # the marked-ball ring is shown

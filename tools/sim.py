@@ -5,8 +5,9 @@
     python -m tools.sim --state DIR --db games.db        # keep the board's flash, log to SQLite
 
 Options (CONTRACT §4): --timeline FILE, --rules ID, --distance N[,M], --sets N, --first P,
---speed X, --state DIR, --new-game, --db FILE, and --display tm1637|max7219. A board.cfg
-given with --config that has `net` settings joins the simulated WiFi (--wifi SSID:PASSWORD)
+--teams (ceb two-man teams), --speed X, --state DIR, --new-game, --db FILE, and --display
+tm1637|max7219. A board.cfg given with --config that has `net` settings joins the simulated
+WiFi (--wifi SSID:PASSWORD)
 and the MQTT broker they name, with the real umqtt code; timeline lines `T net down` and
 `T net up` take the WiFi away and bring it back (docs/network.md).
 
@@ -33,6 +34,7 @@ import tempfile
 import threading
 import time
 
+from rules_core.settings import BEST_OF, PLAYERS, RULES_IDS
 from tools import upy
 
 RUNNER = os.path.join("tools", "simboard", "run.py")
@@ -41,10 +43,11 @@ RUNNER = os.path.join("tools", "simboard", "run.py")
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="python -m tools.sim", description=__doc__.split("\n")[0])
     p.add_argument("--timeline", metavar="FILE")
-    p.add_argument("--rules", choices=("ddbu", "ceb", "russian"))
+    p.add_argument("--rules", choices=RULES_IDS)
     p.add_argument("--distance", metavar="N[,M]")
-    p.add_argument("--sets", type=int, choices=(1, 3, 5))
-    p.add_argument("--first", type=int, choices=(1, 2))
+    p.add_argument("--sets", type=int, choices=BEST_OF)
+    p.add_argument("--first", type=int, choices=PLAYERS)
+    p.add_argument("--teams", action="store_true", help="ceb: two-man teams (CEB 28)")
     p.add_argument("--speed", type=float, default=0.0, metavar="X")
     p.add_argument("--state", metavar="DIR")
     p.add_argument("--new-game", action="store_true")
@@ -114,6 +117,8 @@ def device_args(args, link_path=None, state_dir=None):
         out += ["--speed", str(args.speed)]
     if args.new_game:
         out.append("--new-game")
+    if getattr(args, "teams", False):
+        out.append("--teams")
     if getattr(args, "show_display", False):
         out.append("--show-display")
     if getattr(args, "check", False):

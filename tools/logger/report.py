@@ -18,7 +18,7 @@ from tools.logger.store import TABLES
 
 CSV_FIELDS = ("game", "board", "game_no", "rules", "distance1", "distance2", "status",
               "winner", "shots", "score1", "score2", "innings1", "innings2", "high1", "high2",
-              "sets1", "sets2")
+              "sets1", "sets2", "marked", "member1", "member2")
 
 
 def game_record(store, row):
@@ -41,8 +41,17 @@ def export_lines(store, game=None, fmt="json"):
         f = r["final"]
         writer.writerow((r["game"], r["board"], r["game_no"], f["rules"], f["distance"][0],
                          f["distance"][1], f["status"], "" if f["winner"] is None else f["winner"],
-                         f["shots"], *f["score"], *f["innings"], *f["high"], *f["sets"]))
+                         f["shots"], *f["score"], *f["innings"], *f["high"], *f["sets"],
+                         *_marks(f)))
     return out.getvalue().splitlines()
+
+
+def _marks(final):
+    """CSV cells for ceb's marked ball and team members; empty where the state has none
+    (other rules, singles, and states stored before the board sent them)."""
+    members = final.get("members") or ("", "")
+    marked = final.get("marked")
+    return ("" if marked is None else marked, members[0], members[1])
 
 
 def player_stats(store):

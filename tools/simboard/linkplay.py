@@ -2,7 +2,8 @@
 
     micropython tools/simboard/linkplay.py DEVICE_PTY PLAN.json
 
-PLAN.json: {"rules": "ddbu", "distance": [40, 40], "sets": 1, "first": 1, "game": 1,
+PLAN.json: {"rules": "ddbu", "distance": [40, 40], "sets": 1, "first": 1, "teams": 0,
+"game": 1,
 "shots": [[pins_mask, carom, ["foul"]], "undo", ...], "interval_ms": 20,
 "linger_ms": 2000, "heartbeat_ms": 500, "boot_text": "..."}.
 
@@ -62,7 +63,7 @@ def play(device_path, plan):
     lk.send_hello("linkplay", "PWR", now)
     distance = plan.get("distance", [40, 40])
     game = Game(plan.get("rules", "ddbu"), (distance[0], distance[1]), plan.get("sets", 1),
-                plan.get("first", 1))
+                plan.get("first", 1), plan.get("teams", 0))
     lk.game = plan.get("game", 1)
     lk.send_state(pack_state(game), now)
     shots = plan.get("shots", [])

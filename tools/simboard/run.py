@@ -32,11 +32,12 @@ def parse_args(argv):
         "timeline": None, "interactive": False, "state": None, "link": None, "speed": 0.0,
         "new_game": False, "display": None, "rules": None, "distance": None, "sets": None,
         "first": None, "heap_budget": None, "show_display": False, "check": False,
-        "config": None, "wifi": None, "display_log": False,
+        "config": None, "wifi": None, "display_log": False, "teams": False,
     }
     flags = {
         "--interactive": "interactive", "--new-game": "new_game", "--show-display": "show_display",
         "--check": "check", "--display-log": "display_log",
+        "--teams": "teams",
     }
     values = {
         "--timeline": "timeline", "--state": "state", "--link": "link", "--speed": "speed",
@@ -125,7 +126,8 @@ def _fill():
 
 def settings_from(opts, current):
     """New-game settings from the flags, or None when no setting flag was given."""
-    if not (opts["rules"] or opts["distance"] or opts["sets"] or opts["first"]):
+    if not (opts["rules"] or opts["distance"] or opts["sets"] or opts["first"]
+            or opts["teams"]):
         return None
     rules = opts["rules"] or current["rules"]
     distance = current["distance"]
@@ -139,7 +141,8 @@ def settings_from(opts, current):
         first = int(opts["first"]) if opts["first"] else 1
     except ValueError:
         fail("settings: --distance N[,M], --sets N and --first P take whole numbers")
-    return {"rules": rules, "distance": distance, "sets": sets, "first": first}
+    return {"rules": rules, "distance": distance, "sets": sets, "first": first,
+            "teams": 1 if opts["teams"] else 0}
 
 
 def choose_settings(app, opts):
@@ -150,6 +153,7 @@ def choose_settings(app, opts):
         settings = {
             "rules": st["rules"], "distance": st["distance"],
             "sets": st.get("best_of", 1), "first": st.get("first", 1),
+            "teams": 0 if st["members"] is None else 1,
         }
     if settings is not None and app.stored and not opts["new_game"]:
         fail("a game is already in the state folder: add --new-game to start over")
