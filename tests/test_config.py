@@ -36,8 +36,9 @@ game_settings = st.one_of(
                            "distance": st.lists(st.integers(1, 9999), min_size=2, max_size=2),
                            "sets": st.just(1), "first": st.sampled_from([1, 2])}),
     st.fixed_dictionaries({"rules": st.just("ceb"),
-                           "distance": st.lists(st.integers(1, 9999), min_size=2, max_size=2),
-                           "sets": st.sampled_from([1, 3, 5]), "first": st.sampled_from([1, 2])}),
+                           "distance": st.lists(st.integers(1, 999), min_size=2, max_size=2),
+                           "sets": st.sampled_from([1, 3, 5]), "first": st.sampled_from([1, 2])},
+                          optional={"teams": st.sampled_from([0, 1])}),
 )
 valid_configs = st.fixed_dictionaries(
     {"display": st.sampled_from(["tm1637", "max7219", "none"]),

@@ -104,7 +104,10 @@ def case_bad_values_keep_the_rest():
     check(err == ERR_CONFIG_VALUE and cfg == want, "bad values: %r %r" % (err, cfg))
     for game in ({"rules": "ddbu", "distance": [40, 0]}, {"rules": "ddbu", "distance": 40,
                  "sets": 3}, {"rules": "ceb", "distance": 40, "first": 3},
-                 {"rules": "ceb", "distance": 40, "extra": 1}, [1]):
+                 {"rules": "ceb", "distance": 40, "extra": 1}, [1],
+                 {"rules": "ddbu", "distance": 40, "teams": 1},
+                 {"rules": "ceb", "distance": 40, "teams": 2},
+                 {"rules": "ceb", "distance": 1000}):
         cfg = defaults()
         cfg["game"] = game
         check(problems(cfg) != [], "game %r accepted" % (game,))
