@@ -25,6 +25,7 @@ import struct
 
 from boardlib import cobs
 from boardlib.crc32 import crc32_matches, crc32_put
+from rules_core.settings import RULES_IDS, check_settings
 
 try:
     from micropython import const
@@ -76,7 +77,7 @@ FOUL_QUILLES = const(2)
 FOUL_ROUGE = const(4)
 FOUL_STOP30 = const(8)
 
-RULES = ("ddbu", "ceb", "russian")
+RULES = RULES_IDS  # a rules id's number on the wire is its index
 NO_REF = const(0xFFFF)
 
 _HEADER = const(3)  # kind, sequence number (u16 LE)
@@ -90,7 +91,6 @@ _RX_FRAME = const(32)  # longest command is 14 raw bytes; the rest is room for g
 _RX_CHUNK = const(32)
 _READS_PER_POLL = const(4)
 _NEW_GAME_ARGS = const(7)
-_MAX_DISTANCE = const(9999)  # four display digits
 _BAD_REPORT_MS = const(1000)
 
 
@@ -305,9 +305,8 @@ class Link:
             second_distance = frame[6] | frame[7] << 8
             sets = frame[8]
             first = frame[9]
-            if (rules >= len(RULES) or not 0 < first_distance <= _MAX_DISTANCE
-                    or not 0 < second_distance <= _MAX_DISTANCE
-                    or sets not in (1, 3, 5) or first not in (1, 2)):
+            if rules >= len(RULES) or check_settings(
+                    RULES[rules], (first_distance, second_distance), sets, first):
                 return self._refuse(seq, ERR_BAD_ARGUMENT)
             self.rules = RULES[rules]
             self.distance[0] = first_distance

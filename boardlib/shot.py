@@ -10,7 +10,7 @@
     ...                                                                # FOUL, OK, UNDO
     result = asm.poll(now_ms)
     if result == shot.SHOT:
-        game.shot(pins=asm.pins, carom=asm.carom, fouls=asm.foul_codes("quilles"))
+        game.shot(*asm.shot_for(game.rules))   # pins, carom, fouls as the rules read them
     elif result == shot.UNDO:
         game.undo()
     elif result == shot.MENU:
@@ -48,11 +48,18 @@ except ImportError:  # CPython
         return x
 
 
-# Buttons, numbered in the order carom, foul, ok, undo (board profiles, timelines, menu).
+# Buttons, numbered in the order carom, foul, ok, undo (board profiles, timelines, menu);
+# BUTTON_NAMES[n] is button n's name in board profiles and timelines.
 CAROM = const(0)
 FOUL = const(1)
 OK = const(2)
 UNDO = const(3)
+BUTTON_NAMES = ("carom", "foul", "ok", "undo")
+# What a held button means in each rules id (CONTRACT section 4): a held foul is the rules'
+# second foul code (RULES.md: quilles in ceb, stop30 in russian; ddbu has one kind of
+# fault), and a held carom is a casino (CEB 8.2) in ceb only, a carambole elsewhere.
+SECOND_FOUL = {"ddbu": "foul", "ceb": "quilles", "russian": "stop30"}
+CASINO_RULES = ("ceb",)
 # Results of poll(): NONE (nothing happened, from boardlib.inputs), SHOT, MENU, and UNDO,
 # which is both a button and a result.
 SHOT = const(4)
@@ -212,6 +219,13 @@ class ShotAssembler:
     def foul_codes(self, second_code, ordinary="foul"):
         """The last shot's fouls as rule codes, e.g. ("quilles", "foul"). Allocates."""
         return (second_code,) * self.foul_holds + (ordinary,) * self.foul_presses
+
+    def shot_for(self, rules):
+        """(pins, carom, fouls) of the last shot as the rules id reads the buttons."""
+        carom = self.carom
+        if carom == 2 and rules not in CASINO_RULES:
+            carom = 1
+        return self.pins, carom, self.foul_codes(SECOND_FOUL[rules])
 
     def _finish(self):
         pins = self._counted & ~self._faulted

@@ -35,9 +35,7 @@ except ImportError:  # CPython
 
 
 PROTOCOL_VERSION = const(1)
-_BUTTONS = const(4)
-# The second foul code of each rules id: what a held foul button means.
-_SECOND_FOUL = {"ddbu": "foul", "ceb": "quilles", "russian": "stop30"}
+_BUTTONS = const(4)  # len(shot.BUTTON_NAMES)
 
 
 class App:
@@ -211,14 +209,9 @@ class App:
         game = self.game
         if game.finished:
             return  # a finished game takes only undo or a new game
-        asm = self.assembler
-        rules = self.state["rules"]
-        carom = asm.carom
-        if carom == 2 and rules != "ceb":
-            carom = 1  # a held carom is a casino only in five-pins
-        fouls = asm.foul_codes(_SECOND_FOUL[rules])
+        pins, carom, fouls = self.assembler.shot_for(game.rules)
         try:
-            record = game.shot(pins=asm.pins, carom=carom, fouls=fouls)
+            record = game.shot(pins, carom, fouls)
         except GameError:
             return
         self.store.record(game, record)
@@ -227,7 +220,7 @@ class App:
             last = self.state["last"]
             self.link.send_shot(
                 game.shots, last["player"], last["points"], last["to"],
-                asm.pins, carom, foul_mask(fouls), now_ms,
+                pins, carom, foul_mask(fouls), now_ms,
             )
 
     def undo(self, now_ms):

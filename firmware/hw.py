@@ -13,6 +13,7 @@ import machine
 from boardlib.config import load_config
 from boardlib.display import Display
 from boardlib.max7219 import MAX7219
+from boardlib.shot import BUTTON_NAMES
 from boardlib.tm1637 import TM1637
 from firmware.board import Board, NoWatchdog
 from firmware.boards import esp32_devkit as profile
@@ -93,7 +94,7 @@ def build():
     pull = Pin.PULL_UP if profile.SPOT_PULL_UP else None
     spots = [Pin(n, Pin.IN, pull) for n in profile.SPOTS]
     buttons = [
-        Pin(profile.BUTTONS[name], Pin.IN, Pin.PULL_UP) for name in ("carom", "foul", "ok", "undo")
+        Pin(profile.BUTTONS[name], Pin.IN, Pin.PULL_UP) for name in BUTTON_NAMES
     ]
     try:
         import os

@@ -14,20 +14,14 @@ stays within what the chosen rules take.
 """
 
 from boardlib import layout
+from boardlib.inputs import HOLD, PRESS  # noqa: F401 - the press kinds the app passes
+from boardlib.shot import CAROM, FOUL, OK, UNDO
 from rules_core.settings import BEST_OF, MIN_DISTANCE, RULES_IDS, max_distance
 
 RULES = RULES_IDS
 _RULES_TEXT = ("ddbu", " CEb", " ruS")  # in RULES_IDS order
 _ITEMS = ("rules", "d1", "d2", "sets", "teams", "first", "new")
 _CEB_ONLY = ("sets", "teams")
-
-# Button numbers and press kinds, as the app passes them.
-CAROM = 0
-FOUL = 1
-OK = 2
-UNDO = 3
-PRESS = 1
-HOLD = 2
 
 
 class Menu:

@@ -1,7 +1,7 @@
 """What the display shows, and for how long.
 
     screens = Screens(display)
-    screens.after_event(state, now_ms)  # state = game.state() after a shot, undo, new game
+    screens.after_event(state, now_ms, game.announce)  # after a shot, undo, new game
     screens.flash(ERR, 41, now_ms)      # a one-off message (boot notices, errors)
     screens.refresh(state, now_ms)      # call often; writes only when the picture changes
 
@@ -16,7 +16,7 @@ code with the scores for as long as the fault lasts.
 
 from boardlib import layout
 from boardlib.ticks import ticks_diff
-from rules_core.common import A_DISTANCE, A_LAST_SERIES, A_SET, A_TWENTY, ANNOUNCE_NAMES
+from rules_core.common import A_DISTANCE, A_LAST_SERIES, A_SET, A_TWENTY
 
 try:
     from micropython import const
@@ -97,20 +97,16 @@ class Screens:
 
     # -- events -----------------------------------------------------------------------------
 
-    def after_event(self, state, now_ms, announce=None):
+    def after_event(self, state, now_ms, announce):
         """Queue what the event that just happened means to the players.
 
         `state` is the board-state dict (`Game.state()`), taken once per event; `announce`
-        the game's announcement bits (`Game.announce`), read from the state when not given."""
+        the game's announcement bits (`Game.announce`, rules_core.common's A_* bits)."""
         self.clear()
         last = state["last"]
         if last is not None and (last["points"] or last["foul"]):
             arg = (last["player"] << 12) | (last["to"] << 10) | (int(last["foul"]) << 9)
             self.flash(POINTS, arg | min(last["points"], 0x1FF), now_ms)
-        if announce is None:
-            announce = 0
-            for name in state["announce"]:
-                announce |= 1 << ANNOUNCE_NAMES.index(name)
         for bit, kind in _ANNOUNCED:
             for player in (1, 2):
                 if announce & (bit << (player - 1)):

@@ -12,6 +12,6 @@ resuming (shot scripts: tools.shotscript).
 """
 
 from rules_core.game import Game, GameError
-from rules_core.settings import BEST_OF, MAX_DISTANCE, RULES_IDS, check_settings
+from rules_core.settings import RULES_IDS, check_settings
 
-__all__ = ["Game", "GameError", "RULES_IDS", "BEST_OF", "MAX_DISTANCE", "check_settings"]
+__all__ = ["Game", "GameError", "RULES_IDS", "check_settings"]

@@ -29,10 +29,8 @@ from rules_core.common import (
     TIE,
     GameError,
 )
-
-# Re-exported for the modules that took them from here before they had modules of their own.
-from rules_core.savedstate import SAVE_SIZE, STATE_FORMAT, STATE_SIZE  # noqa: F401
-from rules_core.settings import BEST_OF, MAX_DISTANCE, RULES_IDS, check_settings  # noqa: F401
+from rules_core.savedstate import SAVE_SIZE
+from rules_core.settings import RULES_IDS, check_settings
 
 try:
     from micropython import const

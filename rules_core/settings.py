@@ -24,33 +24,33 @@ def max_distance(rules):
     return MAX_DISTANCE_CEB if rules == "ceb" else MAX_DISTANCE
 
 
-def _is_int(v):
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def check_settings(rules, distance, sets=1, first=1, teams=0):
     """None when the settings make a game, else a sentence saying what is wrong.
 
     distance is a pair (one distance per player); give (N, N) for a common one."""
     if rules not in RULES_IDS:
         return "unknown rules %r: use ddbu, ceb or russian" % (rules,)
-    top = max_distance(rules)
     try:
         d1, d2 = distance
     except (TypeError, ValueError):
         return "distance must be N or (N, M)"
+    top = max_distance(rules)
     for d in (d1, d2):
-        if not _is_int(d) or not MIN_DISTANCE <= d <= top:
+        if _bad(d, range(MIN_DISTANCE, top + 1)):
             return "distance must be a whole number %d-%d in %s, got %r" % (
                 MIN_DISTANCE, top, rules, d)
-    if not _is_int(sets) or sets not in BEST_OF:
+    if _bad(sets, BEST_OF):
         return "sets must be 1, 3 or 5 (best of), got %r" % (sets,)
     if sets != 1 and rules != "ceb":
         return "%s is played in one game: sets must be 1" % rules
-    if not _is_int(first) or first not in PLAYERS:
+    if _bad(first, PLAYERS):
         return "first must be player 1 or 2, got %r" % (first,)
-    if not _is_int(teams) or teams not in TEAMS:
+    if _bad(teams, TEAMS):
         return "teams must be 0 (singles) or 1 (two-man teams), got %r" % (teams,)
     if teams and rules != "ceb":
         return "two-man teams are played in ceb only (CEB 28), not in %s" % rules
     return None
+
+
+def _bad(value, allowed):
+    return not isinstance(value, int) or isinstance(value, bool) or value not in allowed

@@ -22,12 +22,6 @@ _HEAD = ">3sHH"  # magic, history records, checkpoints
 _HEAD_SIZE = 7
 
 
-def _settings(data):
-    """A fresh Game with the settings a saved state names."""
-    rules, distance, sets, first, teams = settings_of(data)
-    return Game(rules, distance, sets, first, teams)
-
-
 def pack(game):
     marks = len(game._marks) // SAVE_SIZE
     records = len(game.history) // events.RECORD_SIZE
@@ -49,7 +43,7 @@ def unpack(data):
         raise GameError("saved game has %d bytes, expected %d" % (len(data), size))
     pos = _HEAD_SIZE
     current = data[pos:pos + SAVE_SIZE]
-    game = _settings(current)
+    game = Game(*settings_of(current))
     pos += SAVE_SIZE
     game._marks = bytearray(data[pos:pos + SAVE_SIZE * marks])
     pos += SAVE_SIZE * marks
@@ -71,6 +65,6 @@ def unpack_state(data):
     data = bytes(data)
     if len(data) != STATE_SIZE:
         raise GameError("a board state is %d bytes, got %d" % (STATE_SIZE, len(data)))
-    game = _settings(data)
+    game = Game(*settings_of(data))
     game._load(data, True)
     return game.state()

@@ -178,3 +178,16 @@ def test_device_modules_cross_compile_for_the_esp32(tmp_path):
         proc = subprocess.run([mpy_cross, "-march=xtensawin", "-o", str(out), path],
                               cwd=ROOT, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
+
+
+def test_held_buttons_read_as_each_rules_id_says():
+    # CONTRACT section 4: a held carom is a casino in ceb only; a held foul is the rules'
+    # second code (quilles in ceb, stop30 in russian, the one kind of fault in ddbu).
+    from boardlib import shot
+
+    asm = shot.ShotAssembler()
+    asm.pins, asm.carom, asm.foul_holds, asm.foul_presses = 0b00100, 2, 1, 1
+    assert asm.shot_for("ceb") == (0b00100, 2, ("quilles", "foul"))
+    assert asm.shot_for("russian") == (0b00100, 1, ("stop30", "foul"))
+    assert asm.shot_for("ddbu") == (0b00100, 1, ("foul", "foul"))
+    assert shot.BUTTON_NAMES[shot.CAROM] == "carom" and shot.BUTTON_NAMES[shot.UNDO] == "undo"

@@ -15,6 +15,8 @@ shot has ended by itself (the settle time) before the next one starts.
 import random
 from dataclasses import dataclass, field
 
+from boardlib.shot import BUTTON_NAMES
+
 SECOND_FOUL = {"ddbu": "foul", "ceb": "quilles", "russian": "stop30"}
 HOLD_MS = 1000
 
@@ -115,7 +117,7 @@ def random_raw(seed, count, glitch_share=0.3, hold_share=0.2, gap_ms=40):
     lines = ["0 pins up 1 2 3 4 5"]
     standing = [True] * 5
     busy_until = [0, 0, 0, 0]
-    buttons = ("carom", "foul", "ok", "undo")
+    buttons = BUTTON_NAMES
     t = 0
     for _ in range(count):
         t += int(rng.expovariate(1.0 / gap_ms)) + 1

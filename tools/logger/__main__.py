@@ -4,6 +4,7 @@ import argparse
 import sys
 import time
 
+from rules_core.settings import check_settings
 from tools.logger import report
 from tools.logger.core import Logger
 from tools.logger.store import Store
@@ -23,8 +24,11 @@ def _new_game(text):
         first = int(parts[3]) if len(parts) > 3 else 1
     except (IndexError, ValueError):
         raise argparse.ArgumentTypeError("expected RULES:DISTANCE[,D2][:SETS[:FIRST]]") from None
-    if rules not in ("ddbu", "ceb", "russian") or len(distance) != 2:
+    if len(distance) != 2:
         raise argparse.ArgumentTypeError("expected RULES:DISTANCE[,D2][:SETS[:FIRST]]")
+    problem = check_settings(rules, tuple(distance), sets, first)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return rules, tuple(distance), sets, first
 
 

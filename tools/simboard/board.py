@@ -18,6 +18,7 @@ import os
 from boardlib.config import load_config
 from boardlib.display import Display
 from boardlib.max7219 import MAX7219
+from boardlib.shot import BUTTON_NAMES
 from boardlib.tm1637 import TM1637
 from firmware.board import Board, NoWatchdog
 from firmware.boards import esp32_devkit as profile
@@ -41,7 +42,7 @@ class SimBoard:
         self.spot_pins = [FakePin("GPIO%d" % n, 1, wire) for n in profile.SPOTS]
         self.button_pins = [
             FakePin("GPIO%d" % profile.BUTTONS[name], 1, wire)
-            for name in ("carom", "foul", "ok", "undo")
+            for name in BUTTON_NAMES
         ]
         self.flash = self._mount_flash(state_dir, bdev)
         cfg_path = FLASH_MOUNT + profile.CONFIG_PATH

@@ -13,9 +13,10 @@ import select
 import sys
 import time
 
+from boardlib.shot import BUTTON_NAMES
 from firmware.run import Runner
 
-BUTTONS = ("carom", "foul", "ok", "undo")
+BUTTONS = BUTTON_NAMES
 PRESS_MS = 120
 
 

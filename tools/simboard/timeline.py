@@ -29,6 +29,8 @@ A bad line raises ValueError("LINE: what is wrong"). Each event becomes a tuple
 0 down, 0). The network starts up.
 """
 
+from boardlib.shot import BUTTON_NAMES, CAROM, FOUL, OK, UNDO
+
 try:
     from micropython import const
 except ImportError:  # CPython
@@ -42,11 +44,11 @@ PRESS = const(3)
 HOLD = const(4)
 NET = const(5)
 
-BUTTONS = ("carom", "foul", "ok", "undo")
-CAROM_BUTTON = const(0)
-FOUL_BUTTON = const(1)
-OK_BUTTON = const(2)
-UNDO_BUTTON = const(3)
+BUTTONS = BUTTON_NAMES
+CAROM_BUTTON = CAROM
+FOUL_BUTTON = FOUL
+OK_BUTTON = OK
+UNDO_BUTTON = UNDO
 
 PRESS_MS = const(100)  # how long a short press keeps the button down
 
