@@ -18,7 +18,12 @@ def measure(rules, blocks):
     dev = RamBlockDev(4096, blocks)
     mount(dev, "/f")
     store = GameStore("/f/game")
-    game = Game(rules, distance=(9999, 9999), sets=1, first=1)
+    # A game that lasts the 1000 shots: ceb distances stop at 999 (a cell of the display is
+    # the marked ball's), so there the match is a best of 5.
+    if rules == "ceb":
+        game = Game(rules, distance=(999, 999), sets=5, first=1)
+    else:
+        game = Game(rules, distance=(9999, 9999), sets=1, first=1)
     store.new_game(game)
     e0, w0 = dev.erases, dev.bytes_written
     biggest = 0
