@@ -36,7 +36,7 @@ def check_settings(rules, distance, sets=1, first=1, teams=0):
         return "distance must be N or (N, M)"
     top = max_distance(rules)
     for d in (d1, d2):
-        if _bad(d, range(MIN_DISTANCE, top + 1)):
+        if _bad(d, ()) or not MIN_DISTANCE <= d <= top:
             return "distance must be a whole number %d-%d in %s, got %r" % (
                 MIN_DISTANCE, top, rules, d)
     if _bad(sets, BEST_OF):
@@ -53,4 +53,6 @@ def check_settings(rules, distance, sets=1, first=1, teams=0):
 
 
 def _bad(value, allowed):
-    return not isinstance(value, int) or isinstance(value, bool) or value not in allowed
+    """Not a whole number, or (when allowed is not empty) not one of allowed."""
+    return (not isinstance(value, int) or isinstance(value, bool)
+            or (allowed and value not in allowed))
