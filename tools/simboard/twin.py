@@ -30,11 +30,12 @@ import threading
 import time
 import tty
 
+from boardlib.shot import BUTTON_NAMES
 from firmware.boards import esp32_devkit as profile
 from tools import upy
 
 ROM = os.path.join("tools", "simboard", "esp32", "rom.py")
-BUTTONS = ("carom", "foul", "ok", "undo")
+BUTTONS = BUTTON_NAMES
 WDT_TEXT = (b"E (%d) task_wdt: Task watchdog got triggered. The following tasks/users did "
             b"not reset the watchdog in time:\r\nE (%d) task_wdt:  - mpy_machine_wdt\r\n")
 
