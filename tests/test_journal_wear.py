@@ -37,5 +37,5 @@ def test_resume_of_a_1000_shot_game_reads_the_snapshot(measured):
     assert measured["shots"] == 1000
     # only the journal since the last compaction is replayed, never the whole history
     assert measured["replayed"] <= 12
-    # the ESP32 is about 100 times slower than the unix port here: 1 s there is 10 ms here
-    assert measured["load_us"] < 10_000
+    # How long that takes on an ESP32 is the bench's `resume` figure (docs/performance.md),
+    # counted in instructions: a wall-clock bound here would only measure the machine's load.
