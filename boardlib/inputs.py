@@ -9,6 +9,7 @@
     down = spots.update(standing_mask, now_ms)  # bit i = spot i+1 has lost its pin
     if spots.fault:
         code = spots.fault_code(3)              # FAULT_STUCK or FAULT_FLAP for spot 3
+    # pass spots.flapping (not .fault) to ShotAssembler.spots(): a stuck spot still scores
 
 Nothing here reads a pin or a clock: the caller passes levels and `now_ms` (a ticks_ms
 value), so the same code runs on the board, in the simulator and in tests. The poll path
@@ -104,10 +105,12 @@ class SpotSensors:
     `glitch_ms`. The first update is taken as it is (what is down at power-up is simply
     down, not a fall).
 
-    A spot that changes `flap_limit` times within `flap_window_ms`, or reports no pin for
-    `stuck_ms` on end, is faulted: its bit is set in `fault`, `fault_code(spot)` says why,
-    and it is never in `down`. It is released once it has reported a standing pin without
-    a break for `flap_window_ms`.
+    A spot that changes `flap_limit` times within `flap_window_ms` flaps: its bit is set in
+    `fault` and in `flapping`, it is never in `down`, and it is released once it has
+    reported a standing pin without a break for `flap_window_ms`. A spot that reports no
+    pin for `stuck_ms` on end is stuck: its bit is set in `fault` (so the board reports
+    it), but it stays in `down`, since a pin that fell and was left lying still fell; it is
+    released as soon as it stands again. `fault_code(spot)` says which fault a spot has.
     """
 
     def __init__(self, count=5, glitch_ms=40, flap_limit=16, flap_window_ms=1000,
@@ -130,7 +133,8 @@ class SpotSensors:
         self._raw = 0
         self._standing = 0
         self.down = 0
-        self.fault = 0
+        self.fault = 0  # spots with any fault: stuck or flapping
+        self.flapping = 0  # spots whose reports cannot be trusted: never down
         for i in range(self.count):
             self._codes[i] = FAULT_NONE
             self._changes[i] = 0
@@ -166,21 +170,30 @@ class SpotSensors:
             if changed & bit:
                 self._raw_since[i] = now_ms
                 self._count_change(i, now_ms)
-            if self._codes[i]:
+            if self._codes[i] == FAULT_FLAP:
                 if raw & bit and ticks_diff(now_ms, self._raw_since[i]) >= self.flap_window_ms:
-                    self._codes[i] = FAULT_NONE
-                    self._changes[i] = 0
-                    self.fault &= ~bit
+                    self._clear_fault(i)
                     self._standing |= bit
                 continue
             if (raw ^ self._standing) & bit:
                 if ticks_diff(now_ms, self._raw_since[i]) >= self.glitch_ms:
                     self._standing ^= bit
-            elif not (raw & bit) and ticks_diff(now_ms, self._raw_since[i]) >= self.stuck_ms:
+                    if self._codes[i] and raw & bit:  # a stuck spot stands again: it works
+                        self._clear_fault(i)
+            elif (
+                not (raw & bit) and not self._codes[i]
+                and ticks_diff(now_ms, self._raw_since[i]) >= self.stuck_ms
+            ):
                 self._codes[i] = FAULT_STUCK
                 self.fault |= bit
-        self.down = self._all & ~self._standing & ~self.fault
+        self.down = self._all & ~self._standing & ~self.flapping
         return self.down
+
+    def _clear_fault(self, i):
+        self._codes[i] = FAULT_NONE
+        self._changes[i] = 0
+        self.fault &= ~(1 << i)
+        self.flapping &= ~(1 << i)
 
     def _count_change(self, i, now_ms):
         elapsed = ticks_diff(now_ms, self._window_start[i])
@@ -190,6 +203,7 @@ class SpotSensors:
             return
         if self._changes[i] < self.flap_limit:  # capped: a line may flap for days
             self._changes[i] += 1
-        if self._changes[i] >= self.flap_limit and not self._codes[i]:
-            self._codes[i] = FAULT_FLAP
+        if self._changes[i] >= self.flap_limit and self._codes[i] != FAULT_FLAP:
+            self._codes[i] = FAULT_FLAP  # also over a stuck fault: flapping is worse
             self.fault |= 1 << i
+            self.flapping |= 1 << i

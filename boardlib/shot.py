@@ -5,7 +5,7 @@
 
     asm = shot.ShotAssembler(settle_ms=1500)
     # every poll, in this order:
-    asm.spots(sensors.update(standing_mask, now_ms), now_ms, sensors.fault)
+    asm.spots(sensors.update(standing_mask, now_ms), now_ms, sensors.flapping)
     asm.button(shot.CAROM, carom_button.update(level, now_ms), now_ms)  # NONE is ignored
     ...                                                                # FOUL, OK, UNDO
     result = asm.poll(now_ms)
@@ -32,8 +32,10 @@ What a shot is (HARDWARE.md, "How a shot is seen"):
   progress, or (with no marks) drops the shot in progress unscored, or (with no shot in
   progress) gives UNDO: take back the last scored shot. A hold counts as a press.
 - `ok` held gives MENU; a shot in progress stays as it is.
-- A spot faulted at any time during the shot (pass `SpotSensors.fault` to `spots()`) does
-  not score; a shot that only a faulty spot started ends without a result.
+- A spot flapping at any time during the shot (pass `SpotSensors.flapping` to `spots()`)
+  does not score; a shot that only a flapping spot started ends without a result. A stuck
+  spot (dark for `stuck_ms`) is no reason to drop anything: `SpotSensors` keeps it down,
+  so a pin that fell and was left lying scores when it is stood up or at `ok`.
 
 Results wait in a small queue; `poll()` hands out one per call (call it every poll).
 """
@@ -123,9 +125,10 @@ class ShotAssembler:
         return 2 if self._holds else (1 if self._presses else 0)
 
     def spots(self, down_mask, now_ms, fault_mask=0):
-        """Take the conditioned down mask (bit i = spot i+1 has no pin) and the fault mask.
+        """Take the conditioned down mask (bit i = spot i+1 has no pin) and the mask of
+        spots that cannot be trusted (`SpotSensors.flapping`).
 
-        A spot that is faulted at any time during a shot does not score in it.
+        A spot in `fault_mask` at any time during a shot does not score in it.
         """
         down = down_mask & self._all
         if self.busy:
@@ -200,7 +203,7 @@ class ShotAssembler:
             if ticks_diff(now_ms, self._quiet_since) >= self.settle_ms:
                 if self._counted & ~self._faulted or self._carom or self._presses or self._holds:
                     self._finish()
-                else:  # only a faulty sensor moved: show its error, do not pass the turn
+                else:  # only a flapping sensor moved: show its error, do not pass the turn
                     self._drop()
         if not self.waiting:
             return NONE

@@ -126,7 +126,7 @@ class App:
             self._faults_changed()
         if down != self._down or self.assembler.busy:  # it only cares about changes
             self._down = down
-            self.assembler.spots(down, now_ms, self._faults)
+            self.assembler.spots(down, now_ms, self.sensors.flapping)
         pressed = self.board.read_buttons()
         if pressed or self._buttons_busy:  # all released and settled: nothing to time
             self._poll_buttons(pressed, now_ms)

@@ -5,7 +5,7 @@
 
 | code | meaning |
 |---|---|
-| 1n | spot n's sensor has been dark for minutes (a stuck or unplugged sensor): not scored |
+| 1n | spot n dark for minutes (pin left lying, dead sensor): a fallen pin still scores |
 | 2n | spot n's sensor flaps (changes far too often): not scored |
 | 31 | the board configuration was unreadable: defaults are in use |
 | 32 | a board configuration value was bad: its default is in use |

@@ -1,5 +1,6 @@
 """The application on the simulated board, on the MicroPython unix port: boot notices,
-bad data on flash, a stuck sensor, the setup menu and the watchdog.
+bad data on flash, a stuck sensor, pins left lying past the stuck time, the setup menu
+and the watchdog.
 
 Each scenario runs the real firmware (`firmware.app.App` on `tools.simboard`) and reads
 the display through the emulated chips, i.e. what a person at the table would see.
@@ -11,7 +12,8 @@ import pytest
 from helpers import micropython_value, run_on_micropython
 
 SCENARIOS = [("boot_after_watchdog",), ("corrupt_config",), ("cut_off_journal",),
-             ("dark_sensor",), ("setup_menu",), ("watchdog", False), ("watchdog", True)]
+             ("dark_sensor",), ("pins_left_lying", "stood up"), ("pins_left_lying", "ok"),
+             ("setup_menu",), ("watchdog", False), ("watchdog", True)]
 
 
 @pytest.fixture(scope="module")
@@ -44,11 +46,21 @@ def test_cut_off_journal_resumes_the_intact_prefix_and_says_err_41(scenarios):
     assert any(p.startswith("Err") and p.endswith("41") for p in out["pictures"])
 
 
-def test_a_sensor_dark_for_minutes_shows_err_1n_and_never_scores(scenarios):
+def test_a_sensor_dark_from_power_up_shows_err_1n_and_never_scores(scenarios):
     out = scenarios[("dark_sensor",)]
     assert any(p.startswith("Err") and p.endswith("12") for p in out["pictures"])
     assert out["stuck"] == [0, 0]  # the dark spot scored nothing, nor passed the turn
     assert out["after"] == [2, 0] and out["shots"] == 1  # only pin 1 counted
+
+
+@pytest.mark.parametrize("end", ["stood up", "ok"])
+def test_pins_left_lying_past_the_stuck_time_say_err_1n_and_still_score(scenarios, end):
+    out = scenarios[("pins_left_lying", end)]
+    assert any(p.startswith("Err") and p.endswith("12") for p in out["pictures"])
+    assert out["stuck"] == [0, 0]  # the shot is still open: nothing scored, no turn passed
+    assert out["scored"] == [4, 0]  # pins 2 and 3: what fell scores (ddbu, 2 points each)
+    assert not any(p.startswith("Err") for p in out["after"])  # standing again: no fault
+    assert out["score"] == [6, 0] and out["shots"] == 2  # then pin 1 alone: 2 more
 
 
 def test_setup_menu_starts_a_new_game_from_the_buttons(scenarios):

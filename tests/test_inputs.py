@@ -73,17 +73,29 @@ CASES = {
         [[[0, ALL_UP], [1000, NO_3]], 1100, 5, 0, {"glitch_ms": 10}],
         [[0, 0, 0, Z], [1010, 4, 0, Z]],
     ),
-    # Spot 2 dark from 1000 (polled every 100 ms): down at 1100, stuck at 1000 + 180 s,
-    # lit again from 200 s, released 1 s later.
+    # Spot 2 dark from 1000 (polled every 100 ms): down at 1100, stuck at 1000 + 180 s and
+    # still down (a pin left lying still fell); lit again from 200 s: up and released at
+    # the first poll past the glitch time, 200100.
     "stuck": (
         "spot_trace",
         [[[0, ALL_UP], [1000, 0b11101], [200000, ALL_UP]], 205000, 100],
-        [[0, 0, 0, Z], [1100, 2, 0, Z], [181000, 0, 2, [0, 1, 0, 0, 0]], [201000, 0, 0, Z]],
+        [[0, 0, 0, Z], [1100, 2, 0, Z], [181000, 2, 2, [0, 1, 0, 0, 0]], [200100, 0, 0, Z]],
     ),
     "stuck across wrap": (
         "spot_trace",
         [[[0, ALL_UP], [1000, 0b11101], [200000, ALL_UP]], 205000, 100, "wrap"],
-        [[0, 0, 0, Z], [1100, 2, 0, Z], [181000, 0, 2, [0, 1, 0, 0, 0]], [201000, 0, 0, Z]],
+        [[0, 0, 0, Z], [1100, 2, 0, Z], [181000, 2, 2, [0, 1, 0, 0, 0]], [200100, 0, 0, Z]],
+    ),
+    # A stuck spot that starts to flap: the flap fault takes over and the spot leaves
+    # `down` (stuck_ms 2 s): down 1040, stuck 3000, flapping from 4000 (10 ms dark, 10 ms
+    # lit): its 16th change at 4150; lit for good from 4400, released 5400.
+    "stuck then flaps": (
+        "spot_trace",
+        [[[0, ALL_UP], [1000, 0b11101]] + [[4000 + 10 * k, (ALL_UP, 0b11101)[k % 2]]
+                                             for k in range(40)] + [[4400, ALL_UP]],
+         6000, 5, 0, {"stuck_ms": 2000}],
+        [[0, 0, 0, Z], [1040, 2, 0, Z], [3000, 2, 2, [0, 1, 0, 0, 0]],
+         [4150, 0, 2, [0, 2, 0, 0, 0]], [5400, 0, 0, Z]],
     ),
     # Spot 4 changes every 10 ms from 1000: its 16th change (1150) is a flap fault; lit
     # from 2990 on, released at 3990. It never reads down (each dark spell is 10 ms).

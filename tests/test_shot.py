@@ -60,6 +60,12 @@ CASES = {
     # real fall at 6000 (down 6040, up 6340) scores at 7840.
     "flap": [[7840, "shot", 0b00001, 0, 0, 0, 0]],
     "undo": [[1120, "undo"], [8140, "shot", 0b00010, 0, 0, 0, 0], [10120, "undo"]],
+    # pins 2 and 3 down at 1040 and stuck from 181000 (reported, still down); standing
+    # again from 201000, up at 201040: the shot scores both at 202540.
+    "stuck_fall": [[202540, "shot", 0b00110, 0, 0, 0, 0]],
+    # the same pins, ok at 200000 (seen at 200120): the shot with both pins. Stood up at
+    # 205000 between shots; pin 1 down 210040, up 210540: 212040.
+    "stuck_ok": [[200120, "shot", 0b00110, 0, 0, 0, 0], [212040, "shot", 0b00001, 0, 0, 0, 0]],
 }
 
 

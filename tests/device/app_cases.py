@@ -1,5 +1,6 @@
 """The application on the simulated board (tests/test_app.py): boot notices, bad data on
-flash, a stuck sensor, the setup menu and the watchdog.
+flash, a stuck sensor, pins left lying past the stuck time, the setup menu and the
+watchdog.
 
 MicroPython only: the simulated board keeps its flash on littlefs (os.VfsLfs2), as the
 board does. Each scenario runs the real firmware (`firmware.app.App` on `tools.simboard`)
@@ -98,6 +99,41 @@ def dark_sensor(state):
     t = play(app, t, t + 3000)
     return {"pictures": pictures, "stuck": score_while_stuck,
             "after": app.state["score"], "shots": app.state["shots"]}
+
+
+def pins_left_lying(state, end):
+    """Pins 2 and 3 fall and lie for minutes; then they are stood up, or `ok` is pressed
+    (`end`: "stood up" or "ok"), at 200 s; then pin 1 alone."""
+    sim, app = reboot(state)
+    t = play(app, 0, 1000)  # all pins standing
+    sim.set_spot(2, False)
+    sim.set_spot(3, False)
+    t = play(app, t, 182000)  # past the 3-minute stuck time
+    pictures = seen(sim, app, t, t + 5000)
+    t += 5005
+    score_while_stuck = list(app.state["score"])
+    t = play(app, t, 200000)
+    if end == "ok":
+        sim.set_button(OK, True)
+        t = play(app, t, t + 100)
+        sim.set_button(OK, False)
+        t = play(app, t, t + 500)
+        scored = list(app.state["score"])
+        sim.set_spot(2, True)  # stood up afterwards: nothing more
+        sim.set_spot(3, True)
+    else:
+        sim.set_spot(2, True)
+        sim.set_spot(3, True)
+        t = play(app, t, t + 3000)
+        scored = list(app.state["score"])
+    after = seen(sim, app, t, t + 5000)
+    t += 5005
+    sim.set_spot(1, False)  # the next shot: pin 1 alone
+    t = play(app, t, t + 200)
+    sim.set_spot(1, True)
+    t = play(app, t, t + 3000)
+    return {"pictures": pictures, "stuck": score_while_stuck, "scored": scored,
+            "after": after, "score": app.state["score"], "shots": app.state["shots"]}
 
 
 def setup_menu(state):

@@ -21,7 +21,7 @@ def play(text, tail_ms=3000):
     now = 0
     while now <= levels.end_ms + tail_ms:
         standing = levels.advance(now)
-        asm.spots(sensors.update(standing, now), now, sensors.fault)
+        asm.spots(sensors.update(standing, now), now, sensors.flapping)
         for i in range(4):
             asm.button(which[i], buttons[i].update(levels.pressed(i), now), now)
         result = asm.poll(now)
@@ -43,7 +43,7 @@ def play_levels(steps):
 
     Returns [results, problems]: problems lists every shot that counted a spot that was
     down when the shot began, a spot that was never down during the shot, or a spot that
-    was faulted during the shot.
+    was flapping during the shot.
     """
     from boardlib import shot
     from boardlib.inputs import Button, SpotSensors
@@ -63,7 +63,7 @@ def play_levels(steps):
         for _ in range(duration // 5):
             down = sensors.update(standing, now)
             was_busy = asm.busy
-            asm.spots(down, now, sensors.fault)
+            asm.spots(down, now, sensors.flapping)
             if asm.busy and not was_busy:
                 blocked = previous & down
                 seen = 0
@@ -76,7 +76,7 @@ def play_levels(steps):
                     seen = 0
                     faulted = 0
             seen |= down
-            faulted |= sensors.fault
+            faulted |= sensors.flapping
             result = asm.poll(now)
             if result == shot.SHOT:
                 results.append([now, asm.pins, asm.carom, asm.foul])
@@ -113,7 +113,7 @@ def poll_without_allocating(text, tail_ms=3000):
     try:
         while now <= end:
             standing = levels.advance(now)
-            asm.spots(sensors.update(standing, now), now, sensors.fault)
+            asm.spots(sensors.update(standing, now), now, sensors.flapping)
             for i in range(4):
                 asm.button(which[i], buttons[i].update(levels.pressed(i), now), now)
             result = asm.poll(now)
