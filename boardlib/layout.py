@@ -77,12 +77,7 @@ def scores(buf, s1, s2, turn, marked=0):
         _check_player(turn)
     _number(buf, 0, _HALF, s1)
     _number(buf, _HALF, _HALF, s2)
-    if turn == 1:
-        buf[0] |= _DP
-    elif turn == 2:
-        buf[7] |= _DP
-    if marked:
-        mark_ball(buf, marked)
+    _markers(buf, turn, marked)
 
 
 def mark_ball(buf, marked):
@@ -105,6 +100,11 @@ def members(buf, players, turn, marked=0):
     buf[3] = _DIGITS[players[0]]
     buf[6] = 0x7C  # b
     buf[7] = _DIGITS[players[1]]
+    _markers(buf, turn, marked)
+
+
+def _markers(buf, turn, marked):
+    """The turn dot at the outer edge of who is at the table, and the marked-ball ring."""
     if turn == 1:
         buf[0] |= _DP
     elif turn == 2:

@@ -99,12 +99,18 @@ def test_game_through_pty_is_stored_and_exported(tmp_path):
     assert rows[0]["winner"] == ("" if state["winner"] is None else str(state["winner"]))
 
 
-def test_stats_per_player(tmp_path):
+def logged(tmp_path, plan):
+    """The database the logger wrote while linkplay played ``plan``."""
     db = str(tmp_path / "games.db")
     with LinkPipe() as pipe:
         lg = Logger([pipe.host_path], db)
-        play(tmp_path, DDBU_PLAN, pipe, lg)
+        play(tmp_path, plan, pipe, lg)
         lg.close()
+    return db
+
+
+def test_stats_per_player(tmp_path):
+    db = logged(tmp_path, DDBU_PLAN)
     state = expected_game(DDBU_PLAN)[0].state()
     got = report.player_stats(_store(db))
     for index in (0, 1):
@@ -238,11 +244,7 @@ CEB_TEAMS_PLAN = {"rules": "ceb", "distance": [12, 12], "sets": 3, "first": 1, "
 
 
 def test_team_match_exports_the_marked_ball_and_the_players_at_the_table(tmp_path):
-    db = str(tmp_path / "games.db")
-    with LinkPipe() as pipe:
-        lg = Logger([pipe.host_path], db)
-        play(tmp_path, CEB_TEAMS_PLAN, pipe, lg)
-        lg.close()
+    db = logged(tmp_path, CEB_TEAMS_PLAN)
     game, _ = expected_game(CEB_TEAMS_PLAN)
     state = game.state()
     assert (state["sets"], state["marked"], state["members"]) == ([0, 1], 1, [1, 2])
