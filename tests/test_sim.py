@@ -132,3 +132,15 @@ def test_a_team_match_resumes_mid_match_with_its_players_and_marked_ball(tmp_pat
     _, whole = build("ceb", events, sets=3)
     assert proc.stdout == replay(tmp_path, "teams 1\n" + whole)
     assert "\u00b0" in proc.stderr.split("display: ")[1]  # the marked-ball ring is shown
+
+
+def test_the_terminal_line_names_the_marked_ball_and_the_players_up():
+    from rules_core import Game
+    from tools.simview import describe
+
+    game = Game("ceb", 30, 3, 1, 1)
+    game.shot(pins=0b00001)  # team 1 opens: 2 points to team 2, nobody changes
+    game.shot(pins=0b00101, carom=1)  # team 2 scores 10: team 1 sends its second player
+    line = describe(game.state())
+    assert "marked ball (\u00b0): player 2" in line and "up: A2 b1" in line
+    assert "marked" not in describe(Game("ddbu", 30).state())

@@ -75,6 +75,10 @@ def describe(state):
         line += "  winner: %s" % state["winner"]
     if state["rules"] == "ceb":
         line += "  sets %d-%d" % tuple(state["sets"])
+    if state.get("marked"):
+        line += "  marked ball (\u00b0): player %d" % state["marked"]
+    if state.get("members"):
+        line += "  up: A%d b%d" % tuple(state["members"])
     return line
 
 
