@@ -18,7 +18,7 @@ from tools.simboard import timeline
 @pytest.fixture(scope="module")
 def smoke():
     proc = subprocess.run([sys.executable, "-m", "tools.bench", "--smoke", "--json"],
-                          capture_output=True, text=True, cwd=upy.ROOT, timeout=120)
+                          capture_output=True, text=True, cwd=upy.ROOT, timeout=600)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
