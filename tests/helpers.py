@@ -117,15 +117,20 @@ def device_case_tests(name, interpreters=("cpython", "micropython")):
     MicroPython unix port, where all the module's cases run in one process, the first time
     one is asked for. A case passes when it returns without raising.
     """
-    import functools
-
     import pytest
 
     module = device_module(name)
+    ran = []  # the results, or why the process failed: one process however it ends
 
-    @functools.cache
     def on_micropython():
-        return {r[0]: r for r in run_on_micropython(name)}
+        if not ran:
+            try:
+                ran.append({r[0]: r for r in run_on_micropython(name)})
+            except (AssertionError, OSError, ValueError) as err:
+                ran.append(err)
+        if isinstance(ran[0], Exception):
+            pytest.fail("the unix-port process failed: %s" % ran[0], pytrace=False)
+        return ran[0]
 
     @pytest.mark.parametrize("interpreter", interpreters)
     @pytest.mark.parametrize("case", device_case_names(module))
@@ -133,6 +138,8 @@ def device_case_tests(name, interpreters=("cpython", "micropython")):
         if interpreter == "cpython":
             cpython_value(module, "case_" + case)
         else:
-            micropython_value(on_micropython()["case_" + case])
+            results = on_micropython()
+            assert "case_" + case in results, "not run on MicroPython: %s" % sorted(results)
+            micropython_value(results["case_" + case])
 
     return test_case
