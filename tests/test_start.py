@@ -1,12 +1,12 @@
 """Power-up on the simulated board: safe mode, the watchdog armed only
 once the game is loaded, no reset loop after a fault, and the real pin-reading code.
 
-The cases are device code in tests/twin/start_cases.py, run on the MicroPython unix port.
+The cases are device code in tests/device/start_cases.py, run on the MicroPython unix port,
+one process each.
 """
 
 import pytest
-
-from tools import upy
+from helpers import device_value
 
 CASES = [
     "undo_held_at_power_up_is_safe_mode",
@@ -19,8 +19,7 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES)
 def test_start(tmp_path, case):
-    proc = upy.run_file("tests/twin/start_cases.py", [case, str(tmp_path / "flash")], timeout=120)
-    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stdout + proc.stderr
+    device_value("micropython", "start_cases", "case_" + case, str(tmp_path / "flash"))
 
 
 def test_watchdog_ms_refuses_values_the_loop_cannot_keep():

@@ -1,29 +1,18 @@
-"""Power-up of the real firmware.run.start on the simulated board (MicroPython unix port).
+"""Power-up of the real firmware.run.start on the simulated board (tests/test_start.py).
 
-    micropython tests/twin/start_cases.py CASE STATE_DIR     # prints "ok" or raises
-
-Run by tests/test_start.py, one process per case (each mounts its own flash).
+MicroPython only: the simulated board keeps its flash on littlefs (os.VfsLfs2). Each case
+takes a state folder and runs in a process of its own (one case replaces run.Runner).
 """
 
 import os
-import sys
 
+from device.support import check, write
 from firmware import run
 from tools.simboard.board import FLASH_MOUNT, build
 
 
 class Armed(Exception):
     pass
-
-
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
-
-
-def write(path, text):
-    with open(path, "w") as f:
-        f.write(text)
 
 
 def never_armed(timeout):
@@ -60,7 +49,7 @@ def case_standing_level_one_reads_through_the_board(state):
     # A board whose sensors read 1 while a pin stands: the firmware's own Board code
     # turns the fake pins' levels into the spot mask.
     sim = build(state_dir=state)
-    write(FLASH_MOUNT + "/board.cfg", '{"standing_level": 1}')
+    write(FLASH_MOUNT + "/board.cfg", b'{"standing_level": 1}')
     os.umount(FLASH_MOUNT)
     sim = build(state_dir=state)
     check(sim.board.read_spots() == 0x1F, "all standing: %r" % sim.board.read_spots())
@@ -98,7 +87,7 @@ def case_colon_marker_key_reaches_clock_modules(state):
     from firmware.run import tick
 
     sim = build(state_dir=state)
-    write(FLASH_MOUNT + "/board.cfg", '{"colon_marker": true}')
+    write(FLASH_MOUNT + "/board.cfg", b'{"colon_marker": true}')
     os.umount(FLASH_MOUNT)
     sim = build(state_dir=state)  # clock modules: a colon, no decimal points
     app = App(sim.board)
@@ -106,7 +95,3 @@ def case_colon_marker_key_reaches_clock_modules(state):
     for t in range(0, 6000, 5):
         tick(app, t)
     check(sim.visible() == "  : 0   0", "player 1's turn on the colon: %r" % sim.visible())
-
-
-globals()["case_" + sys.argv[1]](sys.argv[2])
-print("ok")
