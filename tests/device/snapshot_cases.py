@@ -25,3 +25,8 @@ def packed_and_resumed():
     state = resumed.state_json()
     resumed.undo()
     return data, snapshot.pack_state(g), state, resumed.state_json()
+
+
+def unpacked_state_json(data):
+    """The board state of a saved game given as bytes (a list of numbers from JSON)."""
+    return snapshot.unpack(bytes(data)).state_json()
