@@ -11,19 +11,18 @@ from twin_helpers import booted, flash, mpremote
 
 from tools.simboard.esp32.espsys import mpy_of
 
-COUNTING_MAIN = """
-import machine, time
-print("main.py runs, cause", machine.reset_cause())
-n = 0
-while True:
-    n += 1
-    time.sleep_ms(50)
-"""
+PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "board_programs")
+
+
+def program(name):
+    """The text of a program in tests/board_programs/, to put on the twin's flash."""
+    with open(os.path.join(PROGRAMS, name)) as f:
+        return f.read()
 
 
 def test_boot_runs_boot_py_then_main_py_and_ctrl_c_interrupts_it(tmp_path):
     flash(tmp_path, firmware=False, files={"boot.py": "print('boot.py runs')\n",
-                                           "main.py": COUNTING_MAIN})
+                                           "main.py": program("counting_main.py")})
     with booted(tmp_path) as twin:
         twin.wait_output("main.py runs, cause 1")  # PWRON_RESET
         assert twin.output.index(b"boot.py runs") < twin.output.index(b"main.py runs")
@@ -33,7 +32,7 @@ def test_boot_runs_boot_py_then_main_py_and_ctrl_c_interrupts_it(tmp_path):
 
 
 def test_raw_soft_reset_skips_main_py_a_friendly_one_runs_it(tmp_path):
-    flash(tmp_path, firmware=False, files={"main.py": COUNTING_MAIN})
+    flash(tmp_path, firmware=False, files={"main.py": program("counting_main.py")})
     with booted(tmp_path) as twin:
         twin.wait_output("main.py runs")
         out = mpremote(twin.usb_path, "soft-reset")  # mpremote's: from the raw REPL
@@ -81,20 +80,9 @@ def test_an_armed_watchdog_survives_a_soft_reset_and_cannot_be_stopped(tmp_path)
 
 
 def test_asyncio_sleeps_end_on_10_ms_ticks_and_ticks_wrap_at_2_30(tmp_path):
-    code = """
-import asyncio, time
-t0 = time.ticks_ms()
-async def main():
-    for _ in range(20):
-        await asyncio.sleep_ms(5)
-asyncio.run(main())
-took = time.ticks_diff(time.ticks_ms(), t0)
-later = time.ticks_add(t0, 5000)
-print("took", took, "wrapped", later < t0, time.ticks_diff(later, t0))
-"""
     flash(tmp_path, firmware=False)
     with booted(tmp_path, ticks_start=(1 << 30) - 3000) as twin:
-        out = mpremote(twin.usb_path, "resume", "exec", code)
+        out = mpremote(twin.usb_path, "resume", "run", os.path.join(PROGRAMS, "tick_sleeps.py"))
     assert out.returncode == 0, out.stdout + out.stderr
     words = out.stdout.split()
     assert int(words[1]) >= 20 * 10 - 5  # twenty 5 ms sleeps of about a tick each
