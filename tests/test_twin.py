@@ -50,9 +50,7 @@ def test_raw_soft_reset_skips_main_py_a_friendly_one_runs_it(tmp_path):
 
 
 def test_machine_reset_and_watchdog_are_hard_resets_that_keep_the_flash(tmp_path):
-    main = ("import machine, os\nprint('cause', machine.reset_cause(), 'files', "
-            "sorted(os.listdir()))\n")
-    flash(tmp_path, firmware=False, files={"main.py": main})
+    flash(tmp_path, firmware=False, files={"main.py": program("files_main.py")})
     with booted(tmp_path) as twin:
         twin.wait_output("cause 1")
         out = mpremote(twin.usb_path, "resume", "exec",
