@@ -5,18 +5,25 @@ port, and compares the results with values worked out by hand from HARDWARE.md.
 """
 
 
-def play(text, tail_ms=3000):
-    """Play a timeline; returns [time, "shot", pins, carom, foul, presses, holds] per shot
-    and [time, "undo" | "menu"] per command."""
+def timeline_rig(text):
+    """A timeline's levels and the real input chain with the default settings: sensors,
+    assembler, the four buttons and the assembler's name for each."""
     from boardlib import shot
     from boardlib.inputs import Button, SpotSensors
     from tools.simboard import timeline
 
     levels = timeline.Levels(timeline.parse(text))
-    sensors = SpotSensors()
-    asm = shot.ShotAssembler()
     buttons = [Button(), Button(), Button(), Button()]
     which = (shot.CAROM, shot.FOUL, shot.OK, shot.UNDO)  # in timeline.BUTTONS order
+    return levels, SpotSensors(), shot.ShotAssembler(), buttons, which
+
+
+def play(text, tail_ms=3000):
+    """Play a timeline; returns [time, "shot", pins, carom, foul, presses, holds] per shot
+    and [time, "undo" | "menu"] per command."""
+    from boardlib import shot
+
+    levels, sensors, asm, buttons, which = timeline_rig(text)
     out = []
     now = 0
     while now <= levels.end_ms + tail_ms:
@@ -97,14 +104,8 @@ def poll_without_allocating(text, tail_ms=3000):
     import micropython
 
     from boardlib import shot
-    from boardlib.inputs import Button, SpotSensors
-    from tools.simboard import timeline
 
-    levels = timeline.Levels(timeline.parse(text))
-    sensors = SpotSensors()
-    asm = shot.ShotAssembler()
-    buttons = [Button(), Button(), Button(), Button()]
-    which = (shot.CAROM, shot.FOUL, shot.OK, shot.UNDO)
+    levels, sensors, asm, buttons, which = timeline_rig(text)
     shots = 0
     commands = 0
     now = 0
