@@ -18,6 +18,12 @@ The two-wire protocol (TM1637 datasheet):
   on the CLK rising edge;
 - after the 8th bit the chip pulls DIO low until the falling edge of a 9th clock, the
   acknowledge: the driver releases DIO, gives that clock, and reads DIO while CLK is high.
+Timing: the chip needs little (CLK pulses of 400 ns, data set-up and hold of 100 ns,
+TM1637 datasheet), but the lines are open drain: a released line rises through the
+module's 10 kOhm pull-up into its capacitor, 10 nF on many modules, and reaches the
+chip's input-high level (0.7 VDD) only after RC ln(1/0.3) = 1.2 RC: 120 us, 152 us with
+the parts' tolerances. So every edge that follows a release waits `_RISE_US` (180 us);
+edges after a line is pulled low wait the 5 us half period. docs/esp32.md has the sums.
 A write is three frames: data command 0x40 (write, auto-increment), address command
 0xC0 + first grid followed by the segment bytes, display control 0x88 | brightness
 (0x80 | brightness when off). `missing_acks` counts bytes no chip acknowledged (a loose
@@ -45,8 +51,9 @@ _CMD_ADDRESS = const(0xC0)
 _CMD_CONTROL = const(0x80)
 _DISPLAY_ON = const(0x08)
 _GRIDS = const(6)
-# Half a clock period; the chip takes up to 250 kHz with the module's capacitors.
+# After pulling a line low (driven: fast), and after releasing one (its RC: slow).
 _HALF_PERIOD_US = const(5)
+_RISE_US = const(180)
 
 
 class TM1637:
@@ -114,7 +121,7 @@ class TM1637:
     def _start(self):
         self.dio.value(1)
         self.clk.value(1)
-        self._sleep_us(_HALF_PERIOD_US)
+        self._sleep_us(_RISE_US)  # both high, and a stop before this one seen
         self.dio.value(0)
         self._sleep_us(_HALF_PERIOD_US)
         self.clk.value(0)
@@ -124,8 +131,9 @@ class TM1637:
         self.dio.value(0)
         self._sleep_us(_HALF_PERIOD_US)
         self.clk.value(1)
-        self._sleep_us(_HALF_PERIOD_US)
+        self._sleep_us(_RISE_US)
         self.dio.value(1)
+        self._sleep_us(_RISE_US)  # the stop is DIO seen rising while CLK is high
 
     def _write_byte(self, byte):
         """Clock one byte out LSB first, then the acknowledge clock; True if acked."""
@@ -135,11 +143,12 @@ class TM1637:
         dio = self.dio
         sleep = self._sleep_us
         for _ in range(8):
-            dio.value(byte & 1)
+            bit = byte & 1
+            dio.value(bit)
             byte >>= 1
-            sleep(_HALF_PERIOD_US)
+            sleep(_RISE_US if bit else _HALF_PERIOD_US)  # a 1 must have risen
             clk.value(1)
-            sleep(_HALF_PERIOD_US)
+            sleep(_RISE_US)
             clk.value(0)
         return self._ack()
 
@@ -148,7 +157,7 @@ class TM1637:
         self._sleep_us(_HALF_PERIOD_US)
         self.clk.value(1)
         acked = self.dio.value() == 0
-        self._sleep_us(_HALF_PERIOD_US)
+        self._sleep_us(_RISE_US)
         self.clk.value(0)
         if not acked:
             self.missing_acks += 1

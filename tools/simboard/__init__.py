@@ -14,22 +14,21 @@ cheap to import on their own.
 """
 
 
-def _no_sleep(us):
-    pass
-
-
-def tm1637_display(wire=None, brightness=7, clock_modules=False):
+def tm1637_display(wire=None, brightness=7, clock_modules=False, line_nf=None):
     """Two TM1637 modules on fake pins: (Display, TM1637Pair of emulators).
 
     clock_modules: the modules have only a colon, no decimal points; the display then
     shows the turn marker on the colon (Display.tm1637(..., colon_marker=True)).
+    line_nf: nF on each line with the modules' 10 kOhm pull-ups ($PINBOARD_LINE_NF, else
+    10); the driver's delays run on the wire's virtual clock.
     """
     from boardlib.display import Display
     from boardlib.tm1637 import TM1637
     from tools.simboard.chips import TM1637Emulator, TM1637Pair
-    from tools.simboard.pins import FakePin, Wire
+    from tools.simboard.pins import FakePin, Wire, line_nf_default
 
-    wire = wire if wire is not None else Wire()
+    if wire is None:
+        wire = Wire(line_nf=line_nf_default() if line_nf is None else line_nf)
     pins = []
     for name in ("clk1", "dio1", "clk2", "dio2"):
         pins.append(FakePin(name, 1, wire, FakePin.OPEN_DRAIN))
@@ -37,10 +36,10 @@ def tm1637_display(wire=None, brightness=7, clock_modules=False):
         TM1637Emulator(pins[0], pins[1], colon_only=clock_modules),
         TM1637Emulator(pins[2], pins[3], colon_only=clock_modules),
     )
-    # No bus delays: the emulators react to every edge at once, and the sim runs in
-    # virtual time.
-    left = TM1637(pins[0], pins[1], brightness, _no_sleep)
-    right = TM1637(pins[2], pins[3], brightness, _no_sleep)
+    # The bus delays advance the wire's virtual clock: the emulators see the edges when
+    # the lines' RC lets them, and the simulation does not wait.
+    left = TM1637(pins[0], pins[1], brightness, wire.sleep_us)
+    right = TM1637(pins[2], pins[3], brightness, wire.sleep_us)
     return Display.tm1637(left, right, colon_marker=clock_modules), screen
 
 

@@ -24,21 +24,20 @@ from firmware.board import Board, NoWatchdog
 from firmware.boards import esp32_devkit as profile
 from tools.simboard.chips import MAX7219Emulator, TM1637Emulator, visible_pair
 from tools.simboard.flash import FileBlockDev, RamBlockDev, mount
-from tools.simboard.pins import FakePin, Wire
+from tools.simboard.pins import FakePin, Wire, line_nf_default
 from tools.simboard.softspi import SoftSPI
 
 FLASH_MOUNT = "/flash"
 IMAGE_NAME = "flash.img"
 
 
-def _no_sleep(us):
-    pass
-
-
 class SimBoard:
     def __init__(self, display="tm1637", state_dir=None, link_path=None, bdev=None,
-                 config=None, wlan=None, reset_cause="PWR", make_watchdog=None):
-        self.wire = wire = Wire(keep=False)  # the emulators listen; no log to grow
+                 config=None, wlan=None, reset_cause="PWR", make_watchdog=None, line_nf=None):
+        # The emulators listen; no log to grow. The TM1637 lines carry line_nf nF each
+        # ($PINBOARD_LINE_NF or 10): the display bus runs on the wire's virtual clock.
+        line_nf = line_nf_default() if line_nf is None else line_nf
+        self.wire = wire = Wire(keep=False, line_nf=line_nf)
         self.spot_pins = [FakePin("GPIO%d" % n, 1, wire) for n in profile.SPOTS]
         self.button_pins = [
             FakePin("GPIO%d" % profile.BUTTONS[name], 1, wire)
@@ -109,7 +108,7 @@ class SimBoard:
             dio = FakePin("GPIO%d" % side["dio"], 1, wire)
             # colon_marker is set for the "clock" modules, which wire only the colon
             self.chips.append(TM1637Emulator(clk, dio, colon_only=colon_marker))
-            pins.append(TM1637(clk, dio, sleep_us=_no_sleep))
+            pins.append(TM1637(clk, dio, sleep_us=wire.sleep_us))
         return Display.tm1637(pins[0], pins[1], colon_marker=colon_marker)
 
     # -- the table --------------------------------------------------------------------------
@@ -131,6 +130,8 @@ class SimBoard:
         """The 8 segment bytes on the glass, left to right (TM1637 bit order)."""
         if len(self.chips) == 1:
             return self.chips[0].segments8()
+        for chip in self.chips:
+            chip.settle()
         return bytes(self.chips[0].segments[:4]) + bytes(self.chips[1].segments[:4])
 
     def visible(self):

@@ -27,6 +27,12 @@ not have, is counted in `errors`.
 `visible()` gives the characters left to right, each followed by '.' when its decimal
 point is lit; on a TM1637 module the dot of the second cell is the clock colon, shown ':'.
 `TM1637Emulator(..., colon_only=True)` is a clock module with no decimal points wired.
+
+Line capacitance (the pins' `Wire(line_nf=...)`): a falling edge is driven and seen at
+once; a released line rises through the module's pull-up and the chip sees it high only
+`wire.rise_us` later (0.7 VDD). A CLK pulse shorter than that is never seen, and a bit
+whose DIO had not risen when CLK was seen rising is read as 0: the garbage a too-fast
+driver gives on real modules.
 """
 
 from boardlib import font
@@ -61,15 +67,66 @@ class TM1637Emulator:
         self._index = 0  # bytes in the current frame
         self._command = 0
         self._address = 0
-        clk.listen(self._on_clk)
-        dio.listen(self._on_dio)
+        self._clk_seen = clk.value()  # the levels as the chip reads them
+        self._dio_seen = dio.value()
+        self._rises = []  # [when, "c" or "d"]: released lines still on their way up
+        clk.listen(self._raw_clk)
+        dio.listen(self._raw_dio)
+
+    # -- the lines as the chip sees them ----------------------------------------------------
+
+    # Ideal lines (no capacitance) take the short way, which allocates nothing: a frame
+    # as big as _raw's comes from the heap on MicroPython.
+
+    def _raw_clk(self, pin, level):
+        if self._rises or self.clk.wire.rise_us > 0:
+            self._raw("c", level)
+        else:
+            self._seen("c", level)
+
+    def _raw_dio(self, pin, level):
+        if self._rises or self.clk.wire.rise_us > 0:
+            self._raw("d", level)
+        else:
+            self._seen("d", level)
+
+    def _raw(self, line, level):
+        wire = self.clk.wire
+        now = wire.clock_us()
+        self.settle(now)
+        if level and wire.rise_us > 0:
+            self._rises.append([now + wire.rise_us, line])
+            return
+        if not level:
+            self._rises = [r for r in self._rises if r[1] != line]  # cut short
+        self._seen(line, level)
+
+    def settle(self, now=None):
+        """Let every rise due by `now` (all of them when None) reach the chip, in order."""
+        while self._rises:
+            first = min(self._rises)
+            if now is not None and first[0] > now:
+                return
+            self._rises.remove(first)
+            self._seen(first[1], 1)
+
+    def _seen(self, line, level):
+        if line == "c":
+            if self._clk_seen != level:
+                self._clk_seen = level
+                self._on_clk(self.clk, level)
+        elif self._dio_seen != level:
+            self._dio_seen = level
+            self._on_dio(self.dio, level)
+
+    # -- the decoder ------------------------------------------------------------------------
 
     def _error(self, what):
         self.errors += 1
         self.last_error = what
 
     def _on_dio(self, pin, level):
-        if not self.clk.value():
+        if not self._clk_seen:
             return  # data changing while CLK is low: ordinary bit set-up
         if level == 0:
             if self._in_frame:
@@ -92,7 +149,7 @@ class TM1637Emulator:
             return
         if level:
             if self._bits < 8:
-                self._byte |= self.dio.value() << self._bits
+                self._byte |= self._dio_seen << self._bits
                 self._bits += 1
             elif self._bits == 8:
                 self._bits = 9
@@ -136,6 +193,7 @@ class TM1637Emulator:
 
     def cells(self):
         """The segment bytes a person sees on the module's grids (0 when dark)."""
+        self.settle()  # by the time anyone looks, the lines have settled
         out = bytearray(self.grids)
         if self.on:
             for i in range(self.grids):

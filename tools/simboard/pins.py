@@ -17,12 +17,48 @@ level are logged and reported, in order, on the `Wire` the pins share.
 """
 
 
-class Wire:
-    """Shared, ordered log of (pin name, level) for every level change on its pins."""
+PULL_UP_OHM = 10000  # the TM1637 modules' pull-ups on CLK and DIO
+_LN_1_OVER_0_3 = 1.204  # ln(1 / (1 - 0.7)): a rising RC line reaches 0.7 VDD after 1.2 RC
 
-    def __init__(self, keep=True):
+
+def line_nf_default():
+    """nF on each open-drain display line: $PINBOARD_LINE_NF, else 10 (common modules)."""
+    try:
+        from os import getenv
+
+        text = getenv("PINBOARD_LINE_NF")
+    except ImportError:
+        text = None
+    return float(text) if text else 10.0
+
+
+def rise_us(line_nf):
+    """Microseconds a released line takes to reach the TM1637's input-high level
+    (0.7 VDD, datasheet VIH) through the 10 kOhm pull-up: 120 us at 10 nF."""
+    return PULL_UP_OHM * line_nf * 1e-3 * _LN_1_OVER_0_3
+
+
+class Wire:
+    """Shared, ordered log of (pin name, level) for every level change on its pins.
+
+    It is also the bus's clock, for lines with capacitance (`line_nf`): in virtual
+    microseconds that the driver's `sleep_us` advances as the ESP32's does (n - 5 us,
+    nothing under 5: ports/esp32/mphalport.c), or any clock given as `clock_us`."""
+
+    def __init__(self, keep=True, line_nf=0.0, clock_us=None):
         self.keep = keep  # a long simulation may turn the log off
         self.log = []
+        self.line_nf = line_nf
+        self.rise_us = rise_us(line_nf)
+        self.us = 0
+        self.clock_us = clock_us if clock_us is not None else self._virtual_us
+
+    def _virtual_us(self):
+        return self.us
+
+    def sleep_us(self, us):
+        if us >= 5:
+            self.us += us - 5
 
     def record(self, name, level):
         if self.keep:

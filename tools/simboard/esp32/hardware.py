@@ -18,8 +18,6 @@ from firmware.boards import esp32_devkit as profile
 from tools.simboard.chips import MAX7219Emulator, TM1637Emulator, visible_pair
 from tools.simboard.pins import FakePin, Wire
 
-PULL_UP_OHM = 10000
-
 
 class _Emulator(TM1637Emulator):
     """A TM1637 that tells the hardware after every complete frame."""
@@ -60,7 +58,9 @@ class _InputPin(FakePin):
 class Hardware:
     def __init__(self, display="tm1637", line_nf=10, inputs=None, ctl_in=None, ctl_out=None,
                  link_path=None, clock_us=None):
-        self.wire = Wire(keep=False)
+        # The display lines' RC runs on the chip's own clock: real time, as the driver's
+        # sleep_us (esptime) waits in real time.
+        self.wire = Wire(keep=False, line_nf=line_nf, clock_us=clock_us)
         self.pins = {}
         self.claims = {}
         self.ctl_in = ctl_in
@@ -82,15 +82,9 @@ class Hardware:
             pin.hardware = self
             pin.external(inputs.get(gpio, 1))  # 1: the switch is open
         self.chips = []
-        rc_us = PULL_UP_OHM * line_nf / 1000.0  # 10 kOhm * 10 nF = 100 us
         if display == "tm1637":
             for side in (profile.TM1637_LEFT, profile.TM1637_RIGHT):
-                clk = self.pin(side["clk"])
-                dio = self.pin(side["dio"])
-                for p in (clk, dio):
-                    p.rc_us = rc_us
-                    p.clock_us = clock_us
-                self.chips.append(_Emulator(clk, dio, self))
+                self.chips.append(_Emulator(self.pin(side["clk"]), self.pin(side["dio"]), self))
         elif display == "max7219":
             m = profile.MAX7219
             self.chips.append(_Max(self.pin(m["mosi"]), self.pin(m["sck"]), self.pin(m["cs"]),
@@ -109,7 +103,13 @@ class Hardware:
             self.ctl_out.write((line + "\n").encode())
 
     def poll_host(self):
-        """Apply the host's input changes (called on every input-pin read)."""
+        """Apply the host's input changes (called on every input-pin read), and let the
+        display lines that have risen by now reach the chips."""
+        if self.chips and self.wire.rise_us > 0:
+            now = self.wire.clock_us()
+            for chip in self.chips:
+                if hasattr(chip, "settle"):
+                    chip.settle(now)
         if self._poll is None:
             return
         for _ in self._poll.ipoll(0):
