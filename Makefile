@@ -29,8 +29,8 @@ sim: $(STAMP)
 	$(BIN)/python -m tools.sim --state $(SIM_STATE) --db $(DB)
 
 deploy: $(STAMP)
-	@test -n "$(PORT)" || { echo "usage: make deploy PORT=/dev/ttyUSB0" >&2; exit 2; }
-	$(BIN)/python -m tools.deploy --port $(PORT)
+	@test -n "$(PORT)" || { echo "usage: make deploy PORT=/dev/ttyUSB0 [MPY=1]" >&2; exit 2; }
+	$(BIN)/python -m tools.deploy --port $(PORT) $(if $(MPY),--mpy)
 
 log: $(STAMP)
 	@test -n "$(PORT)" || { echo "usage: make log PORT=/dev/ttyUSB1" >&2; exit 2; }

@@ -14,6 +14,7 @@ from twin_helpers import (
     booted,
     flash,
     list_flash,
+    make_deploy,
     mpremote,
     play_shot,
     read_flash,
@@ -38,7 +39,7 @@ def test_deploy_over_a_running_game_resumes_it(tmp_path, mpy):
     # 1.22: an .mpy with machine code for a newer MicroPython would not load there
     with booted(tmp_path, version="1.22.2") as twin:
         scores = _game_in_progress(twin)
-        out = run_deploy(twin.usb_path, *(["--mpy"] if mpy else []))
+        out = make_deploy(twin.usb_path, mpy=mpy)
         assert out.returncode == 0, out.stdout + out.stderr
         # copied, reset into the new firmware, which started by itself
         assert twin.resets[-1] == "HARD" and "WDT" not in twin.resets, twin.resets

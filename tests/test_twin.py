@@ -127,3 +127,46 @@ def _is_chip(pid, state):
     except OSError:
         return False
     return any(a.endswith(b"rom.py") for a in args) and str(state).encode() in args
+
+
+def test_spi_for_the_max7219_leaves_gpio_19_alone(tmp_path):
+    flash(tmp_path, cfg={"display": "max7219"})
+    with booted(tmp_path, display="max7219") as twin:
+        twin.wait_display(lambda text: "0" in text, timeout=60)
+        out = mpremote(twin.usb_path, "resume", "exec",
+                       "import machine\nprint(sorted(machine._board['hw'].claims.items()))")
+    assert out.returncode == 0, out.stdout + out.stderr
+    claims = eval(out.stdout.strip())
+    assert (18, "SPI(2) sck") in claims and (23, "SPI(2) mosi") in claims
+    assert 19 not in dict(claims)  # the right TM1637's CLK in the default wiring
+
+
+def test_the_link_reports_bad_frames_with_the_clock_past_half_its_period(tmp_path):
+    from tools.linkpipe import LinkPipe
+    from tools.logger.frames import ERROR, FrameReader
+
+    flash(tmp_path, cfg={"watchdog_ms": 2000})
+    with LinkPipe() as pipe, open(pipe.host_path, "r+b", buffering=0) as host:
+        os.set_blocking(host.fileno(), False)
+        # ticks_ms starts past 2**29, where ticks_diff(now, 0) is negative: a link that
+        # started its clocks at 0 would hold its reports back for days
+        with booted(tmp_path, ticks_start=(1 << 29) + 5000, link_path=pipe.device_path) as twin:
+            twin.wait_display(lambda text: "0" in text, timeout=60)
+            time.sleep(1.0)
+            _drain(host)  # hello and state
+            host.write(b"\x00not a frame\x00")
+            time.sleep(3.0)
+            kinds = [kind for kind, _, _ in FrameReader().feed(_drain(host))]
+    assert ERROR in kinds, kinds  # the bad frame reported within about a second
+
+
+def _drain(stream):
+    got = b""
+    while True:
+        try:
+            chunk = stream.read(4096)
+        except OSError:
+            chunk = None
+        if not chunk:
+            return got
+        got += chunk

@@ -90,6 +90,12 @@ def mpremote(port, *args, timeout=60):
                           timeout=timeout)
 
 
+def make_deploy(port, mpy=False, timeout=180):
+    """`make deploy PORT=...` as a builder types it."""
+    cmd = ["make", "--no-print-directory", "deploy", "PORT=" + port] + (["MPY=1"] if mpy else [])
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=upy.ROOT)
+
+
 def run_deploy(port, *args, timeout=180):
     return subprocess.run([sys.executable, "-m", "tools.deploy", "--port", port, *args],
                           capture_output=True, text=True, timeout=timeout, cwd=upy.ROOT)

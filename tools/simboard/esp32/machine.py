@@ -11,6 +11,7 @@ reset_cause() names the last hard reset, or SOFT_RESET after a soft one).
 """
 
 from tools.simboard.pins import FakePin
+from tools.simboard.softspi import SoftSPI  # imported now: later the board's flash is /
 
 PWRON_RESET = 1
 HARD_RESET = 2
@@ -110,8 +111,6 @@ def enable_irq(state=0):
 class SPI:
     def __init__(self, id, baudrate=1000000, polarity=0, phase=0, bits=8, firstbit=0,
                  sck=None, mosi=None, miso=_UNSET):
-        from tools.simboard.softspi import SoftSPI
-
         if id not in _SPI_DEFAULTS:
             raise ValueError("SPI(%s) doesn't exist" % (id,))
         d_sck, d_mosi, d_miso = _SPI_DEFAULTS[id]
