@@ -38,6 +38,7 @@ JOURNAL_LOST = const(42)
 NOTHING_TO_UNDO = const(51)
 BAD_SETTINGS = const(61)
 UNKNOWN_COMMAND = const(62)
+LOOP_FAILED = const(91)
 # The network link's codes (boardlib.mqttlink.ERR_*, which keeps the same numbers).
 COMMAND_REFUSED = const(63)
 WIFI = const(71)

@@ -21,6 +21,7 @@ import asyncio
 import time
 
 from boardlib import layout
+from firmware import errors
 from firmware.app import App
 from firmware.board import UNDO_BUTTON
 
@@ -88,7 +89,6 @@ def tick(app, now_ms):
 
 
 SAFE_WORD = "SAFE"
-CRASHED = 91  # "Err 91": the loop itself failed; the traceback went to the REPL
 
 
 def hold_word(board):
@@ -139,7 +139,7 @@ def _halt(board, exc):
     except (ImportError, AttributeError):
         pass
     buf = bytearray(8)
-    layout.error(buf, CRASHED)
+    layout.error(buf, errors.LOOP_FAILED)
     try:
         board.display.show(buf)
     except Exception:  # nothing more to say on a broken display
