@@ -35,7 +35,7 @@ ENTRY = ("boot.py", "main.py")
 SUPPORTED = ((1, 20), (1, 29))  # first and last MicroPython minor versions deploy accepts
 CHUNK = 2048  # bytes one raw-REPL command writes (about 3 KB of source to compile)
 BOOT_WAIT_S = 20.0  # after a reset: the board boots
-ANSWER_WAIT_S = 8.0  # a board that is up answers at once
+ANSWER_WAIT_S = 15.0  # a board that is up answers at once (a loaded host: slower)
 
 # What deploy asks the board first: version, .mpy version, a frozen firmware, main.py.
 PROBE = """import sys, os
