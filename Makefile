@@ -33,9 +33,9 @@ deploy: $(STAMP)
 	$(BIN)/python -m tools.deploy --port $(PORT) $(if $(MPY),--mpy)
 
 log: $(STAMP)
-	@test -n "$(PORT)" || { echo "usage: make log PORT=/dev/ttyUSB1" >&2; exit 2; }
+	@test -n "$(PORT)$(MQTT)" || { echo "usage: make log PORT=/dev/ttyUSB1, or MQTT=mqtt://USER:PASSWORD@HOST:1883 [KEYS=keys.txt] (docs/network.md)" >&2; exit 2; }
 	@mkdir -p "$(dir $(DB))"
-	$(BIN)/python -m tools.logger --port $(PORT) --db $(DB) --live
+	$(BIN)/python -m tools.logger $(if $(PORT),--port $(PORT)) $(if $(MQTT),--mqtt $(MQTT)) $(if $(KEYS),--keys $(KEYS)) --db $(DB) --live
 
 bench: $(STAMP)
 	$(BIN)/python -m tools.bench
