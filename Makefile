@@ -23,6 +23,7 @@ lint: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/python -m tools.typecheck
 	$(BIN)/python -m pytest
 
 sim: $(STAMP)

@@ -371,11 +371,11 @@ class Link:
 
 # The command kinds on the class too, so that code holding only a Link can compare with
 # them (set here: inside the class body the const names would be replaced by numbers).
-Link.NONE = NONE
-Link.CMD_NEW_GAME = CMD_NEW_GAME
-Link.CMD_UNDO = CMD_UNDO
-Link.CMD_STATE = CMD_STATE
-Link.CMD_PING = CMD_PING
+Link.NONE = NONE  # type: ignore[attr-defined]
+Link.CMD_NEW_GAME = CMD_NEW_GAME  # type: ignore[attr-defined]
+Link.CMD_UNDO = CMD_UNDO  # type: ignore[attr-defined]
+Link.CMD_STATE = CMD_STATE  # type: ignore[attr-defined]
+Link.CMD_PING = CMD_PING  # type: ignore[attr-defined]
 
 
 class _ReplStream:

@@ -207,7 +207,7 @@ class _Dialed:
 
 
 _DIALED = _Dialed()
-simple.socket = _DIALED
+simple.socket = _DIALED  # type: ignore[attr-defined]  # umqtt.simple's socket, replaced
 
 
 class _Frames:

@@ -35,4 +35,4 @@ except ImportError:  # CPython: no ticks functions in its time module
 
 
 # ticks_add(0, -1) is the largest tick value, whatever the port's period is.
-TICKS_PERIOD = ticks_add(0, -1) + 1
+TICKS_PERIOD = ticks_add(0, -1) + 1  # type: ignore[type-var]  # 0 is a tick value
