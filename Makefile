@@ -7,7 +7,7 @@ PORT ?=
 DB ?= $(HOME)/.pinboard/games.db
 SIM_STATE ?= sim-state
 
-.PHONY: venv test lint sim deploy log bench clean
+.PHONY: venv test lint sim deploy check log bench clean
 
 venv: $(STAMP)
 
@@ -32,6 +32,10 @@ sim: $(STAMP)
 deploy: $(STAMP)
 	@test -n "$(PORT)" || { echo "usage: make deploy PORT=/dev/ttyUSB0 [MPY=1]" >&2; exit 2; }
 	$(BIN)/python -m tools.deploy --port $(PORT) $(if $(MPY),--mpy)
+
+check: $(STAMP)
+	@test -n "$(PORT)" || { echo "usage: make check PORT=/dev/ttyUSB0" >&2; exit 2; }
+	$(BIN)/python -m tools.check --port $(PORT)
 
 log: $(STAMP)
 	@test -n "$(PORT)$(MQTT)" || { echo "usage: make log PORT=/dev/ttyUSB1, or MQTT=mqtt://USER:PASSWORD@HOST:1883 [KEYS=keys.txt] (docs/network.md)" >&2; exit 2; }

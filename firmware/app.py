@@ -60,6 +60,7 @@ class App:
         self.game = None
         self.state = None
         self.menu = None
+        self.check = None  # the builders' wiring check while it runs (firmware.check)
         self.stored = False
         self._started = False  # nothing goes to the display or the link before start()
         self.notices = []  # error codes to show once at boot
@@ -121,6 +122,8 @@ class App:
     def poll_inputs(self, now_ms):
         # Kept to a few locals: MicroPython takes a bigger frame from the heap on every
         # call, and this runs every 5 ms. The rare work is in the helpers below.
+        if self.check is not None:  # the builders' wiring check (firmware.check)
+            return self.check.run(self, now_ms)
         down = self.sensors.update(self.board.read_spots(), now_ms)
         if self.sensors.fault != self._faults:
             self._faults_changed()
@@ -163,8 +166,14 @@ class App:
             if settings is not None:
                 self.new_game(settings, now_ms)
             if self.menu.closed:
+                check = self.menu.check
                 self.menu = None
                 self.screens.override = None
+                if check:
+                    from firmware.check import WiringCheck
+
+                    self.check = WiringCheck(self.board, now_ms, self.config["hold_ms"])
+                    self.screens.override = self.check.draw
             return
         self.assembler.button(which, kind, now_ms)
 

@@ -6,7 +6,9 @@
 
 Holding `ok` opens it. `carom` steps the value up and `foul` down (a hold steps a distance
 by 1, a press by 10); `ok` goes to the next item; `undo` goes back, and from the first item
-leaves the menu with nothing changed. The last item asks "nEW no"/"nEW yES": `ok` on "yES"
+leaves the menu with nothing changed. The item before the last asks "tESt no"/"tESt yES":
+`ok` on "yES" leaves the menu for the builders' wiring check (`menu.check` is then True,
+firmware.check), on "no" goes on. The last item asks "nEW no"/"nEW yES": `ok` on "yES"
 starts the new game, on "no" leaves. Items that mean nothing for the chosen rules (sets and
 singles or teams outside ceb) are skipped. "PLAy 1-1" is singles, "PLAy 2-2" two-man teams
 (CEB 28). The values and limits are the rules core's (rules_core.settings): a distance
@@ -20,7 +22,7 @@ from rules_core.settings import BEST_OF, MIN_DISTANCE, RULES_IDS, max_distance
 
 RULES = RULES_IDS
 _RULES_TEXT = ("ddbu", " CEb", " ruS")  # in RULES_IDS order
-_ITEMS = ("rules", "d1", "d2", "sets", "teams", "first", "new")
+ITEMS = ("rules", "d1", "d2", "sets", "teams", "first", "check", "new")  # menu.item indexes it
 _CEB_ONLY = ("sets", "teams")
 
 
@@ -33,6 +35,7 @@ class Menu:
         self.teams = settings.get("teams", 0)
         self.item = 0
         self.confirm = False
+        self.check = False  # set when the builder chose the wiring check
         self.closed = False
 
     def settings(self):
@@ -45,28 +48,33 @@ class Menu:
         }
 
     def _skip(self, item):
-        return _ITEMS[item] in _CEB_ONLY and self.rules != "ceb"
+        return ITEMS[item] in _CEB_ONLY and self.rules != "ceb"
 
     def _move(self, step):
         item = self.item + step
-        while 0 <= item < len(_ITEMS) and self._skip(item):
+        while 0 <= item < len(ITEMS) and self._skip(item):
             item += step
         return item
 
     def button(self, which, kind):
         """Apply one button event. Returns new-game settings when confirmed, else None."""
-        name = _ITEMS[self.item]
+        name = ITEMS[self.item]
         if which == OK:
             if name == "new":
                 self.closed = True
                 return self.settings() if self.confirm else None
+            if name == "check" and self.confirm:
+                self.check = self.closed = True
+                return None
             self.item = self._move(1)
+            self.confirm = False
         elif which == UNDO:
             item = self._move(-1)
             if item < 0:
                 self.closed = True
             else:
                 self.item = item
+                self.confirm = False
         elif which in (CAROM, FOUL):
             self._step(name, 1 if which == CAROM else -1, kind == HOLD)
         return None
@@ -86,11 +94,11 @@ class Menu:
             self.teams = 1 - self.teams
         elif name == "first":
             self.first = 3 - self.first
-        elif name == "new":
+        elif name in ("check", "new"):
             self.confirm = not self.confirm
 
     def draw(self, buf):
-        name = _ITEMS[self.item]
+        name = ITEMS[self.item]
         if name == "rules":
             text = "rULE" + _RULES_TEXT[RULES.index(self.rules)]
         elif name == "d1":
@@ -103,6 +111,8 @@ class Menu:
             text = "PLAy 2-2" if self.teams else "PLAy 1-1"
         elif name == "first":
             text = "FIrSt  %d" % self.first
+        elif name == "check":
+            text = "tESt yES" if self.confirm else "tESt  no"
         else:
             text = "nEW  yES" if self.confirm else "nEW   no"
         layout.text(buf, text)

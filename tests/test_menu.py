@@ -1,7 +1,7 @@
 """The setup menu worked with the four buttons (HARDWARE.md: setting up a game needs no laptop)."""
 
 from boardlib import font
-from firmware.menu import CAROM, FOUL, HOLD, OK, PRESS, UNDO, Menu
+from firmware.menu import CAROM, FOUL, HOLD, ITEMS, OK, PRESS, UNDO, Menu
 from rules_core.settings import MAX_DISTANCE, MAX_DISTANCE_CEB, MIN_DISTANCE
 
 START = {"rules": "ddbu", "distance": (40, 40), "sets": 1, "first": 1}
@@ -23,6 +23,7 @@ def test_walk_through_every_item_and_start_a_ceb_match():
     press(m, OK, CAROM)  # sets 1 -> 3
     press(m, OK)  # singles or teams: singles
     press(m, OK, CAROM)  # first 1 -> 2
+    press(m, OK)  # wiring check: no
     press(m, OK, CAROM)  # new game: no -> yes
     settings = press(m, OK)
     assert settings == {"rules": "ceb", "distance": (60, 30), "sets": 3, "first": 2,
@@ -70,8 +71,9 @@ def test_sets_item_is_skipped_outside_ceb():
 
 def test_new_game_defaults_to_no_and_undo_from_the_start_leaves():
     m = Menu(START)
-    press(m, OK, OK, OK, OK)
-    assert press(m, OK) is None and m.closed  # "nEW no": nothing changes
+    press(m, OK, OK, OK, OK, OK)
+    assert ITEMS[m.item] == "new"
+    assert press(m, OK) is None and m.closed and not m.check  # "nEW no": nothing changes
     m = Menu(START)
     assert press(m, UNDO) is None and m.closed
 
@@ -87,3 +89,29 @@ def test_distance_stays_within_the_rules_core_bounds():
     assert m.distance[0] == MAX_DISTANCE
     press(m, UNDO, CAROM)  # rules: ddbu -> ceb, where a score has three digits
     assert m.settings()["distance"] == (MAX_DISTANCE_CEB, 40)
+
+
+def test_the_wiring_check_item_opens_the_check_only_on_yes():
+    m = Menu(START)
+    press(m, OK, OK, OK, OK)  # rules, d1, d2, (sets skipped) first -> check
+    buf = bytearray(8)
+    assert ITEMS[m.item] == "check"
+    m.draw(buf)
+    assert font_text(buf) == "tE5t  no"
+    press(m, CAROM)
+    m.draw(buf)
+    assert font_text(buf) == "tE5t yE5"
+    assert press(m, OK) is None
+    assert m.closed and m.check  # the app opens the check; no game settings change
+    m = Menu(START)
+    press(m, OK, OK, OK, OK, CAROM, FOUL)  # yes, then back to no
+    press(m, OK)
+    assert not m.closed and not m.check and ITEMS[m.item] == "new"
+    m.draw(buf)
+    assert font_text(buf) == "nEW   no"  # "yes" on the check item does not carry over
+
+
+def font_text(buf):
+    from boardlib.font import decode_segments
+
+    return "".join(decode_segments(b) for b in buf)

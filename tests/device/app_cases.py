@@ -162,6 +162,7 @@ def setup_menu(state):
     t = press(t, CAROM)  # two-man teams
     pictures.append(sim.visible())
     t = press(t, OK)  # who starts
+    t = press(t, OK)  # the wiring check ("tESt  no")
     t = press(t, OK)  # new game?
     pictures.append(sim.visible())
     t = press(t, CAROM)  # yes

@@ -1,0 +1,197 @@
+"""The builders' wiring check (tests/test_check.py), through the real firmware on the
+simulated board: spots and buttons are driven on the fake pins, and what the display shows
+is decoded from the emulated TM1637 chips.
+
+MicroPython only (the simulated board's flash is littlefs). The board is
+`firmware.board.Board` over the fake pins, so the real pin-reading code with its
+`standing_level` runs: a board wired active-low but configured active-high shows it.
+"""
+
+from firmware.app import App
+from firmware.board import Board, NoWatchdog
+from firmware.check import STEP_MS, STEPS
+from firmware.run import tick
+from tools.simboard.board import FLASH_MOUNT, build
+
+CAROM, FOUL, OK, UNDO = 0, 1, 2, 3
+SWEEP_MS = STEP_MS * STEPS
+
+
+def play(app, t0, t1):
+    t = t0
+    while t <= t1:
+        tick(app, t)
+        t += 5
+    return t
+
+
+def board(state, standing_level=0, wired_level=0):
+    """The real Board over the simulator's fake pins. `wired_level` is what a sensor with a
+    pin on it puts on its line; `standing_level` what the configuration says it is."""
+    import os
+
+    try:
+        os.umount(FLASH_MOUNT)
+    except OSError:
+        pass
+    sim = build(state_dir=state)
+    old = sim.board
+    b = Board(sim.spot_pins, sim.button_pins, old.display, None, old.data_dir,
+              old.config_path, NoWatchdog(), "PWR", standing_level=standing_level)
+    b.config = old.config
+    b.config_error = old.config_error
+    sim.board = b
+    sim.wired_level = wired_level
+    for pin in sim.spot_pins:
+        pin.value(wired_level)
+    app = App(b)
+    app.boot(0)
+    return sim, app
+
+
+def spot(sim, n, standing):
+    sim.spot_pins[n - 1].value(sim.wired_level if standing else 1 - sim.wired_level)
+
+
+def button(sim, i, down):
+    sim.button_pins[i].value(0 if down else 1)
+
+
+def push(sim, app, t, i, ms=100):
+    button(sim, i, True)
+    t = play(app, t, t + ms)
+    button(sim, i, False)
+    return play(app, t, t + 200)
+
+
+def open_check(sim, app, t):
+    """Through the setup menu into the check; returns (t, the item, its "yES")."""
+    t = push(sim, app, t, OK, 1000)  # hold ok: the setup menu
+    for _ in range(5):  # rules, d1, d2, (sets skipped) first
+        if sim.visible().startswith("tE5t"):  # "tESt": S and 5 share a shape
+            break
+        t = push(sim, app, t, OK)
+    item = sim.visible()
+    t = push(sim, app, t, CAROM)  # "tESt yES"
+    confirm = sim.visible()
+    button(sim, OK, True)
+    t = play(app, t, t + 100)
+    button(sim, OK, False)
+    while app.check is None and t < 60000:  # the press counts on its release
+        tick(app, t)
+        t += 5
+    return t, item, confirm
+
+
+def sweep(state):
+    sim, app = board(state)
+    t = play(app, 0, 3000)
+    t, item, confirm = open_check(sim, app, t)
+    start = app.check.sweep_from
+    frames = []
+    end = start + SWEEP_MS + 400
+    while t <= end:
+        tick(app, t)
+        if (t - start) % STEP_MS == 60:  # the middle of each step
+            frames.append(sim.segments().hex())
+        t += 5
+    return {"item": item, "confirm": confirm, "frames": frames, "after": sim.visible(),
+            "score": app.state["score"]}
+
+
+def live_spots_and_leaving(state):
+    sim, app = board(state)
+    t = play(app, 0, 3000)
+    t, _, _ = open_check(sim, app, t)
+    t = play(app, t, t + SWEEP_MS + 100)
+    seen = [sim.visible()]
+    spot(sim, 3, False)
+    t = play(app, t, t + 100)
+    seen.append(sim.visible())
+    spot(sim, 5, False)
+    t = play(app, t, t + 100)
+    seen.append(sim.visible())
+    spot(sim, 3, True)
+    spot(sim, 5, True)
+    t = play(app, t, t + 100)
+    seen.append(sim.visible())
+    button(sim, FOUL, True)
+    t = play(app, t, t + 100)
+    seen.append(sim.visible())
+    button(sim, FOUL, False)
+    t = play(app, t, t + 100)
+    button(sim, UNDO, True)  # hold undo: leave, once it is let go
+    t = play(app, t, t + 1000)
+    held = app.check is not None
+    button(sim, UNDO, False)
+    t = play(app, t, t + 100)
+    in_check = app.check is not None
+    t = play(app, t, t + 3000)
+    seen.append(sim.visible())
+    return {"seen": seen, "held": held, "in_check": in_check,
+            "score": app.state["score"], "shots": app.state["shots"]}
+
+
+def wrong_polarity(state):
+    sim, app = board(state, standing_level=1, wired_level=0)
+    t = play(app, 0, 3000)
+    t, _, _ = open_check(sim, app, t)
+    t = play(app, t, t + SWEEP_MS + 100)
+    seen = [sim.visible()]
+    spot(sim, 2, False)  # knock a pin over: its spot "comes back"
+    t = play(app, t, t + 100)
+    seen.append(sim.visible())
+    return seen
+
+
+def swapped_spots(state):
+    sim, app = board(state)
+    pins = sim.board.spots = list(sim.spot_pins)
+    pins[1], pins[3] = pins[3], pins[1]  # the wires of spots 2 and 4 crossed
+    t = play(app, 0, 3000)
+    t, _, _ = open_check(sim, app, t)
+    t = play(app, t, t + SWEEP_MS + 100)
+    spot(sim, 2, False)  # the pin on spot 2 falls ...
+    t = play(app, t, t + 100)
+    return sim.visible()
+
+
+def buttons(state):
+    sim, app = board(state)
+    t = play(app, 0, 3000)
+    t, _, _ = open_check(sim, app, t)
+    t = play(app, t, t + SWEEP_MS + 100)
+    names = []
+    for i in (CAROM, FOUL, OK, UNDO):
+        button(sim, i, True)
+        t = play(app, t, t + 100)
+        names.append(sim.visible())
+        button(sim, i, False)
+        t = play(app, t, t + 100)
+    names.append(sim.visible())
+    button(sim, OK, True)
+    t = play(app, t, t + 1000)
+    button(sim, OK, False)
+    t = play(app, t, t + 200)
+    lit = sum(bin(b).count("1") for b in sim.segments())
+    return {"names": names, "lit": lit}
+
+
+def repl_board(state, held=()):
+    """For `make check` against a REPL (tests/test_make_check.py): the simulated board where
+    the ESP32 builds its own in `firmware.hw.build()`, with the pin on spot 3 knocked over
+    and the buttons `held` (indexes) down. Returns the SimBoard."""
+    import sys
+
+    import firmware
+
+    sim, _ = board(state)
+
+    class SimHw:  # firmware.hw needs the ESP32's machine module
+        build = staticmethod(lambda: sim.board)
+
+    sys.modules["firmware.hw"] = firmware.hw = SimHw
+    spot(sim, 3, False)
+    for i in held:
+        button(sim, i, True)
+    return sim
