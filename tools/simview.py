@@ -6,7 +6,9 @@
 `run_interactive` (used by `python -m tools.sim`) starts the firmware on the unix port,
 sends it key presses, and redraws the display from the segment bytes the emulated chips
 decoded. Drawing is pure and tested: `draw_digits` turns segment bytes (bit 0 = a ...
-bit 6 = g, bit 7 = the decimal point) into text rows.
+bit 6 = g, bit 7 = the decimal point) into text rows; `draw_table` draws beside them what
+the board sees (the five spots, pin standing or down, and the marks of the shot in
+progress), and `menu_words` says under the digits which setup menu item they show.
 """
 
 import json
@@ -64,6 +66,78 @@ def draw_digits(segments, gap_after=4):
     return rows
 
 
+# Each setup menu item (firmware.menu.ITEMS) in words, written under its 7-segment form.
+MENU_WORDS = {
+    "rules": "rules", "d1": "distance of player 1", "d2": "distance of player 2",
+    "sets": "sets (best of)", "first": "who breaks first", "check": "wiring check",
+    "new": "start a new game",
+}
+_SPOT_ROWS = ((None, 1, None), (2, 3, 4), (None, 5, None))  # the plus of the pin spots
+STANDING = "●"
+DOWN = "○"
+
+
+def draw_table(view):
+    """Rows for beside the digits: the spots as the board reads them (● a pin standing,
+    ○ none) in their places on the table, then the shot in progress."""
+    if not view:
+        return []
+    standing = view["standing"]
+    rows = ["the table:"]
+    for row in _SPOT_ROWS:
+        cells = []
+        for spot in row:
+            if spot is None:
+                cells.append("    ")
+            else:
+                mark = STANDING if standing & (1 << (spot - 1)) else DOWN
+                cells.append("%d %s " % (spot, mark))
+        rows.append(" " + "".join(cells).rstrip())
+    rows.append("")
+    rows.append("shot: " + shot_marks(view))
+    return rows
+
+
+def shot_marks(view):
+    """The marks of the shot in progress in words: "pins 1 3, carom, foul"."""
+    words = []
+    pins = [str(i + 1) for i in range(5) if view["pins"] & (1 << i)]
+    if pins:
+        words.append("pin%s %s" % ("s" if len(pins) > 1 else "", " ".join(pins)))
+    if view["carom"]:
+        casino = view["carom"] == 2 and view["rules"] == "ceb"
+        words.append("casino" if casino else "carom")
+    words += view["fouls"]
+    return ", ".join(words) if words else "nothing marked"
+
+
+def menu_words(view):
+    """The line under the digits: the setup menu item in words, or the wiring check."""
+    if not view:
+        return ""
+    if view.get("check"):
+        return "wiring check: spots, buttons and every segment (hold undo to leave)"
+    if view.get("menu"):
+        return "setup menu: %s" % MENU_WORDS.get(view["menu"], view["menu"])
+    return ""
+
+
+def screen_rows(segments, view):
+    """The digits with the table beside them, and the menu words under them."""
+    digits = draw_digits(segments) if segments else ["(starting)"]
+    table = draw_table(view)
+    width = max(len(r) for r in digits)
+    rows = []
+    for i in range(max(len(digits), len(table))):
+        left = digits[i] if i < len(digits) else ""
+        right = table[i] if i < len(table) else ""
+        rows.append((left.ljust(width) + "   " + right).rstrip())
+    words = menu_words(view)
+    if words:
+        rows.append(words)
+    return rows
+
+
 def describe(state):
     if not state:
         return ""
@@ -82,9 +156,9 @@ def describe(state):
     return line
 
 
-def _screen(segments, state, logged):
+def _screen(segments, state, logged, view=None):
     out = ["\x1b[H\x1b[2J", "Pin-billiards scoreboard (simulated table)", ""]
-    out += draw_digits(segments) if segments else ["(starting)"]
+    out += screen_rows(segments, view)
     out += ["", describe(state), logged, "", HELP]
     sys.stdout.write("\r\n".join(out) + "\r\n")
     sys.stdout.flush()
@@ -110,7 +184,7 @@ def run_interactive(args, device_args, logger_class):
     )
     interactive = sys.stdin.isatty()
     saved = termios.tcgetattr(sys.stdin) if interactive else None
-    segments, state = None, None
+    segments, state, view = None, None, None
     logged = "logging to %s" % args.db if args.db else "no logger (give --db FILE)"
     try:
         if interactive:
@@ -123,9 +197,11 @@ def run_interactive(args, device_args, logger_class):
                     segments = bytes.fromhex(line[2:].strip())
                 elif line.startswith("S "):
                     state = json.loads(line[2:])
+                elif line.startswith("V "):
+                    view = json.loads(line[2:])
                 elif line:
                     logged = line.strip()
-                _screen(segments, state, logged)
+                _screen(segments, state, logged, view)
             if sys.stdin in ready:
                 key = os.read(sys.stdin.fileno(), 1).decode(errors="replace")
                 if key in ("q", "\x03", "") or not key:

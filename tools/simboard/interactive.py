@@ -5,15 +5,18 @@
 Reads one command a line on stdin (written by `tools.sim` from key presses):
 `spot N` knocks the pin on spot N over, or stands it up again; `press NAME` and
 `hold NAME` work a button (carom, foul, ok, undo); `quit` stops. Writes `D <hex>` with
-the 8 segment bytes whenever the display changes and `S <json>` when the board state does.
+the 8 segment bytes whenever the display changes, `S <json>` when the board state does,
+and `V <json>` when what the terminal view draws beside the digits does (see `view`).
 """
 
 import asyncio
+import json
 import select
 import sys
 import time
 
-from boardlib.shot import BUTTON_NAMES
+from boardlib.shot import BUTTON_NAMES, SECOND_FOUL
+from firmware.menu import ITEMS
 from firmware.run import Runner
 
 BUTTONS = BUTTON_NAMES
@@ -60,9 +63,29 @@ class Keys:
                 self.release_at[i] = None
 
 
+def view(sim, app):
+    """What the board sees, for the terminal view: the spots reporting a pin standing (a
+    mask, read by the firmware's own Board.read_spots), the shot in progress (spots counted,
+    carom 0/1/2, foul codes), the setup menu item, and whether the wiring check runs."""
+    asm = app.assembler
+    rules = app.state["rules"]
+    # The marks as the firmware will score them (App._scored_shot): held fouls are the
+    # rules' second code. Read from the assembler's counters: the board has no use for a
+    # list of them, so it does not keep one.
+    fouls = [SECOND_FOUL[rules]] * asm._holds + ["foul"] * asm._presses
+    menu = app.menu
+    return {
+        "standing": sim.board.read_spots(), "pins": asm.live_pins, "carom": asm.live_carom,
+        "fouls": fouls, "rules": rules,
+        "menu": ITEMS[menu.item] if menu is not None else None,
+        "check": app.check is not None,
+    }
+
+
 async def _front(sim, app, keys):
     last_segments = None
     last_state = None
+    last_view = None
     while not keys.quit:
         now = time.ticks_ms()
         keys.poll(now)
@@ -73,6 +96,10 @@ async def _front(sim, app, keys):
         if app.state is not last_state:
             last_state = app.state
             print("S", app.game.state_json())
+        seen = view(sim, app)
+        if seen != last_view:
+            last_view = seen
+            print("V", json.dumps(seen))
         await asyncio.sleep_ms(10)
 
 

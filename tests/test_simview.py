@@ -1,0 +1,122 @@
+"""The terminal table (`make sim`): the digits, the spots and shot marks beside them, the
+setup menu item in words under them; and the interactive firmware reporting what it sees.
+"""
+
+import json
+import os
+import queue
+import subprocess
+import threading
+import time
+
+from tools import simview, upy
+
+ZERO = bytes.fromhex("3f")  # "0"
+
+
+def _view(**changes):
+    view = {"standing": 0x1F, "pins": 0, "carom": 0, "fouls": [], "rules": "ddbu",
+            "menu": None, "check": False}
+    view.update(changes)
+    return view
+
+
+def test_the_spots_are_drawn_in_their_places_standing_or_down():
+    rows = simview.draw_table(_view(standing=0b10101))  # pins on 1, 3 and 5; 2 and 4 down
+    assert rows[0] == "the table:"
+    assert rows[1] == "     1 ●"
+    assert rows[2] == " 2 ○ 3 ● 4 ○"
+    assert rows[3] == "     5 ●"
+
+
+def test_the_marks_of_the_shot_in_progress_in_words():
+    assert simview.shot_marks(_view()) == "nothing marked"
+    assert simview.shot_marks(_view(pins=0b00101, carom=1)) == "pins 1 3, carom"
+    assert simview.shot_marks(_view(pins=0b00100)) == "pin 3"
+    ceb = _view(rules="ceb", carom=2, fouls=["quilles", "foul"])
+    assert simview.shot_marks(ceb) == "casino, quilles, foul"
+    # outside five-pins a held carom is a carom (the firmware scores it so)
+    assert simview.shot_marks(_view(carom=2)) == "carom"
+    assert simview.draw_table(_view(fouls=["stop30"]))[-1] == "shot: stop30"
+
+
+def test_the_table_stands_beside_the_digits():
+    rows = simview.screen_rows(ZERO * 8, _view(standing=0b11011))
+    digits = simview.draw_digits(ZERO * 8)
+    assert len(rows) == len(digits)
+    for row, digit_row in zip(rows, digits, strict=True):
+        assert row.startswith(digit_row.rstrip())
+    assert rows[2].endswith(" 2 ● 3 ○ 4 ●")
+    assert rows[5].endswith("shot: nothing marked")
+
+
+def test_every_menu_item_has_words():
+    from firmware.menu import ITEMS
+
+    assert sorted(simview.MENU_WORDS) == sorted(ITEMS)
+
+
+def test_the_menu_item_in_words_under_its_digits():
+    layout_rows = simview.screen_rows(ZERO * 8, _view(menu="d2"))
+    assert layout_rows[-1] == "setup menu: distance of player 2"
+    assert simview.menu_words(_view(menu="check")) == "setup menu: wiring check"
+    assert simview.menu_words(_view(check=True)).startswith("wiring check:")
+    assert simview.menu_words(_view()) == ""
+    assert len(simview.screen_rows(ZERO * 8, _view())) == 7  # no words line outside the menu
+
+
+def test_the_interactive_firmware_reports_spots_marks_and_menu(tmp_path):
+    runner = os.path.join(upy.ROOT, "tools", "simboard", "run.py")
+    proc = subprocess.Popen(
+        upy.command([runner, "--interactive", "--state", str(tmp_path / "state")]),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=upy.env(),
+        cwd=upy.ROOT, text=True)
+    views = []
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True
+                     ).start()
+
+    def wait_for(test, seconds=20):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            try:
+                line = lines.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if line.startswith("V "):
+                views.append(json.loads(line[2:]))
+                if test(views[-1]):
+                    return views[-1]
+        raise AssertionError("not seen; views: %r" % views[-5:])
+
+    def send(line):
+        proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+
+    try:
+        wait_for(lambda v: v["standing"] == 0x1F)
+        send("spot 2")
+        wait_for(lambda v: v["standing"] == 0b11101)
+        seen = wait_for(lambda v: v["pins"] == 0b00010)  # counted once past the glitch time
+        assert seen["carom"] == 0 and seen["fouls"] == []
+        send("press carom")
+        wait_for(lambda v: v["carom"] == 1)
+        send("hold foul")  # ddbu: a held foul is a second "foul"
+        wait_for(lambda v: v["fouls"] == ["foul"])
+        time.sleep(0.5)  # let the held button go before the next press
+        send("press foul")
+        wait_for(lambda v: v["fouls"] == ["foul", "foul"])
+        send("spot 2")  # stood up again: the shot scores by itself, the marks clear
+        wait_for(lambda v: v["standing"] == 0x1F)
+        wait_for(lambda v: v["pins"] == 0 and v["fouls"] == [] and v["carom"] == 0)
+        send("hold ok")
+        wait_for(lambda v: v["menu"] == "rules")
+        time.sleep(0.5)
+        send("press ok")
+        wait_for(lambda v: v["menu"] == "d1")
+        send("quit")
+        proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
