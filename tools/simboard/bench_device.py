@@ -1,6 +1,7 @@
 """Device-side measurements for `tools.bench`: the real firmware on the simulated board.
 
     micropython tools/simboard/bench_device.py idle CYCLES      # CYCLES idle app steps
+    micropython tools/simboard/bench_device.py board CYCLES     # CYCLES idle 10 ms cycles
     micropython tools/simboard/bench_device.py shots SHOTS      # SHOTS scored shots
     micropython tools/simboard/bench_device.py alloc CYCLES SHOTS
     micropython tools/simboard/bench_device.py game SHOTS DIR   # wear, frames; image in DIR
@@ -212,6 +213,31 @@ def start(state_dir=None, quiet=True):
     return sim, app, sink, t
 
 
+TICK_MS = 10  # the ESP32's FreeRTOS tick (CONFIG_FREERTOS_HZ=100)
+
+
+def board_cycles(app, t, count):
+    """The tasks' idle work as the ESP32 runs them: a task's sleep_ms(5) or (10) waits for
+    the next 10 ms tick, so inputs and link run once a tick, the display every 40 ms and
+    upkeep every 250 ms."""
+    for _ in range(count):
+        app.poll_inputs(t)
+        app.service_link(t)
+        if t % 40 == 0:
+            app.refresh_display(t)
+        if t % 250 == 0:
+            app.upkeep(t)
+            app.board.wdt.feed()
+        t += TICK_MS
+    return t
+
+
+def mode_board(cycles):
+    sim, app, sink, t = start()
+    board_cycles(app, t, cycles)
+    print("cycles", cycles)
+
+
 def mode_idle(cycles):
     sim, app, sink, t = start()
     idle_steps(app, t, cycles)
@@ -307,6 +333,8 @@ def main(argv):
     mode = argv[0]
     if mode == "idle":
         mode_idle(int(argv[1]))
+    elif mode == "board":
+        mode_board(int(argv[1]))
     elif mode == "shots":
         mode_shots(int(argv[1]))
     elif mode == "alloc":
