@@ -43,7 +43,7 @@ def test_ceb_offers_singles_or_two_man_teams():
     assert text(m) == "PLAy 1-1"
     press(m, CAROM)
     assert text(m) == "PLAy 2-2"
-    press(m, OK, OK, CAROM)
+    press(m, OK, OK, OK, CAROM)  # first, the wiring check, new game: yes
     assert press(m, OK) == {"rules": "ceb", "distance": (40, 40), "sets": 1, "first": 1,
                             "teams": 1}
     m = Menu(dict(START, rules="ceb", teams=1))  # the menu opens on the game's setting
