@@ -69,7 +69,8 @@ def draw_digits(segments, gap_after=4):
 # Each setup menu item (firmware.menu.ITEMS) in words, written under its 7-segment form.
 MENU_WORDS = {
     "rules": "rules", "d1": "distance of player 1", "d2": "distance of player 2",
-    "sets": "sets (best of)", "first": "who breaks first", "check": "wiring check",
+    "sets": "sets (best of)", "teams": "singles or two-man teams", "first": "who breaks first",
+    "check": "wiring check",
     "new": "start a new game",
 }
 _SPOT_ROWS = ((None, 1, None), (2, 3, 4), (None, 5, None))  # the plus of the pin spots
