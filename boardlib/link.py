@@ -4,14 +4,20 @@
     uart = machine.UART(2, 115200, tx=17, rx=16, timeout=0)   # made by the board profile
     lk = link.Link(uart, time.ticks_ms(), board_id=machine.unique_id())
     lk.send_hello(firmware_version, "PWR", now_ms)    # reset cause: a name or a number
-    lk.game = game_number                      # carried by every state and shot frame
-    lk.send_state(snapshot.pack_state(game), now_ms)
-    lk.send_shot(number, player, points, to, pins, carom, link.foul_mask(fouls), now_ms)
+    lk.game = game_number                      # carried by every game frame, for people
+    lk.game_id[:] = identity                   # 8 random bytes made with the game
+    lk.send_event(len(game.history) // 4, record, player, points, to, now_ms)
+    lk.send_state(snapshot.pack_state(game), now_ms, game.history)
+    lk.send_undo(len(game.history) // 4, now_ms)
     kind = lk.poll(now_ms)                     # call every few ms; heartbeats when due
     if kind == link.CMD_NEW_GAME:              # lk.cmd_settings(): rules, distance, ...
         ...; lk.ack(lk.cmd_seq)                # or lk.nack(lk.cmd_seq, link.ERR_REFUSED)
     elif kind == link.CMD_PING:
         lk.ack(lk.cmd_seq)
+
+A command repeated with the same sequence number and bytes (a host retrying after a lost
+answer) is answered again, as the first time, and never reaches the caller twice; the last
+eight commands are remembered. CMD_HELLO is answered by Link itself.
 
 The stream needs ``write(buf)`` and a non-blocking ``readinto(buf) -> n or None``;
 ``any()`` is used when present. ``repl_stream()`` gives such a stream over UART0 when the
@@ -24,7 +30,7 @@ Malformed input is counted in ``rx_bad`` and dropped; it never raises.
 import struct
 
 from boardlib import cobs
-from boardlib.crc32 import crc32_matches, crc32_put
+from boardlib.crc32 import crc32, crc32_matches, crc32_put
 from rules_core.settings import RULES_IDS, check_settings
 
 try:
@@ -40,7 +46,7 @@ except ImportError:  # CPython: same wrap-around arithmetic as MicroPython's tic
         return ((a - b + 0x20000000) & 0x3FFFFFFF) - 0x20000000
 
 
-PROTOCOL_VERSION = const(1)
+PROTOCOL_VERSION = const(2)
 DEFAULT_UART = const(2)
 DEFAULT_BAUD = const(115200)
 HEARTBEAT_MS = const(2000)
@@ -52,6 +58,7 @@ SHOT = const(0x03)
 HEARTBEAT = const(0x04)
 ERROR = const(0x05)
 ACK = const(0x06)
+UNDO = const(0x07)
 
 # Commands from the host; poll() returns one of these, or NONE.
 NONE = const(0)
@@ -59,6 +66,12 @@ CMD_NEW_GAME = const(0x81)
 CMD_UNDO = const(0x82)
 CMD_STATE = const(0x83)
 CMD_PING = const(0x84)
+CMD_HELLO = const(0x85)
+CMD_EVENT = const(0x86)
+CMD_LOGGED = const(0x87)
+
+# NEW_GAME flags.
+REPLACE = const(1)  # replace an unfinished game without asking the players
 
 # Error codes (the ERROR frame's first byte).
 ERR_BAD_FRAME = const(1)
@@ -66,16 +79,11 @@ ERR_UNKNOWN_COMMAND = const(2)
 ERR_BAD_LENGTH = const(3)
 ERR_BAD_ARGUMENT = const(4)
 ERR_REFUSED = const(5)
+ERR_ASKED = const(6)
 ERR_SENSOR = const(16)
 ERR_CONFIG = const(17)
 ERR_STORAGE = const(18)
 ERR_INTERNAL = const(19)
-
-# Foul bits of the SHOT frame.
-FOUL_ORDINARY = const(1)
-FOUL_QUILLES = const(2)
-FOUL_ROUGE = const(4)
-FOUL_STOP30 = const(8)
 
 RULES = RULES_IDS  # a rules id's number on the wire is its index
 NO_REF = const(0xFFFF)
@@ -87,30 +95,22 @@ _MAX_RAW = const(91)  # _HEADER + _MAX_PAYLOAD + _CRC
 _MAX_WIRE = const(94)  # delimiter + COBS(_MAX_RAW) + delimiter
 _MAX_TEXT = const(32)
 _MAX_CAUSE = const(12)
-_RX_FRAME = const(32)  # longest command is 14 raw bytes; the rest is room for garbage
+_RX_FRAME = const(32)  # longest command is 17 raw bytes; the rest is room for garbage
 _RX_CHUNK = const(32)
 _READS_PER_POLL = const(4)
 _NEW_GAME_ARGS = const(7)
+_ID = const(8)  # game identity: random bytes made with the game
+_BOOT_ID = const(4)  # random bytes made at every boot
+_RECORD = const(4)  # rules_core.events.RECORD_SIZE
+_GAME_HEAD = const(18)  # game u16, game_id, boot_id, stamp u32
+_REMEMBERED = const(8)  # commands whose answers are kept for repeats
+_SLOT = const(8)  # per remembered command: seq (2), CRC (4), answer kind, error code
 _BAD_REPORT_MS = const(1000)
 
 
-def foul_mask(fouls):
-    """Bit mask of the SHOT frame from foul codes, e.g. ("rouge", "dehors") -> 5."""
-    mask = 0
-    for code in fouls:
-        if code == "quilles":
-            mask |= FOUL_QUILLES
-        elif code == "rouge":
-            mask |= FOUL_ROUGE
-        elif code == "stop30":
-            mask |= FOUL_STOP30
-        else:
-            mask |= FOUL_ORDINARY
-    return mask
-
-
 class Link:
-    def __init__(self, stream, now_ms, heartbeat_ms=HEARTBEAT_MS, board_id=b""):
+    def __init__(self, stream, now_ms, heartbeat_ms=HEARTBEAT_MS, board_id=b"",
+                 boot_id=None):
         self._stream = stream
         self._has_any = hasattr(stream, "any")
         self._raw = bytearray(_MAX_RAW)
@@ -129,7 +129,23 @@ class Link:
         self._bad_unreported = 0
         self.heartbeat_ms = heartbeat_ms
         self.board_id = bytes(board_id[:16])
+        if boot_id is None:
+            import os
+
+            boot_id = os.urandom(_BOOT_ID)
+        self.boot_id = bytes(boot_id[:_BOOT_ID])
+        self._stamp = 0  # game frames sent since boot: orders them with boot_id
+        self._version = 0
+        self._reset_cause = "PWR"
         self.game = 0
+        self.game_id = bytearray(_ID)
+        self.cmd_game = bytearray(_ID)  # CMD_EVENT / CMD_LOGGED: which game
+        self.cmd_index = 0  # CMD_EVENT: which event
+        self.replace = False  # the last CMD_NEW_GAME said REPLACE
+        self._answers = bytearray(_REMEMBERED * _SLOT)
+        self._answers_next = 0
+        self._cmd_slot = -1
+        self.rx_repeats = 0
         self.cmd_seq = 0
         self.cmd_kind = NONE
         self.rules = RULES[0]
@@ -144,47 +160,66 @@ class Link:
     # -- frames to the host -------------------------------------------------------------
 
     def send_hello(self, version, reset_cause, now_ms):
-        """Boot announcement: protocol version, board id, reset cause ("PWR", "WDT", ... or
-        machine.reset_cause()'s number) and firmware version (text or number)."""
+        """Boot announcement: protocol version, this boot's random id, board id, reset
+        cause ("PWR", "WDT", ... or machine.reset_cause()'s number) and firmware version
+        (text or number). The first starts the frame count at 0; CMD_HELLO repeats it."""
+        self._version = version
+        self._reset_cause = reset_cause
         self._seq = 0
-        raw = self._raw
-        raw[3] = PROTOCOL_VERSION
-        ident = self.board_id
-        raw[4] = len(ident)
-        end = 5
-        for byte in ident:
-            raw[end] = byte
-            end += 1
-        cause_at = end
-        end = self._put_text(cause_at + 1, reset_cause, _MAX_CAUSE)
-        raw[cause_at] = end - cause_at - 1
-        end = self._put_text(end, version)
         self._last_heartbeat = now_ms
+        return self._hello()
+
+    def _hello(self):
+        raw = self._raw
+        ident = self.board_id
+        struct.pack_into("<B4sB", raw, 3, PROTOCOL_VERSION, self.boot_id, len(ident))
+        end = 9 + len(ident)
+        raw[9:end] = ident
+        cause_at = end
+        end = self._put_text(cause_at + 1, self._reset_cause, _MAX_CAUSE)
+        raw[cause_at] = end - cause_at - 1
+        end = self._put_text(end, self._version)
         return self._send(HELLO, end - _HEADER)
 
-    def send_state(self, payload, now_ms, game=None):
-        """The packed board state (rules_core.snapshot.pack_state) of game ``game``."""
-        length = len(payload)
-        if length > _MAX_PAYLOAD - 2:
-            raise ValueError("state payload too long: %d bytes" % length)
+    def _game_head(self):
+        """game u16, game_id, boot_id, stamp u32 at the payload's start; returns the end."""
         raw = self._raw
-        struct.pack_into("<H", raw, _HEADER, (self.game if game is None else game) & 0xFFFF)
-        at = _HEADER + 2
+        self._stamp += 1
+        struct.pack_into("<H8s4sI", raw, _HEADER, self.game & 0xFFFF, self.game_id,
+                         self.boot_id, self._stamp)
+        return _HEADER + _GAME_HEAD
+
+    def send_state(self, payload, now_ms, history=b""):
+        """The packed board state (rules_core.snapshot.pack_state) with the count and
+        CRC-32 of the game's event records (``game.history``), so that the host can tell
+        whether it holds every event the state counts."""
+        length = len(payload)
+        if length > _MAX_PAYLOAD - _GAME_HEAD - 6:
+            raise ValueError("state payload too long: %d bytes" % length)
+        at = self._game_head()
+        raw = self._raw
+        struct.pack_into("<HI", raw, at, (len(history) // _RECORD) & 0xFFFF,
+                         crc32(history) if history else 0)
+        at += 6
         for i in range(length):
             raw[at + i] = payload[i]
-        return self._send(STATE, 2 + length)
+        return self._send(STATE, at + length - _HEADER)
 
-    def send_shot(self, number, player, points, to, pins, carom, foul, now_ms, game=None):
-        """One scored shot: its number in the game, shooter, points and who got them,
-        pins (bit 0 = spot 1), carom (0 none, 1 carambole, 2 casino), foul bits."""
-        if not isinstance(foul, int):
-            foul = foul_mask(foul)
-        struct.pack_into(
-            "<HHBhBBBB", self._raw, _HEADER,
-            (self.game if game is None else game) & 0xFFFF, number & 0xFFFF, player & 0xFF,
-            max(-32768, min(32767, points)), to & 0xFF, pins & 0x1F, carom & 0xFF, foul & 0xFF,
-        )
-        return self._send(SHOT, 11)
+    def send_event(self, index, record, player, points, to, now_ms, resent=False):
+        """Event ``index`` of the game's history (1 = first): its record exactly as the
+        game applied it (rules_core.events), and what it made: shooter, points and who
+        got them (0, 0, 0 when ``resent`` answers CMD_EVENT: only the record is known)."""
+        at = self._game_head()
+        raw = self._raw
+        struct.pack_into("<H4sBhBB", raw, at, index & 0xFFFF, bytes(record), player & 0xFF,
+                         max(-32768, min(32767, points)), to & 0xFF, 1 if resent else 0)
+        return self._send(SHOT, at + 11 - _HEADER)
+
+    def send_undo(self, history_len, now_ms):
+        """The last event was taken back: ``history_len`` events are left."""
+        at = self._game_head()
+        struct.pack_into("<H", self._raw, at, history_len & 0xFFFF)
+        return self._send(UNDO, at + 2 - _HEADER)
 
     def send_error(self, code, detail="", ref=NO_REF):
         """An error the host should log: code (ERR_*), the command it answers or NO_REF,
@@ -203,15 +238,29 @@ class Link:
 
     def ack(self, cmd_seq):
         """The command with sequence number ``cmd_seq`` was carried out."""
-        raw = self._raw
-        raw[3] = cmd_seq & 0xFF
-        raw[4] = (cmd_seq >> 8) & 0xFF
-        raw[5] = self.cmd_kind if cmd_seq == self.cmd_seq else NONE
-        return self._send(ACK, 3)
+        kind = self.cmd_kind if cmd_seq == self.cmd_seq else NONE
+        self._remember(cmd_seq, ACK, kind)
+        return self._send_ack(cmd_seq, kind)
 
     def nack(self, cmd_seq, code):
         """The command with sequence number ``cmd_seq`` was refused, for reason ``code``."""
+        self._remember(cmd_seq, ERROR, code)
         return self.send_error(code, "", cmd_seq)
+
+    def _send_ack(self, cmd_seq, kind):
+        raw = self._raw
+        raw[3] = cmd_seq & 0xFF
+        raw[4] = (cmd_seq >> 8) & 0xFF
+        raw[5] = kind
+        return self._send(ACK, 3)
+
+    def _remember(self, cmd_seq, answer, detail):
+        slot = self._cmd_slot
+        if slot < 0 or cmd_seq != self.cmd_seq:
+            return  # not the command just received: nothing to match a repeat against
+        answers = self._answers
+        answers[slot + 6] = answer
+        answers[slot + 7] = detail
 
     # -- commands from the host -----------------------------------------------------------
 
@@ -295,17 +344,20 @@ class Link:
         kind = frame[0]
         seq = frame[1] | frame[2] << 8
         args = body - _HEADER
+        if self._repeated(frame, seq, body):
+            return NONE
         self.cmd_seq = seq
         self.cmd_kind = kind
         if kind == CMD_NEW_GAME:
-            if args != _NEW_GAME_ARGS:
+            if args != _NEW_GAME_ARGS and args != _NEW_GAME_ARGS + 1:
                 return self._refuse(seq, ERR_BAD_LENGTH)
             rules = frame[3]
             first_distance = frame[4] | frame[5] << 8
             second_distance = frame[6] | frame[7] << 8
             sets = frame[8]
             first = frame[9]
-            if rules >= len(RULES) or check_settings(
+            flags = frame[10] if args > _NEW_GAME_ARGS else 0
+            if rules >= len(RULES) or flags & ~REPLACE or check_settings(
                     RULES[rules], (first_distance, second_distance), sets, first):
                 return self._refuse(seq, ERR_BAD_ARGUMENT)
             self.rules = RULES[rules]
@@ -313,16 +365,53 @@ class Link:
             self.distance[1] = second_distance
             self.sets = sets
             self.first = first
-        elif kind == CMD_UNDO or kind == CMD_STATE or kind == CMD_PING:
+            self.replace = bool(flags & REPLACE)
+        elif kind == CMD_UNDO or kind == CMD_STATE or kind == CMD_PING or kind == CMD_HELLO:
             if args != 0:
                 return self._refuse(seq, ERR_BAD_LENGTH)
+        elif kind == CMD_EVENT or kind == CMD_LOGGED:
+            if args != (_ID + 2 if kind == CMD_EVENT else _ID):
+                return self._refuse(seq, ERR_BAD_LENGTH)
+            self.cmd_game[:] = frame[3:3 + _ID]
+            if kind == CMD_EVENT:
+                self.cmd_index = frame[3 + _ID] | frame[4 + _ID] << 8
         else:
             return self._refuse(seq, ERR_UNKNOWN_COMMAND)
         self.rx_frames += 1
+        if kind == CMD_HELLO:  # who are you: answered here, the firmware need not know
+            self.ack(seq)
+            self._hello()
+            return NONE
         return kind
+
+    def _repeated(self, frame, seq, body):
+        """Answer a repeated command again; otherwise make room to remember this one.
+        A slot is seq (2 bytes), CRC (4), answer kind (0: none yet), ERROR code or ACKed
+        kind. Slices allocate, but only for a whole frame received, never when idle."""
+        answers = self._answers
+        key = frame[1:3] + frame[body:body + _CRC]
+        for slot in range(0, _REMEMBERED * _SLOT, _SLOT):
+            if answers[slot + 6] and answers[slot:slot + 6] == key:
+                self.rx_repeats += 1
+                self._cmd_slot = -1
+                detail = answers[slot + 7]
+                if answers[slot + 6] == ACK:
+                    self._send_ack(seq, detail)
+                    if detail == CMD_HELLO:
+                        self._hello()
+                else:
+                    self.send_error(detail, "", seq)
+                return True
+        slot = self._answers_next
+        self._answers_next = (slot + _SLOT) % (_REMEMBERED * _SLOT)
+        answers[slot:slot + 6] = key
+        answers[slot + 6] = 0
+        self._cmd_slot = slot
+        return False
 
     def _refuse(self, seq, code):
         self.rx_bad += 1
+        self.cmd_seq = seq
         self.nack(seq, code)
         return NONE
 
@@ -376,6 +465,9 @@ Link.CMD_NEW_GAME = CMD_NEW_GAME  # type: ignore[attr-defined]
 Link.CMD_UNDO = CMD_UNDO  # type: ignore[attr-defined]
 Link.CMD_STATE = CMD_STATE  # type: ignore[attr-defined]
 Link.CMD_PING = CMD_PING  # type: ignore[attr-defined]
+Link.CMD_HELLO = CMD_HELLO  # type: ignore[attr-defined]
+Link.CMD_EVENT = CMD_EVENT  # type: ignore[attr-defined]
+Link.CMD_LOGGED = CMD_LOGGED  # type: ignore[attr-defined]
 
 
 class _ReplStream:

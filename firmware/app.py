@@ -15,12 +15,13 @@ the rules apply it, the journal stores it (flushed), then the display and the li
 what a player has seen on the display is on flash.
 """
 
+import os
 import struct
 
-from boardlib import inputs, shot
+from boardlib import inputs, layout, shot
 from boardlib.display import Display
 from boardlib.journal import GameStore
-from boardlib.link import foul_mask
+from boardlib.link import ERR_ASKED, ERR_REFUSED
 from firmware import errors, menu
 from firmware.screens import ERR, Screens
 from rules_core import Game, GameError
@@ -34,7 +35,7 @@ except ImportError:  # CPython
         return x
 
 
-PROTOCOL_VERSION = const(1)
+PROTOCOL_VERSION = const(2)  # boardlib.link's; the hello says it
 _BUTTONS = const(4)  # len(shot.BUTTON_NAMES)
 
 
@@ -56,6 +57,13 @@ class App:
         self.screens = Screens(self.display)
         self.numbering = GameNumbering()
         self.store = GameStore(board.data_dir, codec=self.numbering)
+        # The last game replaced while it had events, until the host says it has it all
+        # (CMD_LOGGED): a new game never takes a game away before it is logged.
+        self.kept_numbering = GameNumbering()
+        self.kept_store = GameStore(board.data_dir.rstrip("/") + "-kept",
+                                    codec=self.kept_numbering)
+        self.kept = None
+        self.asked = None  # new-game settings from the host, waiting for the players' ok
         self.link = board.link
         self.game = None
         self.state = None
@@ -92,9 +100,11 @@ class App:
         self.stored = game is not None  # a game (finished or not) was on flash
         if game is None:
             game = self._new_game_from(self.config["game"])
+            self.numbering.new_identity()
             self.store.new_game(game)
         self.game = game
         self.state = game.state()
+        self.kept, _ = self.kept_store.load()
 
     def start(self, now_ms):
         """Say hello on the link, send the state, put the scores on the display."""
@@ -153,6 +163,8 @@ class App:
         self._buttons_busy = busy or pressed
 
     def _take(self, event, now_ms):
+        if self.asked is not None and event:
+            self._answer_ask(False, now_ms)  # play went on: the players said no
         if event == shot.SHOT:
             self._scored_shot(now_ms)
         elif event == shot.UNDO:
@@ -161,6 +173,11 @@ class App:
             self._open_menu(now_ms)
 
     def _button(self, which, kind, now_ms):
+        if self.asked is not None:
+            # The host asked for a new game over an unfinished one: ok confirms it, any
+            # other button keeps the game.
+            self._answer_ask(which == shot.OK and kind == inputs.PRESS, now_ms)
+            return
         if self.menu is not None:
             settings = self.menu.button(which, kind)
             if settings is not None:
@@ -224,13 +241,12 @@ class App:
         except GameError:
             return
         self.store.record(game, record)
+        if self.link is not None and self._started:
+            # The event first, then the state that counts it: a host that has the state
+            # has had its chance at every event in it.
+            self.link.send_event(len(game.history) // 4, record, game.last_player,
+                                 game.last_points, game.last_to, now_ms)
         self._changed(now_ms)
-        if self.link is not None:
-            last = self.state["last"]
-            self.link.send_shot(
-                game.shots, last["player"], last["points"], last["to"],
-                pins, carom, foul_mask(fouls), now_ms,
-            )
 
     def undo(self, now_ms):
         try:
@@ -239,21 +255,59 @@ class App:
             self.screens.flash(ERR, errors.NOTHING_TO_UNDO, now_ms)
             return False
         self.store.record_undo(self.game)
+        if self.link is not None and self._started:
+            self.link.send_undo(len(self.game.history) // 4, now_ms)
         self._changed(now_ms, shot_event=False)
         return True
 
     def new_game(self, settings, now_ms):
         game = self._new_game_from(settings)  # raises GameError on bad settings
+        if self.game is not None and self.game.history:
+            self._keep(self.game)
         self.game = game
         self.numbering.number = (self.numbering.number + 1) & 0xFFFF
+        self.numbering.new_identity()
         self._number_link()
         self.store.new_game(game)
         self.assembler.reset()
         self._changed(now_ms, shot_event=False)
 
+    def _keep(self, game):
+        """Keep ``game`` on flash (and in memory) until the host has logged it."""
+        self.kept_numbering.number = self.numbering.number
+        self.kept_numbering.game_id[:] = self.numbering.game_id
+        try:
+            self.kept_store.new_game(game)
+        except OSError:  # a full flash loses the spare copy, never the game being played
+            pass
+        self.kept = game
+
+    def _drop_kept(self):
+        self.kept = None
+        try:
+            self.kept_store.close()
+            for name in os.listdir(self.kept_store.dirpath):
+                os.remove(self.kept_store.dirpath + "/" + name)
+        except OSError:
+            pass
+
+    def _draw_ask(self, buf, now_ms):
+        layout.text(buf, "nEW   ok")
+
+    def _answer_ask(self, yes, now_ms):
+        settings = self.asked
+        self.asked = None
+        self.screens.override = None
+        if yes:
+            self.new_game(settings, now_ms)  # checked when the command came
+        else:
+            self.link.send_error(ERR_REFUSED, "", self.asked_seq)
+            self._changed(now_ms, shot_event=False)
+
     def _number_link(self):
         if self.link is not None:
             self.link.game = self.numbering.number
+            self.link.game_id[:] = self.numbering.game_id
 
     def _changed(self, now_ms, shot_event=True):
         self.state = self.game.state()
@@ -269,7 +323,7 @@ class App:
             self._send_state(now_ms)
 
     def _send_state(self, now_ms):
-        self.link.send_state(pack_state(self.game), now_ms)
+        self.link.send_state(pack_state(self.game), now_ms, self.game.history)
 
     # -- host commands ----------------------------------------------------------------------
 
@@ -277,11 +331,23 @@ class App:
         link = self.link
         seq = link.cmd_seq
         if cmd == link.CMD_NEW_GAME:
+            settings = link.cmd_settings()
             try:
-                self.new_game(link.cmd_settings(), now_ms)
+                self._new_game_from(settings)
             except (GameError, ValueError, KeyError):
                 link.nack(seq, errors.BAD_SETTINGS)
                 return
+            if self.game.history and not self.game.finished and not link.replace:
+                # Never silently: the players confirm on the board (ok), or the host says
+                # REPLACE. Either way the game replaced is kept until it is logged.
+                self.asked = settings
+                self.asked_seq = seq
+                self.screens.override = self._draw_ask
+                link.nack(seq, ERR_ASKED)
+                return
+            self.asked = None
+            self.screens.override = None
+            self.new_game(settings, now_ms)
             link.ack(seq)
         elif cmd == link.CMD_UNDO:
             if self.undo(now_ms):
@@ -293,30 +359,72 @@ class App:
             self._send_state(now_ms)
         elif cmd == link.CMD_PING:
             link.ack(seq)
+        elif cmd == link.CMD_EVENT:
+            self._resend_event(seq, now_ms)
+        elif cmd == link.CMD_LOGGED:
+            if self.kept is not None and link.cmd_game == self.kept_numbering.game_id:
+                self._drop_kept()
+            link.ack(seq)
         else:
             link.nack(seq, errors.UNKNOWN_COMMAND)
 
 
-class GameNumbering:
-    """The stored-game codec, with the game's number in front of the snapshot.
+    def _resend_event(self, seq, now_ms):
+        """CMD_EVENT: send event ``cmd_index`` of the current game again, by number."""
+        link = self.link
+        index = link.cmd_index
+        if link.cmd_game == self.numbering.game_id:
+            history = self.game.history
+        elif self.kept is not None and link.cmd_game == self.kept_numbering.game_id:
+            history = self.kept.history
+            link.game = self.kept_numbering.number  # the event goes out as the kept game's
+            link.game_id[:] = self.kept_numbering.game_id
+        else:
+            history = b""
+        if not 0 < index <= len(history) // 4:
+            link.nack(seq, ERR_REFUSED)
+        else:
+            link.ack(seq)
+            at = (index - 1) * 4
+            link.send_event(index, history[at:at + 4], 0, 0, 0, now_ms, resent=True)
+        self._number_link()
 
-    The number goes up by one for every new game and travels in every frame, so the host
-    tells one game from the next even when the settings are the same; keeping it in the
-    snapshot means it survives a power cut with the game."""
+
+class GameNumbering:
+    """The stored-game codec: the game's identity and number in front of the snapshot.
+
+    The identity is 8 random bytes made with the game (os.urandom), so no two games are
+    ever taken for one, even when a re-flashed board numbers its games from 0 again; the
+    number goes up by one for every new game, for people. Both travel in every game frame;
+    keeping them in the snapshot means they survive a power cut with the game. Layout:
+    b"ID", identity (8), number u16 LE, then rules_core.snapshot.pack(game). A game stored
+    before identities (number u16, then the snapshot) gets a new identity when read."""
 
     def __init__(self):
         self.number = 0
+        self.game_id = bytearray(8)
+
+    def new_identity(self):
+        import os
+
+        self.game_id[:] = os.urandom(8)
 
     def pack(self, game):
         from rules_core import snapshot
 
-        return struct.pack("<H", self.number) + snapshot.pack(game)
+        return (b"ID" + bytes(self.game_id) + struct.pack("<H", self.number)
+                + snapshot.pack(game))
 
     def unpack(self, data):
         from rules_core import snapshot
 
         if len(data) < 2:
             raise ValueError("stored game too short")
-        game = snapshot.unpack(memoryview(data)[2:])
-        self.number = struct.unpack_from("<H", data, 0)[0]
+        at = 12 if bytes(data[0:2]) == b"ID" else 2  # an old game (game number 0x4449 ...
+        game = snapshot.unpack(memoryview(data)[at:])  # ... aside) has no identity yet
+        self.number = struct.unpack_from("<H", data, at - 2)[0]
+        if at == 2:
+            self.new_identity()
+        else:
+            self.game_id[:] = data[2:10]
         return game

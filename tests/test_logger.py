@@ -6,11 +6,13 @@ import json
 import os
 import pty
 import random
+import struct
 import subprocess
 import sys
 import threading
 import time
 import tty
+import zlib
 
 from rules_core import Game
 from rules_core.snapshot import pack_state
@@ -70,6 +72,13 @@ def play(tmp_path, plan, pipe, logger, extra_s=0.5, during=None):
             proc.kill()
     assert proc.returncode == 0, err
     return out.decode()
+
+
+def state_payload(game, stamp, number=1, game_id=b"G" * 8, boot_id=b"BOOT"):
+    """A STATE frame's payload for ``game`` (docs/protocol.md), made by the host's hand."""
+    history = bytes(game.history)
+    return (struct.pack("<H", number) + game_id + boot_id + struct.pack("<I", stamp)
+            + struct.pack("<HI", len(history) // 4, zlib.crc32(history)) + pack_state(game))
 
 
 def logger_cli(*args):
@@ -173,7 +182,7 @@ def test_a_port_of_pure_noise_does_not_stop_the_logger(tmp_path):
     (record,) = [json.loads(line) for line in logger_cli("export", "--db", db).stdout.split()]
     assert record["final"] == expected_game(DDBU_PLAN)[0].state()
     view = logger_cli("view", "--db", db, "--once").stdout
-    for table in ("boards", "games", "shots", "states", "errors", "link_stats"):
+    for table in ("boards", "boots", "games", "events", "states", "errors", "link_stats"):
         assert "== %s (" % table in view
 
 
@@ -187,8 +196,10 @@ def test_flood_of_states_stored_without_loss(tmp_path):
         if game.state()["status"] == "finished":
             game = Game("ddbu", (200, 200))
         game.shot(pins=rnd.randrange(32), carom=rnd.randrange(2))
-        payloads.append(b"\x01\x00" + pack_state(game))
-    wire = b"".join(frames.encode(frames.STATE, i, p) for i, p in enumerate(payloads))
+        payloads.append(state_payload(game, stamp=len(payloads) + 1))
+    hello = bytes([frames.PROTOCOL_VERSION]) + b"BOOT\x01F\x03PWRflood"
+    wire = frames.encode(frames.HELLO, 0, hello) + b"".join(
+        frames.encode(frames.STATE, i + 1, p) for i, p in enumerate(payloads))
     master, slave = pty.openpty()
     tty.setraw(slave)
     tty.setraw(master)
@@ -201,7 +212,7 @@ def test_flood_of_states_stored_without_loss(tmp_path):
             view = view[os.write(master, view[:4096]):]
 
     threading.Thread(target=flood, daemon=True).start()
-    lg.run(stop_when=lambda lg: lg.ports[0].reader.frames >= len(payloads), timeout=120)
+    lg.run(stop_when=lambda lg: lg.ports[0].reader.frames > len(payloads), timeout=120)
     stored = lg.store.db.execute("SELECT COUNT(*) FROM states").fetchone()[0]
     assert stored == len(payloads)
     assert lg.ports[0].counters["gaps"] == 0

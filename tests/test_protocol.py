@@ -9,6 +9,7 @@ import struct
 import tempfile
 import zlib
 
+import pytest
 from helpers import device_case_tests, micropython_value, run_on_micropython
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -59,13 +60,17 @@ class Sink:
 def test_state_frame_read_by_the_host_within_96_bytes():
     game = _played_game()
     sink = Sink()
-    lk = link.Link(sink, 0)
+    lk = link.Link(sink, 0, boot_id=b"\xb0\x07\x00\x01")
     lk.game = 513
-    lk.send_state(pack_state(game), 0)
+    lk.game_id[:] = b"\x00\x11\x22\x33\x44\x55\x66\x77"
+    lk.send_state(pack_state(game), 0, game.history)
     assert len(sink.written) <= 96
     (kind, seq, payload), = frames.FrameReader().feed(bytes(sink.written))
     assert (kind, seq) == (frames.STATE, 0)
-    assert frames.parse(kind, payload) == {"game": 513, "state": game.state()}
+    assert frames.parse(kind, payload) == {
+        "game": 513, "game_id": "0011223344556677", "boot_id": "b0070001", "stamp": 1,
+        "history": 3, "history_crc": zlib.crc32(bytes(game.history)),
+        "packed": pack_state(game), "state": game.state()}
 
 
 @given(st.lists(st.integers(1, 40), min_size=1, max_size=30), st.binary(max_size=50))
@@ -74,7 +79,7 @@ def test_host_reader_finds_frames_in_any_chunking(cuts, noise):
     lk = link.Link(sink, 0)
     lk.send_hello(12, 4, 0)  # a number works for both (machine.reset_cause())
     for number in range(1, 6):
-        lk.send_shot(number, 1, 2 * number, 1, 0b101, 0, 0, 0)
+        lk.send_event(number, bytes((1, 0b101, 0, 0)), 1, 2 * number, 1, 0)
     data = noise.replace(b"\x00", b"") + bytes(sink.written)
     reader = frames.FrameReader()
     got = []
@@ -86,12 +91,14 @@ def test_host_reader_finds_frames_in_any_chunking(cuts, noise):
             break
     assert [(kind, seq) for kind, seq, _ in got] == [(1, 0)] + [(3, n) for n in range(1, 6)]
     shot = frames.parse(*got[3][::2])
-    assert (shot["number"], shot["points"], frames.pins_list(shot["pins"])) == (3, 6, [1, 3])
+    assert (shot["index"], shot["points"]) == (3, 6)
+    assert frames.record_fields(shot["record"]) == {"pins": [1, 3], "carom": 0, "foul": []}
 
 
 def test_host_rejects_every_single_bit_flip():
     sink = Sink()
-    link.Link(sink, 0).send_state(pack_state(_played_game()), 0)
+    game = _played_game()
+    link.Link(sink, 0).send_state(pack_state(game), 0, game.history)
     wire = bytes(sink.written)
     original = frames.FrameReader().feed(wire)
     for i in range(len(wire)):
@@ -107,7 +114,7 @@ FIRMWARE_ERRORS = (errors.NOTHING_TO_UNDO, errors.BAD_SETTINGS, errors.UNKNOWN_C
 
 command_frame = st.builds(
     lambda kind, seq, args: frames.encode(kind, seq, args),
-    st.sampled_from([0x81, 0x82, 0x83, 0x84, 0x00, 0x01, 0x85, 0xFF]),
+    st.sampled_from([0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0x00, 0x01, 0x88, 0xFF]),
     st.integers(0, 0xBEEE), st.binary(max_size=12))
 fuzz_input = st.one_of(command_frame, st.binary(min_size=1, max_size=60),
                        command_frame.map(lambda f: f[:-3] + bytes([f[-3] ^ 0x40]) + f[-2:]))
@@ -127,14 +134,43 @@ def test_fuzzed_commands_into_the_firmware_get_answers(inputs):
     for chunk in inputs:
         for kind, seq, payload in frames.FrameReader().feed(chunk):
             assert seq in answered  # every command that arrived intact was answered
-            if kind not in (0x81, 0x82, 0x83, 0x84) or (kind != 0x81 and payload):
+            if kind not in (0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87) or (
+                    kind in (0x82, 0x83, 0x84, 0x85) and payload) or (
+                    kind == 0x86 and len(payload) != 10) or (
+                    kind == 0x87 and len(payload) != 8):
                 assert (frames.ERROR, seq) in [(k, f.get("ref")) for k, f in parsed]
     assert all(
-        kind != frames.ERROR or f["code"] in (1, 2, 3, 4, 5) + FIRMWARE_ERRORS
+        kind != frames.ERROR or f["code"] in (1, 2, 3, 4, 5, 6) + FIRMWARE_ERRORS
         for kind, f in parsed
     )
 
 
 def test_new_game_args_layout():
     assert frames.new_game_args("russian", (100, 90), 5, 2) == struct.pack(
-        "<BHHBB", 2, 100, 90, 5, 2)
+        "<BHHBBB", 2, 100, 90, 5, 2, 0)
+    assert frames.new_game_args("ddbu", (40, 40), replace=True)[-1] == link.REPLACE
+
+
+def test_every_foul_of_a_shot_reaches_the_host():
+    # Two ordinary fouls and a rouge in one shot: a bitmask would say "foul, rouge".
+    game = Game("ceb", (60, 60))
+    record = game.shot(pins=0b00100, fouls=("foul", "foul", "rouge", "dehors"))
+    sink = Sink()
+    link.Link(sink, 0).send_event(1, record, 1, 0, 2, 0)
+    ((kind, _, payload),) = frames.FrameReader().feed(bytes(sink.written))
+    fields = frames.parse(kind, payload)
+    assert frames.record_fields(fields["record"]) == {
+        "pins": [3], "carom": 0, "foul": ["foul", "rouge", "dehors", "foul"]}
+    replayed = Game("ceb", (60, 60))
+    replayed.apply(fields["record"])
+    assert replayed.state() == game.state()
+
+
+def test_hello_of_another_protocol_version_is_refused_by_the_parser():
+    sink = Sink()
+    link.Link(sink, 0, board_id=b"x").send_hello("fw", "PWR", 0)
+    ((kind, _, payload),) = frames.FrameReader().feed(bytes(sink.written))
+    assert frames.parse(kind, payload)["protocol"] == link.PROTOCOL_VERSION
+    for version in (0, 1, 3, 255):
+        with pytest.raises(frames.UnknownProtocol):
+            frames.parse(kind, bytes([version]) + payload[1:])

@@ -66,7 +66,7 @@ def command(kind, seq, args=b""):
 
 def new_link(now=0):
     stream = MemStream()
-    return link.Link(stream, now, board_id=b"\x01\x02"), stream
+    return link.Link(stream, now, board_id=b"\x01\x02", boot_id=b"BOOT"), stream
 
 
 def case_crc_check_value():
@@ -96,39 +96,124 @@ def case_cobs_roundtrip():
 def case_frames_and_sequence():
     lk, stream = new_link()
     lk.game = 7
+    lk.game_id[:] = b"GAMEID01"
     lk.send_hello("1.2", "WDT", 0)
-    lk.send_state(bytes(range(27)), 0)
-    lk.send_shot(4, 2, 10, 1, 0b10100, 2, link.foul_mask(("rouge", "dehors")), 0)
+    lk.send_event(4, b"\x01\x54\x04\x02", 2, 10, 1, 0)
+    lk.send_state(bytes(range(27)), 0, b"\x01\x02\x00\x00\x01\x54\x04\x02")
+    lk.send_undo(1, 0)
     lk.send_error(link.ERR_SENSOR, "spot 3 stuck")
     got = frames_of(stream.written)
-    check([(k, s) for k, s, _ in got] == [(1, 0), (2, 1), (3, 2), (5, 3)], "kinds and seqs")
+    check([(k, s) for k, s, _ in got] == [(1, 0), (3, 1), (2, 2), (7, 3), (5, 4)],
+          "kinds and seqs")
     hello = got[0][2]
-    check(hello[0] == link.PROTOCOL_VERSION, "hello protocol version")
-    check(hello[1] == 2 and hello[2:4] == b"\x01\x02", "hello board id")
-    check(hello[4] == 3 and hello[5:8] == b"WDT" and hello[8:] == b"1.2", "cause, firmware")
-    check(got[1][2] == b"\x07\x00" + bytes(range(27)), "state payload with game number")
-    shot = struct.unpack("<HHBhBBBB", got[2][2])
-    check(shot == (7, 4, 2, 10, 1, 0b10100, 2, 5), "shot fields")
-    err = got[3][2]
+    check(hello[0] == link.PROTOCOL_VERSION == 2, "hello protocol version")
+    check(hello[1:5] == b"BOOT", "hello boot id")
+    check(hello[5] == 2 and hello[6:8] == b"\x01\x02", "hello board id")
+    check(hello[8] == 3 and hello[9:12] == b"WDT" and hello[12:] == b"1.2", "cause, firmware")
+    head = b"\x07\x00GAMEID01BOOT"
+    event = got[1][2]
+    check(event[:14] == head and event[14:18] == b"\x01\x00\x00\x00", "event: game, boot, stamp 1")
+    check(struct.unpack("<H4sBhBB", event[18:]) == (4, b"\x01\x54\x04\x02", 2, 10, 1, 0),
+          "event fields: number, the record as applied, player, points, to, not resent")
+    state = got[2][2]
+    check(state[:14] == head and state[14:18] == b"\x02\x00\x00\x00", "state: stamp 2")
+    check(struct.unpack("<HI", state[18:24]) == (2, crc32(b"\x01\x02\x00\x00\x01\x54\x04\x02")),
+          "state: history count and CRC-32")
+    check(state[24:] == bytes(range(27)), "state payload")
+    check(got[3][2] == head + b"\x03\x00\x00\x00\x01\x00", "undo: one event left")
+    err = got[4][2]
     check(err[0] == 16 and err[1:3] == b"\xff\xff" and err[3:] == b"spot 3 stuck", "error")
-    check(lk.tx_frames == 4, "tx counter")
+    check(lk.tx_frames == 5, "tx counter")
 
 
 def case_state_frame_fits_96_bytes():
     for payload in (bytes(60), bytes([0xAB]) * 60, bytes(range(60))):
         lk, stream = new_link()
         lk.game = 0
-        lk.send_state(payload, 0)
+        lk.send_state(payload, 0, bytes(4000))
         check(len(stream.written) <= 96, "state frame of %d bytes" % len(stream.written))
-        check(frames_of(stream.written)[0][2][2:] == payload, "payload intact")
+        check(frames_of(stream.written)[0][2][24:] == payload, "payload intact")
     lk, stream = new_link()
     try:
-        lk.send_state(bytes(83), 0)
+        lk.send_state(bytes(61), 0)
     except ValueError:
         pass
     else:
         check(False, "oversized state accepted")
     check(not stream.written, "nothing sent for an oversized state")
+
+
+def case_repeated_command_is_answered_again_not_run_again():
+    lk, stream = new_link()
+    undo = command(0x82, 41)
+    state = command(0x83, 42)
+    stream.incoming += undo
+    check(lk.poll(0) == link.CMD_UNDO, "the first undo reaches the firmware")
+    lk.ack(lk.cmd_seq)
+    stream.incoming += undo + state
+    check(lk.poll(0) == link.CMD_STATE, "the repeat is answered by Link; the next gets through")
+    lk.nack(lk.cmd_seq, link.ERR_REFUSED)
+    stream.incoming += state + undo + command(0x82, 43)
+    check(lk.poll(0) == link.CMD_UNDO and lk.cmd_seq == 43, "only the new undo is returned")
+    lk.ack(43)
+    answers = [(k, p) for k, _, p in frames_of(stream.written)]
+    check(answers == [(6, b"\x29\x00\x82"), (6, b"\x29\x00\x82"), (5, b"\x05\x2a\x00"),
+                      (5, b"\x05\x2a\x00"), (6, b"\x29\x00\x82"), (6, b"\x2b\x00\x82")],
+          "the same answer each time: %r" % answers)
+    check(lk.rx_repeats == 3 and lk.rx_frames == 3, "repeats counted, not run")
+    # the same seq with other bytes is another command (a host that started counting anew)
+    stream.incoming += command(0x84, 41)
+    check(lk.poll(0) == link.CMD_PING and lk.cmd_seq == 41, "same seq, other command")
+
+
+def case_repeats_remembered_for_eight_commands():
+    lk, stream = new_link()
+    for seq in range(100, 109):
+        stream.incoming += command(0x82, seq)
+        check(lk.poll(0) == link.CMD_UNDO, "undo %d" % seq)
+        lk.ack(seq)
+    stream.incoming += command(0x82, 101)
+    check(lk.poll(0) == link.NONE, "one of the last eight: answered again")
+    stream.incoming += command(0x82, 100)
+    check(lk.poll(0) == link.CMD_UNDO, "older than the last eight: a new command")
+
+
+def case_hello_on_request():
+    lk, stream = new_link()
+    lk.send_hello("fw", "SOFT", 0)
+    lk.send_state(bytes(27), 0)
+    stream.incoming += command(0x85, 9)
+    check(lk.poll(0) == link.NONE, "who-are-you is answered by Link itself")
+    got = frames_of(stream.written)
+    check([(k, s) for k, s, _ in got] == [(1, 0), (2, 1), (6, 2), (1, 3)],
+          "ack, then the hello again, counting on: %r" % [(k, s) for k, s, _ in got])
+    check(got[3][2] == got[0][2], "the same hello")
+
+
+def case_event_and_logged_commands():
+    lk, stream = new_link()
+    stream.incoming += command(0x86, 5, b"ABCDEFGH\x07\x01") + command(0x87, 6, b"12345678")
+    stream.incoming += command(0x86, 7, b"ABCDEFGH")
+    check(lk.poll(0) == link.CMD_EVENT and bytes(lk.cmd_game) == b"ABCDEFGH", "event game")
+    check(lk.cmd_index == 263, "event number")
+    lk.ack(5)
+    check(lk.poll(0) == link.CMD_LOGGED and bytes(lk.cmd_game) == b"12345678", "logged")
+    lk.ack(6)
+    check(lk.poll(0) == link.NONE, "short event request refused")
+    errors = [(p[0], p[1]) for k, _, p in frames_of(stream.written) if k == 5]
+    check(errors == [(link.ERR_BAD_LENGTH, 7)], "bad length: %r" % errors)
+
+
+def case_new_game_replace_flag():
+    lk, stream = new_link()
+    args = struct.pack("<BHHBB", 0, 40, 40, 1, 1)
+    stream.incoming += command(0x81, 1, args) + command(0x81, 2, args + b"\x01")
+    stream.incoming += command(0x81, 3, args + b"\x02")
+    check(lk.poll(0) == link.CMD_NEW_GAME and not lk.replace, "no flags: ask")
+    lk.nack(1, link.ERR_ASKED)
+    check(lk.poll(0) == link.CMD_NEW_GAME and lk.replace, "REPLACE")
+    lk.ack(2)
+    check(lk.poll(0) == link.NONE, "unknown flag refused")
 
 
 def case_commands_are_decoded_and_acked():

@@ -1,6 +1,7 @@
 """Host logger for the scoreboard's serial link (protocol: docs/protocol.md).
 
     python -m tools.logger --port /dev/ttyUSB1 [--port ...] --db games.db [--live]
+        [--new-game ddbu:40 [--replace]]   # the board asks its players unless --replace
     python -m tools.logger export --db games.db [--game N] [--format json|csv]
     python -m tools.logger stats --db games.db
     python -m tools.logger view --db games.db [--once]

@@ -4,32 +4,52 @@ import argparse
 import sys
 import time
 
-from rules_core.settings import check_settings
+from rules_core.settings import RULES_IDS, check_settings
 from tools.logger import report
-from tools.logger.core import Logger
-from tools.logger.store import Store
+from tools.logger.core import Logger, say_on_stderr
+from tools.logger.store import Store, StoreError
 
 CLEAR = "\x1b[H\x1b[2J"
 
 
+NEW_GAME_FORM = "expected RULES:DISTANCE[,D2][:SETS[:FIRST]], e.g. ddbu:40 or ceb:60,50:3:2"
+
+
 def _new_game(text):
-    # ddbu:40,30:1:1  ->  rules, distances, sets, who starts
+    # ddbu:40,30:1:1  ->  rules, distances, sets, who starts; checked here, before any port
+    # is opened, with the rules core's own checks (what the board would refuse).
     parts = text.split(":")
+    if not 2 <= len(parts) <= 4:
+        raise argparse.ArgumentTypeError("%r: %s" % (text, NEW_GAME_FORM))
+    rules = parts[0]
+    if rules not in RULES_IDS:
+        raise argparse.ArgumentTypeError("%r: rules must be ddbu, ceb or russian" % text)
     try:
-        rules = parts[0]
-        distance = [int(x) for x in parts[1].split(",")]
-        if len(distance) == 1:
-            distance *= 2
-        sets = int(parts[2]) if len(parts) > 2 else 1
-        first = int(parts[3]) if len(parts) > 3 else 1
-    except (IndexError, ValueError):
-        raise argparse.ArgumentTypeError("expected RULES:DISTANCE[,D2][:SETS[:FIRST]]") from None
-    if len(distance) != 2:
-        raise argparse.ArgumentTypeError("expected RULES:DISTANCE[,D2][:SETS[:FIRST]]")
+        distance = [_whole(x) for x in parts[1].split(",")]
+        sets = _whole(parts[2]) if len(parts) > 2 else 1
+        first = _whole(parts[3]) if len(parts) > 3 else 1
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r: %s" % (text, NEW_GAME_FORM)) from None
+    if len(distance) == 1:
+        distance *= 2
+    if len(distance) != 2 or not all(1 <= d <= 9999 for d in distance):
+        raise argparse.ArgumentTypeError(
+            "%r: a distance is 1 to 9999 points (four display digits), one or two of them"
+            % text)
+    if sets not in (1, 3, 5):
+        raise argparse.ArgumentTypeError("%r: sets must be 1, 3 or 5" % text)
+    if first not in (1, 2):
+        raise argparse.ArgumentTypeError("%r: the first player is 1 or 2" % text)
     problem = check_settings(rules, tuple(distance), sets, first)
     if problem:
-        raise argparse.ArgumentTypeError(problem)
+        raise argparse.ArgumentTypeError("%r: %s" % (text, problem))
     return rules, tuple(distance), sets, first
+
+
+def _whole(text):
+    if not text.isascii() or not text.isdigit():
+        raise ValueError(text)
+    return int(text)
 
 
 def _log(argv):
@@ -48,12 +68,24 @@ def _log(argv):
                     help="the boards' command keys for --mqtt: `BOARD-ID HEX-KEY` a line")
     ap.add_argument("--db", required=True, help="SQLite file (made if missing)")
     ap.add_argument("--baud", type=int, default=115200)
-    ap.add_argument("--new-game", type=_new_game, metavar="RULES:D[,D2][:SETS[:FIRST]]")
+    ap.add_argument(
+        "--new-game", type=_new_game, metavar="RULES:D[,D2][:SETS[:FIRST]]",
+        help="start this game on the board; an unfinished game there is kept unless the "
+        "players confirm with ok on the board, or --replace is given")
+    ap.add_argument("--replace", action="store_true",
+                    help="with --new-game: replace an unfinished game without asking")
     ap.add_argument("--live", action="store_true", help="redraw every table each second")
     ap.add_argument("--timeout", type=float, help="stop after this many seconds")
     args = ap.parse_args(argv)
+    if args.replace and args.new_game is None:
+        ap.error("--replace goes with --new-game")
     if not args.port and not args.mqtt:
         ap.error("give --port, --mqtt or both")
+    try:
+        store = Store(args.db)
+    except StoreError as e:
+        sys.stderr.write("logger: %s\n" % e)
+        return 2
     source = None
     if args.mqtt:
         from tools.logger.mqtt import MqttSource, load_keys, parse_url
@@ -62,9 +94,11 @@ def _log(argv):
             parse_url(args.mqtt)
             keys = load_keys(args.keys) if args.keys else {}
         except (OSError, ValueError) as exc:
+            store.close()
             ap.error(str(exc))
         source = MqttSource(args.mqtt, keys, prefix=args.mqtt_prefix)
-    logger = Logger(args.port, args.db, baud=args.baud, new_game=args.new_game, mqtt=source)
+    logger = Logger(args.port, args.db, baud=args.baud, new_game=args.new_game, store=store,
+                    replace=args.replace, say=say_on_stderr, mqtt=source)
     drawn = [0.0]
 
     def draw(lg):
@@ -91,7 +125,11 @@ def _report(command, argv):
     if command == "view":
         ap.add_argument("--once", action="store_true")
     args = ap.parse_args(argv)
-    store = Store(args.db)
+    try:
+        store = Store(args.db, create=False)  # never makes or changes a file
+    except StoreError as e:
+        sys.stderr.write("logger %s: %s\n" % (command, e))
+        return 2
     try:
         if command == "export":
             for line in report.export_lines(store, args.game, args.format):

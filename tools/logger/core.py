@@ -7,24 +7,35 @@
     # or in a thread:  threading.Thread(target=lg.run_forever).start(); ...
     # lg.last_state_equals(state) once stored; lg.stop()
 
-Each port's read burst is stored in one transaction. A sequence number that skips means
-frames were lost: the logger asks the board for its full state (and asks again every
-second until one comes). A port that fails is closed and reopened every half second, as
-when a USB adapter is unplugged and plugged back in.
+When a port opens the logger asks the board who it is (CMD_HELLO) and for its state; the
+frames that come before the answer wait for it, so a game is never filed under the port.
+A sequence number that skips means frames were lost: the logger asks for the full state
+(and asks again every second until one comes). A state whose events the logger does not
+all hold makes it ask for the missing ones by number (CMD_EVENT). A sequence number from
+the past is a replayed or repeated frame: counted, and kept only as history. A port that
+fails is closed and reopened every half second, as when a USB adapter is unplugged and
+plugged back in. What arrives is stored in one transaction per read burst; while another
+program holds the database locked the frames wait in memory and are stored when it lets go.
 """
 
+import random
 import select
+import sqlite3
+import sys
 import threading
 import time
 
 import serial
 
 from tools.logger import frames
-from tools.logger.store import Store
+from tools.logger.store import Store, is_busy
 
 REOPEN_S = 0.5
 STATE_RETRY_S = 1.0
+EVENT_RETRY_S = 0.5
+HELLO_WAIT_S = 3.0  # frames wait this long for the board's hello, then go under the port
 READ_MAX = 65536
+MAX_REQUESTS = 16  # events asked for at once
 
 
 class Port:
@@ -35,21 +46,39 @@ class Port:
         self.serial = None
         self.reader = frames.FrameReader()
         self.expect = None
+        self.board_key = None
         self.board = None
-        self.cmd_seq = 0
+        self.boot_id = None
+        self.hello_asked_at = None
+        self.waiting = []  # game frames that came before the board said who it is
+        self.backlog = []  # frames read but not yet stored (the database was busy)
+        self.read_since_flush = False
+        # A random start: a restarted logger's commands are never taken by the board for
+        # repeats of the last logger's (the board answers a repeat without running it).
+        self.cmd_seq = random.randrange(0x10000)
         self.state_wanted_at = None
+        self.events_asked_at = {}  # (game row, number) -> when
+        self.incomplete = {}  # game row -> when its events were last checked
+        self.current_game = None  # the game row of the board's latest state
+        self.logged = set()  # game rows the board was told are logged
+        self.event_requests = {}  # seq of a CMD_EVENT -> game row it asked about
+        self.given_up = set()  # game rows whose missing events the board no longer has
         self.last_open_try = 0.0
         self.opened_once = False
+        self.open_error = None  # the last reason the port could not be opened
         self.gap_log = []  # (first missing seq, seq that showed the gap), most recent last
         self.trace = None  # set to a list to record every accepted (seq, kind, payload)
+        self.answers = []  # (kind, fields) of ACK and ERROR frames, most recent last
         self.counters = dict.fromkeys(
             ("gaps", "missing", "state_requests", "reconnects", "device_rx_frames",
-             "device_rx_bad", "device_tx_frames"), 0)
+             "device_rx_bad", "device_tx_frames", "replayed", "stale", "unknown_protocol",
+             "events_requested", "db_busy"), 0)
 
 
 class Logger:
     def __init__(self, ports, db, baud=115200, new_game=None, store=None,
-                 state_retry_s=STATE_RETRY_S, mqtt=None):
+                 state_retry_s=STATE_RETRY_S, replace=False, say=None,
+                 event_retry_s=EVENT_RETRY_S, mqtt=None):
         if isinstance(ports, str) and not isinstance(db, str):
             ports, db = db, ports  # Logger(db, ports) reads as well; the order is obvious
         self.store = store or Store(db)
@@ -57,11 +86,15 @@ class Logger:
         self._burst_state = None
         self._stop = threading.Event()
         self.state_retry_s = state_retry_s
+        self.event_retry_s = event_retry_s
         self.baud = baud
         self.new_game = new_game  # (rules, (d1, d2), sets, first) sent once per port
+        self.replace = replace  # the new game may replace an unfinished one without asking
+        self.say = say or (lambda text: None)  # messages for the person running the logger
         self.ports = [Port(path) for path in ports]
         self.last_game = None
         self.mqtt = mqtt  # a tools.logger.mqtt.MqttSource: every board on a broker
+        self._followups = []
 
     # -- public ---------------------------------------------------------------------------
 
@@ -96,25 +129,47 @@ class Logger:
         for port in self.ports:
             if port.serial is None and now - port.last_open_try >= REOPEN_S:
                 self._open(port, now)
-            if port.serial is not None and port.state_wanted_at is not None and (
+        for port in self._all_ports():
+            if port.serial is None:
+                continue
+            if port.state_wanted_at is not None and (
                     now - port.state_wanted_at >= self.state_retry_s):
                 self._ask_state(port)
+            if port.board is None and port.hello_asked_at is not None and (
+                    now - port.hello_asked_at >= self.state_retry_s):
+                self._ask_hello(port)
+            if port.waiting and port.hello_asked_at is not None and (
+                    now - port.waiting[0][0] >= HELLO_WAIT_S):
+                # No hello: a board that does not answer CMD_HELLO is known by its port.
+                self._set_board(port, port.path, None)
         live = [port for port in self.ports if port.serial is not None]
         fds = [port.serial.fileno() for port in live]
         if self.mqtt is not None:
             fds.append(self.mqtt.fileno())
         if not fds:
             time.sleep(wait)
-            return
-        try:
-            ready, _, _ = select.select(fds, [], [], wait)
-        except (OSError, ValueError):
-            ready = fds
-        for port in live:
-            if port.serial is not None and port.serial.fileno() in ready:
-                self._read(port)
-        if self.mqtt is not None:
-            self.mqtt.pump(self)
+        else:
+            try:
+                ready, _, _ = select.select(fds, [], [], wait)
+            except (OSError, ValueError):
+                ready = fds
+            for port in live:
+                if port.serial is not None and port.serial.fileno() in ready:
+                    if self._read(port):
+                        port.read_since_flush = True
+            if self.mqtt is not None:
+                self.mqtt.pump(self)  # its frames join each board's backlog, stored below
+        for port in self._all_ports():
+            if port.backlog or port.read_since_flush:
+                port.read_since_flush = not self._flush(port)
+            elif port.incomplete and port.serial is not None:
+                self._recheck(port)
+
+    def _all_ports(self):
+        """The serial ports and the boards heard on the MQTT broker."""
+        if self.mqtt is None:
+            return self.ports
+        return self.ports + list(self.mqtt.boards.values())
 
     def latest_final(self):
         return None if self.last_game is None else self.store.final(self.last_game)
@@ -125,12 +180,15 @@ class Logger:
             port.serial.write(frames.encode(kind, port.cmd_seq, payload))
         except (serial.SerialException, OSError):
             self._lost(port)
+        return port.cmd_seq
 
     def close(self):
         self._stop.set()
         if self.mqtt is not None:
             self.mqtt.close()
         for port in self.ports:
+            if port.backlog:
+                self._flush(port, wait_s=10.0)
             if port.serial is not None:
                 port.serial.close()
                 port.serial = None
@@ -142,18 +200,27 @@ class Logger:
         port.last_open_try = now
         try:
             port.serial = serial.Serial(port.path, self.baud, timeout=0)
-        except (serial.SerialException, OSError, ValueError):
+        except (serial.SerialException, OSError, ValueError) as e:
             port.serial = None
+            reason = str(e).split(":")[0] if isinstance(e, serial.SerialException) else str(e)
+            if reason != port.open_error:
+                port.open_error = reason
+                self.say("%s: cannot open (%s); trying again every %.1f s"
+                         % (port.path, reason, REOPEN_S))
             return
+        if port.open_error is not None:
+            self.say("%s: open" % port.path)
+            port.open_error = None
         if port.opened_once:
             port.counters["reconnects"] += 1
         # The expected seq is kept: frames the board sent while the cable was out show up
         # as a gap (a reboot meanwhile sends a hello, which starts the count anew).
+        self._ask_hello(port)
         self._ask_state(port)
         if self.new_game is not None and not port.opened_once:
             rules, distance, sets, first = self.new_game
             self.send(port, frames.CMD_NEW_GAME,
-                      frames.new_game_args(rules, distance, sets, first))
+                      frames.new_game_args(rules, distance, sets, first, self.replace))
         port.opened_once = True
 
     def _lost(self, port):
@@ -163,12 +230,15 @@ class Logger:
             pass
         port.serial = None
         port.last_open_try = time.monotonic()
-        self._save_stats(port, commit=True)
 
     def _ask_state(self, port):
         port.state_wanted_at = time.monotonic()
         port.counters["state_requests"] += 1
         self.send(port, frames.CMD_STATE)
+
+    def _ask_hello(self, port):
+        port.hello_asked_at = time.monotonic()
+        self.send(port, frames.CMD_HELLO)
 
     def _read(self, port):
         try:
@@ -177,19 +247,18 @@ class Logger:
             self._lost(port)
             return
         if not data:
-            return
-        found = port.reader.feed(data)
-        self._burst_state = None
-        with self.store.transaction():
-            for kind, seq, payload in found:
-                self._frame(port, kind, seq, payload)
-            self._save_stats(port)
-        if self._burst_state is not None:
-            self.last_state = self._burst_state  # committed: now others may see it
+            return False
+        for kind, seq, payload in port.reader.feed(data):
+            self._frame(port, kind, seq, payload)
+        return True
 
     def _frame(self, port, kind, seq, payload):
+        """Link-level handling of one frame (sequence, hello); storing comes after."""
         try:
             fields = frames.parse(kind, payload)
+        except frames.UnknownProtocol:
+            port.counters["unknown_protocol"] += 1  # not ours to read: it changes nothing
+            return
         except (ValueError, KeyError, IndexError, TypeError):
             port.reader.bad_frames += 1  # right CRC, wrong content: a board bug, not noise
             return
@@ -197,13 +266,16 @@ class Logger:
             port.trace.append((seq, kind, bytes(payload)))
         if kind == frames.HELLO:
             port.expect = (seq + 1) & 0xFFFF
-            key = fields["board_id"] or port.path
-            port.board = self.store.board(key, port.path, fields)
-            self._ask_state(port)
+            self._set_board(port, fields["board_id"] or port.path, fields)
             return
-        if port.board is None:
-            port.board = self.store.board(port.path, port.path)
         if port.expect is not None and seq != port.expect:
+            behind = (port.expect - seq) & 0xFFFF
+            if 0 < behind <= 0x400:
+                # From the past: a repeated or replayed frame. Kept as history (its stamp
+                # says where it belongs), but the count goes on from where it was.
+                port.counters["replayed"] += 1
+                self._queue(port, kind, seq, fields)
+                return
             missing = (seq - port.expect) & 0xFFFF
             port.counters["gaps"] += 1
             port.gap_log.append((port.expect, seq))
@@ -213,26 +285,190 @@ class Logger:
                 self._ask_state(port)
         port.expect = (seq + 1) & 0xFFFF
         if kind == frames.STATE:
-            self.last_game = self.store.state(port.board, fields["game"], fields["state"], seq)
-            self._burst_state = fields["state"]
             port.state_wanted_at = None
-        elif kind == frames.SHOT:
-            self.store.shot(port.board, fields["game"], fields)
         elif kind == frames.HEARTBEAT:
             port.counters["device_rx_frames"] = fields["rx_frames"]
             port.counters["device_rx_bad"] = fields["rx_bad"]
             port.counters["device_tx_frames"] = fields["tx_frames"]
-        elif kind == frames.ERROR:
-            self.store.error(port.board, port.path, fields)
+            return
+        elif kind in (frames.ACK, frames.ERROR):
+            port.answers.append((kind, fields))
+            del port.answers[:-50]
+            if kind == frames.ERROR:
+                game = port.event_requests.pop(fields["ref"], None)
+                if game is not None and game != port.current_game:
+                    # The board no longer has that game: what is missing stays missing
+                    # (the game is stored as incomplete) and is not asked for again.
+                    port.given_up.add(game)
+                    port.incomplete.pop(game, None)
+                elif game is None:
+                    self._tell_error(port, fields)
+            if kind == frames.ACK:
+                return
+        self._queue(port, kind, seq, fields)
 
-    def _save_stats(self, port, commit=False):
+    def _tell_error(self, port, fields):
+        code = fields["code"]
+        if code == frames.link.ERR_ASKED:
+            self.say("%s: the board asks the players to confirm the new game (ok on the "
+                     "board); --replace replaces an unfinished game without asking" % port.path)
+        elif fields["ref"] != frames.link.NO_REF:
+            self.say("%s: the board refused command %d (error %d %s)" % (
+                port.path, fields["ref"], code, frames.printable(fields["detail"])))
+
+    def _set_board(self, port, key, hello):
+        port.board_key = key  # port.board (the row) changes when the hello is stored
+        port.boot_id = hello["boot_id"] if hello else None
+        port.hello_asked_at = None
+        port.backlog.append((time.monotonic(), "hello", None, {"key": key, "hello": hello}))
+        port.backlog += port.waiting
+        port.waiting = []
+
+    def _queue(self, port, kind, seq, fields):
+        item = (time.monotonic(), kind, seq, fields)
+        if port.board_key is None:
+            if port.hello_asked_at is None:
+                self._ask_hello(port)
+            port.waiting.append(item)
+        else:
+            port.backlog.append(item)
+
+    def _flush(self, port, wait_s=0.0):
+        """Store the port's backlog in one transaction; a busy database keeps it waiting."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            self._burst_state = None
+            self._followups = []
+            try:
+                with self.store.transaction():
+                    for _, kind, seq, fields in port.backlog:
+                        self._store(port, kind, seq, fields)
+                    self._save_stats(port)
+            except sqlite3.OperationalError as e:
+                if not is_busy(e):
+                    raise
+                port.counters["db_busy"] += 1
+                if port.counters["db_busy"] == 1:
+                    self.say("database locked by another program: waiting (%d frames kept)"
+                             % len(port.backlog))
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(0.1)
+                continue
+            break
+        port.backlog = []
+        if self._burst_state is not None:
+            self.last_state = self._burst_state  # committed: now others may see it
+        for game, numbers in self._followups:
+            if game is not None:
+                self._note_complete(port, game, numbers)
+            if numbers is None or numbers:
+                self._ask_events(port, game, numbers)
+        return True
+
+    def _store(self, port, kind, seq, fields):
+        store = self.store
+        if kind == "hello":
+            hello = fields["hello"]
+            port.board = store.board(fields["key"], port.path, hello)
+            if hello is not None:
+                boot, new = store.boot(port.board, hello["boot_id"], hello["reset_cause"])
+                if not new and boot != store.latest_boot(port.board):
+                    port.counters["stale"] += 1  # an old boot's hello, replayed
+            return
+        board = port.board
+        if kind == frames.ERROR:
+            store.error(board, port.path, fields)
+            return
+        if kind not in (frames.STATE, frames.SHOT, frames.UNDO):
+            return
+        boot, new = store.boot(board, fields["boot_id"])
+        if new and port.boot_id is not None and fields["boot_id"] != port.boot_id:
+            self._followups.append((None, None))  # a boot without a hello: who is it?
+        rank = boot << 32 | fields["stamp"]
+        game = store.game(board, fields)
+        if kind == frames.SHOT:
+            store.event(game, fields, rank)
+        elif kind == frames.UNDO:
+            store.undo(game, fields, rank)
+        elif store.state(game, fields, rank, seq):
+            self.last_game = game
+            self._burst_state = fields["state"]
+            if port.current_game != game:
+                if port.current_game is not None:
+                    port.incomplete[port.current_game] = 0.0  # check the game it left
+                port.current_game = game
+        else:
+            port.counters["stale"] += 1
+            return
+        if kind == frames.STATE or (kind == frames.SHOT and fields["resent"]):
+            self._followups.append((game, store.check_history(game)))
+
+    def _recheck(self, port):
+        """Ask again for what an incomplete game still lacks (the answer may have been lost)."""
+        now = time.monotonic()
+        due = [g for g, at in port.incomplete.items() if now - at >= self.event_retry_s]
+        if not due:
+            return
+        try:
+            with self.store.transaction():
+                wanted = [(game, self.store.check_history(game)) for game in due]
+        except sqlite3.OperationalError as e:
+            if not is_busy(e):
+                raise
+            return
+        for game, missing in wanted:
+            port.incomplete[game] = now
+            self._note_complete(port, game, missing)
+            if missing:
+                self._ask_events(port, game, missing)
+
+    def _note_complete(self, port, game, missing):
+        if missing:
+            if game not in port.given_up:
+                port.incomplete.setdefault(game, time.monotonic())
+            return
+        port.incomplete.pop(game, None)
+        if game != port.current_game and game not in port.logged and port.serial is not None:
+            # A game the board has left, held whole: the board may let its copy go.
+            port.logged.add(game)
+            row = self.store.db.execute("SELECT game_id FROM games WHERE id=?",
+                                        (game,)).fetchone()
+            self.send(port, frames.CMD_LOGGED, bytes.fromhex(row[0]))
+
+    def _ask_events(self, port, game, numbers):
+        if game is None:
+            self._ask_hello(port)
+            return
+        if port.serial is None:
+            return
+        now = time.monotonic()
+        row = self.store.db.execute("SELECT game_id FROM games WHERE id=?", (game,)).fetchone()
+        asked = 0
+        for number in numbers:
+            key = (game, number)
+            if now - port.events_asked_at.get(key, -1e9) < self.event_retry_s:
+                continue
+            port.events_asked_at[key] = now
+            port.counters["events_requested"] += 1
+            seq = self.send(port, frames.CMD_EVENT,
+                            frames.event_args(bytes.fromhex(row[0]), number))
+            port.event_requests[seq] = game
+            if len(port.event_requests) > 1000:
+                port.event_requests.pop(next(iter(port.event_requests)))
+            asked += 1
+            if asked >= MAX_REQUESTS:
+                break
+
+    def _save_stats(self, port):
         counters = dict(port.counters, frames=port.reader.frames,
                         bad_frames=port.reader.bad_frames, noise_bytes=port.reader.noise_bytes)
-        if commit:
-            with self.store.transaction():
-                self.store.link_stats(port.path, port.board, port.serial is not None, counters)
-        else:
-            self.store.link_stats(port.path, port.board, port.serial is not None, counters)
+        self.store.link_stats(port.path, port.board, port.serial is not None, counters)
+
+
+def say_on_stderr(text):
+    sys.stderr.write("logger: %s\n" % text)
+    sys.stderr.flush()
 
 
 def run(ports, db, stop_when=None, timeout=None, **options):

@@ -6,6 +6,7 @@
     wire = encode(CMD_STATE, 7)                        # a command, ready to write
 
 The kind numbers and error codes are boardlib.link's, so board and host cannot drift apart.
+Every frame layout of the host side is here (the MQTT transport reuses it).
 """
 
 import struct
@@ -23,11 +24,21 @@ from boardlib.link import (  # noqa: F401  (re-exported for the logger and tests
     HELLO,
     SHOT,
     STATE,
+    UNDO,
 )
+from rules_core import events
+
+PROTOCOL_VERSION = link.PROTOCOL_VERSION
+CMD_HELLO = link.CMD_HELLO
+CMD_EVENT = link.CMD_EVENT
+CMD_LOGGED = link.CMD_LOGGED
 
 MAX_WIRE = 96
-FOUL_NAMES = ((link.FOUL_ORDINARY, "foul"), (link.FOUL_QUILLES, "quilles"),
-              (link.FOUL_ROUGE, "rouge"), (link.FOUL_STOP30, "stop30"))
+GAME_HEAD = 18  # game u16, game_id (8), boot_id (4), stamp u32
+
+
+class UnknownProtocol(ValueError):
+    """A hello from a board that speaks another protocol version."""
 
 
 def cobs_encode(raw):
@@ -72,9 +83,16 @@ def encode(kind, seq, payload=b""):
     return b"\x00" + cobs_encode(raw) + b"\x00"
 
 
-def new_game_args(rules, distance, sets=1, first=1):
-    """Arguments of CMD_NEW_GAME: rules id, distance per player, sets, who starts."""
-    return struct.pack("<BHHBB", link.RULES.index(rules), distance[0], distance[1], sets, first)
+def new_game_args(rules, distance, sets=1, first=1, replace=False):
+    """Arguments of CMD_NEW_GAME: rules id, distance per player, sets, who starts, flags
+    (REPLACE: an unfinished game is replaced without asking the players)."""
+    return struct.pack("<BHHBBB", link.RULES.index(rules), distance[0], distance[1], sets,
+                       first, link.REPLACE if replace else 0)
+
+
+def event_args(game_id, index):
+    """Arguments of CMD_EVENT: which game (its 8-byte id) and which event (1 = first)."""
+    return bytes(game_id) + struct.pack("<H", index)
 
 
 class FrameReader:
@@ -125,30 +143,61 @@ class FrameReader:
 
 
 def _text(data):
-    return data.decode("ascii", "replace")
+    # Every byte kept as one character (bytes above 127 too): shown only through printable()
+    return bytes(data).decode("latin-1")
+
+
+def _game_head(payload):
+    if len(payload) < GAME_HEAD:
+        raise ValueError("short game frame")
+    return {"game": payload[0] | payload[1] << 8, "game_id": bytes(payload[2:10]).hex(),
+            "boot_id": bytes(payload[10:14]).hex(),
+            "stamp": struct.unpack_from("<I", payload, 14)[0]}
 
 
 def parse(kind, payload):
-    """Fields of a board frame as a dict; ValueError for a kind or length that is wrong."""
+    """Fields of a board frame as a dict; ValueError for a kind or length that is wrong,
+    UnknownProtocol for a hello of another protocol version."""
     if kind == HELLO:
-        id_end = 2 + (payload[1] if len(payload) > 1 else 0)
+        if not payload:
+            raise ValueError("empty hello")
+        if payload[0] != PROTOCOL_VERSION:
+            raise UnknownProtocol("protocol version %d" % payload[0])
+        if len(payload) < 6:
+            raise ValueError("short hello")
+        id_end = 6 + payload[5]
         if len(payload) < id_end + 1 or len(payload) < id_end + 1 + payload[id_end]:
             raise ValueError("short hello")
         cause_end = id_end + 1 + payload[id_end]
-        return {"protocol": payload[0], "board_id": payload[2:id_end].hex(),
+        return {"protocol": payload[0], "boot_id": bytes(payload[1:5]).hex(),
+                "board_id": bytes(payload[6:id_end]).hex(),
                 "reset_cause": _text(payload[id_end + 1:cause_end]),
                 "firmware": _text(payload[cause_end:])}
     if kind == STATE:
-        if len(payload) < 3:
+        fields = _game_head(payload)
+        if len(payload) < GAME_HEAD + 7:
             raise ValueError("short state")
         from rules_core.snapshot import unpack_state
-        return {"game": payload[0] | payload[1] << 8, "state": unpack_state(bytes(payload[2:]))}
+        fields["history"], fields["history_crc"] = struct.unpack_from("<HI", payload, GAME_HEAD)
+        fields["packed"] = bytes(payload[GAME_HEAD + 6:])
+        fields["state"] = unpack_state(fields["packed"])
+        return fields
     if kind == SHOT:
-        if len(payload) != 11:
-            raise ValueError("shot frame of %d bytes" % len(payload))
-        game, number, player, points, to, pins, carom, foul = struct.unpack("<HHBhBBBB", payload)
-        return {"game": game, "number": number, "player": player, "points": points, "to": to,
-                "pins": pins, "carom": carom, "foul": foul}
+        fields = _game_head(payload)
+        if len(payload) != GAME_HEAD + 11:
+            raise ValueError("event frame of %d bytes" % len(payload))
+        index, record, player, points, to, flags = struct.unpack_from(
+            "<H4sBhBB", payload, GAME_HEAD)
+        events.decode(record)  # EventError (a ValueError's kin) for a record that is not one
+        fields.update(index=index, record=record, player=player, points=points, to=to,
+                      resent=bool(flags & 1))
+        return fields
+    if kind == UNDO:
+        fields = _game_head(payload)
+        if len(payload) != GAME_HEAD + 2:
+            raise ValueError("undo frame of %d bytes" % len(payload))
+        fields["history"] = struct.unpack_from("<H", payload, GAME_HEAD)[0]
+        return fields
     if kind == HEARTBEAT:
         if len(payload) != 16:
             raise ValueError("heartbeat of %d bytes" % len(payload))
@@ -167,9 +216,30 @@ def parse(kind, payload):
     raise ValueError("unknown frame kind 0x%02x" % kind)
 
 
+def printable(text):
+    """Text from the wire made safe for a terminal: control characters, escape sequences
+    and anything outside printable ASCII are shown as \\xNN (a backslash itself as \\\\)."""
+    out = []
+    for ch in str(text):
+        if ch == "\\":
+            out.append("\\\\")
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out.append("\\x%02x" % ord(ch) if ord(ch) < 256 else "\\u%04x" % ord(ch))
+    return "".join(out)
+
+
+def record_fields(record):
+    """What a shot record says, for people: pins (spot numbers), carom, foul names (every
+    foul, a repeated one as often as it was given); None for an adjust record."""
+    kind, pins, carom, fouls = events.decode(record)
+    if kind != events.KIND_SHOT:
+        return None
+    bits, other = fouls
+    names = [name for i, name in enumerate(events.FOUL_NAMES) if bits >> i & 1]
+    return {"pins": pins_list(pins), "carom": carom, "foul": names + ["foul"] * other}
+
+
 def pins_list(mask):
     return [spot + 1 for spot in range(5) if mask >> spot & 1]
-
-
-def foul_names(mask):
-    return [name for bit, name in FOUL_NAMES if mask & bit]

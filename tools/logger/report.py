@@ -6,14 +6,15 @@
 
 In ``stats``, a player is a board's player 1 or player 2 (boards have no player names).
 Points are what the final state counts (in ceb, the sum of the shots' points over all
-sets), series are the innings begun, the average is points per series.
+sets), series are the innings begun, the average is points per series. Shots are replayed
+from the stored event records (rules_core), so they always agree with the final state.
 """
 
 import csv
 import io
 import json
 
-from tools.logger.frames import foul_names, pins_list
+from tools.logger.frames import printable, record_fields
 from tools.logger.store import TABLES
 
 CSV_FIELDS = ("game", "board", "game_no", "rules", "distance1", "distance2", "status",
@@ -22,12 +23,12 @@ CSV_FIELDS = ("game", "board", "game_no", "rules", "distance1", "distance2", "st
 
 
 def game_record(store, row):
-    game, board, game_no, started, updated, final = row
-    shots = [{"number": n, "player": p, "points": pts, "to": to, "pins": pins_list(pins),
-              "carom": carom, "foul": foul_names(foul)}
-             for n, p, pts, to, pins, carom, foul in store.shots(game)]
-    return {"game": game, "board": board, "game_no": game_no, "started": started,
-            "updated": updated, "final": json.loads(final), "shots": shots}
+    game, board, game_no, started, updated, final, game_id, complete = row
+    shots = [dict({"number": n, "player": p, "points": pts, "to": to}, **record_fields(record))
+             for n, p, pts, to, record in store.shots(game)]
+    return {"game": game, "board": board, "game_no": game_no, "game_id": game_id,
+            "complete": bool(complete), "started": started, "updated": updated,
+            "final": json.loads(final), "shots": shots}
 
 
 def export_lines(store, game=None, fmt="json"):
@@ -88,6 +89,14 @@ def stats_text(store):
     return "\n".join(lines)
 
 
+def _cell(value):
+    if value is None:
+        return ""
+    if isinstance(value, bytes):
+        return value.hex()
+    return printable(value)  # text from the wire never reaches the terminal raw
+
+
 def view_text(store, rows=5, width=110):
     parts = []
     for table in TABLES:
@@ -99,5 +108,5 @@ def view_text(store, rows=5, width=110):
         parts.append("== %s (%d rows)" % (table, count))
         parts.append(" | ".join(names)[:width])
         for row in reversed(latest):
-            parts.append(" | ".join("" if v is None else str(v) for v in row)[:width])
+            parts.append(" | ".join(_cell(v) for v in row)[:width])
     return "\n".join(parts)
