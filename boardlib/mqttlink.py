@@ -7,7 +7,7 @@
     code = net.take_notice()              # an error code for the display, or 0
 
 Topics (docs/network.md): `pinboard/<id>/state` the STATE frames (retained), `.../events`
-every other frame (HELLO, SHOT, HEARTBEAT, ERROR, ACK), `.../status` `online <nonce>` or
+every other frame (HELLO, SHOT, UNDO, HEARTBEAT, ERROR, ACK), `.../status` `online <nonce>` or
 the last will `offline` (retained), and `.../cmd` the host's commands. A message body is
 one frame exactly as on the serial line (COBS, CRC, sequence number): the host reads both
 with the same code. MQTT itself is micropython-lib's `umqtt.simple`.
@@ -246,6 +246,8 @@ class NetLink:
     CMD_UNDO = _link.CMD_UNDO
     CMD_STATE = _link.CMD_STATE
     CMD_PING = _link.CMD_PING
+    CMD_EVENT = _link.CMD_EVENT
+    CMD_LOGGED = _link.CMD_LOGGED
 
     def __init__(self, net, wlan, now_ms, board_id=b"", clock=None, budget_ms=BUDGET_MS):
         self.net = net
@@ -302,28 +304,48 @@ class NetLink:
         self.link.game = number
 
     @property
+    def game_id(self):
+        return self.link.game_id  # a bytearray the application fills in place
+
+    @game_id.setter
+    def game_id(self, shared):
+        self.link.game_id = shared
+
+    @property
     def cmd_seq(self):
         return self.link.cmd_seq
+
+    @property
+    def cmd_game(self):
+        return self.link.cmd_game
+
+    @property
+    def cmd_index(self):
+        return self.link.cmd_index
+
+    @property
+    def replace(self):
+        return self.link.replace
 
     def send_hello(self, version, reset_cause, now_ms):
         return self.link.send_hello(version, reset_cause, now_ms)
 
-    def send_state(self, payload, now_ms, game=None):
-        game = self.link.game if game is None else game
-        self._state = (game, bytes(payload))
-        return self.link.send_state(payload, now_ms, game)
+    def send_state(self, payload, now_ms, history=b""):
+        self._state = (bytes(payload), bytes(history))
+        return self.link.send_state(payload, now_ms, history)
 
-    def send_shot(self, number, player, points, to, pins, carom, foul, now_ms, game=None):
-        if not isinstance(foul, int):
-            foul = _link.foul_mask(foul)
-        game = self.link.game if game is None else game
+    def send_event(self, index, record, player, points, to, now_ms, resent=False):
         ring = self._ring
-        if ring and ring[0][0] != game:
-            ring.clear()  # a new game: the old game's shots are the host's already
+        ident = bytes(self.link.game_id)
+        if ring and ring[0][0] != ident:
+            ring.clear()  # a new game: the old game's events are the host's already
         if len(ring) == _RING:
             ring.pop(0)
-        ring.append((game, number, player, points, to, pins, carom, foul))
-        return self.link.send_shot(number, player, points, to, pins, carom, foul, now_ms, game)
+        ring.append((ident, index, bytes(record), player, points, to))
+        return self.link.send_event(index, record, player, points, to, now_ms, resent)
+
+    def send_undo(self, history_len, now_ms):
+        return self.link.send_undo(history_len, now_ms)
 
     def send_error(self, code, detail="", ref=_link.NO_REF):
         return self.link.send_error(code, detail, ref)
@@ -479,15 +501,15 @@ class NetLink:
         self._sock.flush()
         self._resend_shots(now_ms)
         if self._state is not None:
-            self.link.send_state(self._state[1], now_ms, self._state[0])
+            self.link.send_state(self._state[0], now_ms, self._state[1])
 
     def _resend_shots(self, now_ms):
         link = self.link
-        for shot in self._ring:
-            if shot[0] != link.game:
+        ident = bytes(link.game_id)
+        for event in self._ring:
+            if event[0] != ident:
                 continue  # a game since replaced by a new one: the host has its end
-            link.send_shot(shot[1], shot[2], shot[3], shot[4], shot[5], shot[6], shot[7],
-                           now_ms, shot[0])
+            link.send_event(event[1], event[2], event[3], event[4], event[5], now_ms)
 
     def _serve(self, now_ms):
         sock = self._sock
@@ -593,10 +615,13 @@ class Both:
     CMD_UNDO = _link.CMD_UNDO
     CMD_STATE = _link.CMD_STATE
     CMD_PING = _link.CMD_PING
+    CMD_EVENT = _link.CMD_EVENT
+    CMD_LOGGED = _link.CMD_LOGGED
 
     def __init__(self, first, second):
         self.links = (first, second)
         self._from = first
+        second.game_id = first.game_id  # one identity, filled in place, for both
 
     @property
     def game(self):
@@ -608,20 +633,40 @@ class Both:
             lk.game = number
 
     @property
+    def game_id(self):
+        return self.links[0].game_id
+
+    @property
     def cmd_seq(self):
         return self._from.cmd_seq
+
+    @property
+    def cmd_game(self):
+        return self._from.cmd_game
+
+    @property
+    def cmd_index(self):
+        return self._from.cmd_index
+
+    @property
+    def replace(self):
+        return self._from.replace
 
     def send_hello(self, version, reset_cause, now_ms):
         for lk in self.links:
             lk.send_hello(version, reset_cause, now_ms)
 
-    def send_state(self, payload, now_ms, game=None):
+    def send_state(self, payload, now_ms, history=b""):
         for lk in self.links:
-            lk.send_state(payload, now_ms, game)
+            lk.send_state(payload, now_ms, history)
 
-    def send_shot(self, number, player, points, to, pins, carom, foul, now_ms, game=None):
+    def send_event(self, index, record, player, points, to, now_ms, resent=False):
         for lk in self.links:
-            lk.send_shot(number, player, points, to, pins, carom, foul, now_ms, game)
+            lk.send_event(index, record, player, points, to, now_ms, resent)
+
+    def send_undo(self, history_len, now_ms):
+        for lk in self.links:
+            lk.send_undo(history_len, now_ms)
 
     def send_error(self, code, detail="", ref=_link.NO_REF):
         for lk in self.links:
