@@ -274,7 +274,9 @@ def test_export_of_a_state_stored_before_marked_and_members(tmp_path):
     del old["marked"], old["members"]
     with store.transaction():
         board = store.board("b1", "port")
-        store.state(board, 1, old)
+        game = store.game(board, {"game_id": "00" * 8, "game": 1})
+        store.state(game, {"state": old, "packed": pack_state(Game("ddbu", 20)),
+                           "history": 0, "history_crc": 0}, rank=1)
     (line,) = report.export_lines(store, fmt="csv")[1:]
     assert line.endswith(",,,")  # no marked ball, no members: empty cells
     (record,) = report.export_lines(store)

@@ -502,8 +502,10 @@ def test_signed_new_game_is_played_and_a_reconnection_keeps_the_games_apart(tmp_
         proc = sim(tmp_path, timeline, cfg, "--speed", "4", wait=False)
         assert lg.wait(lambda: lg.logger.last_state == expected_first, 60)
         nonce = bytes.fromhex(seen[-1].split()[1].decode())
+        # REPLACE: the host says so (without it, the players would be asked first)
         frame = host_frames.encode(host_frames.CMD_NEW_GAME, 7,
-                                   host_frames.new_game_args("ddbu", (30, 30), 1, 2))
+                                   host_frames.new_game_args("ddbu", (30, 30), 1, 2,
+                                                             replace=True))
         sender = paho.Client(paho.CallbackAPIVersion.VERSION2)
         sender.username_pw_set("logger", USERS["logger"])
         sender.connect("127.0.0.1", broker.port)

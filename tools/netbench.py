@@ -188,15 +188,13 @@ class BoardPublisher:
         self.frames.clear()
 
     def shot(self, now_ms):
-        from boardlib.link import foul_mask
         from rules_core.snapshot import pack_state
 
         game = self.game
-        game.shot(pins=1 if game.shots % 3 else 0)
-        last = game.state()["last"]
-        self.link.send_shot(game.shots, last["player"], last["points"], last["to"],
-                            1 if game.shots % 3 else 0, 0, foul_mask(()), now_ms)
-        self.link.send_state(pack_state(game), now_ms)
+        record = game.shot(pins=1 if game.shots % 3 else 0)
+        self.link.send_event(len(game.history) // 4, record, game.last_player,
+                             game.last_points, game.last_to, now_ms)
+        self.link.send_state(pack_state(game), now_ms, game.history)
         self.sent[game.shots] = time.time()
         self._flush()
 
@@ -213,15 +211,16 @@ def _watch_rows(db, seen, stop):
         if conn is None:
             try:
                 conn = sqlite3.connect("file:%s?mode=ro" % db, uri=True, timeout=1)
-                conn.execute("SELECT 1 FROM shots LIMIT 1")
+                conn.execute("SELECT 1 FROM events LIMIT 1")
             except sqlite3.Error:
                 conn = None
                 time.sleep(0.02)
                 continue
         try:
             rows = conn.execute(
-                "SELECT s.rowid, b.key, s.number FROM shots s JOIN games g ON g.id = s.game "
-                "JOIN boards b ON b.id = g.board WHERE s.rowid > ? ORDER BY s.rowid",
+                "SELECT e.rowid, b.key, e.number FROM events e JOIN games g ON g.id = e.game "
+                "JOIN boards b ON b.id = g.board WHERE e.kind = 'event' AND e.rowid > ? "
+                "ORDER BY e.rowid",
                 (last,)).fetchall()
         except sqlite3.Error:
             rows = []
