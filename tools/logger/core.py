@@ -159,11 +159,21 @@ class Logger:
                         port.read_since_flush = True
             if self.mqtt is not None:
                 self.mqtt.pump(self)  # its frames join each board's backlog, stored below
-        for port in self._all_ports():
+        for port in self.ports:
             if port.backlog or port.read_since_flush:
                 port.read_since_flush = not self._flush(port)
             elif port.incomplete and port.serial is not None:
                 self._recheck(port)
+        if self.mqtt is not None:
+            boards = list(self.mqtt.boards.values())
+            due = [port for port in boards if port.backlog or port.read_since_flush]
+            if due:
+                stored = self._flush_ports(due)
+                for port in due:
+                    port.read_since_flush = not stored
+            for port in boards:
+                if port not in due and port.incomplete and port.serial is not None:
+                    self._recheck(port)
 
     def _all_ports(self):
         """The serial ports and the boards heard on the MQTT broker."""
@@ -186,6 +196,9 @@ class Logger:
         self._stop.set()
         if self.mqtt is not None:
             self.mqtt.close()
+            left = [port for port in self.mqtt.boards.values() if port.backlog]
+            if left:
+                self._flush_ports(left, wait_s=10.0)
         for port in self.ports:
             if port.backlog:
                 self._flush(port, wait_s=10.0)
@@ -335,35 +348,45 @@ class Logger:
 
     def _flush(self, port, wait_s=0.0):
         """Store the port's backlog in one transaction; a busy database keeps it waiting."""
+        return self._flush_ports([port], wait_s)
+
+    def _flush_ports(self, ports, wait_s=0.0):
+        """Store the backlogs of `ports` in one transaction: the boards heard on a broker
+        share one commit per batch rather than one each."""
         deadline = time.monotonic() + wait_s
         while True:
             self._burst_state = None
-            self._followups = []
+            followups = []
             try:
                 with self.store.transaction():
-                    for _, kind, seq, fields in port.backlog:
-                        self._store(port, kind, seq, fields)
-                    self._save_stats(port)
+                    for port in ports:
+                        self._followups = []
+                        for _, kind, seq, fields in port.backlog:
+                            self._store(port, kind, seq, fields)
+                        self._save_stats(port)
+                        followups.append((port, self._followups))
             except sqlite3.OperationalError as e:
                 if not is_busy(e):
                     raise
-                port.counters["db_busy"] += 1
-                if port.counters["db_busy"] == 1:
+                for port in ports:
+                    port.counters["db_busy"] += 1
+                if ports[0].counters["db_busy"] == 1:
                     self.say("database locked by another program: waiting (%d frames kept)"
-                             % len(port.backlog))
+                             % sum(len(port.backlog) for port in ports))
                 if time.monotonic() >= deadline:
                     return False
                 time.sleep(0.1)
                 continue
             break
-        port.backlog = []
         if self._burst_state is not None:
             self.last_state = self._burst_state  # committed: now others may see it
-        for game, numbers in self._followups:
-            if game is not None:
-                self._note_complete(port, game, numbers)
-            if numbers is None or numbers:
-                self._ask_events(port, game, numbers)
+        for port, port_followups in followups:
+            port.backlog = []
+            for game, numbers in port_followups:
+                if game is not None:
+                    self._note_complete(port, game, numbers)
+                if numbers is None or numbers:
+                    self._ask_events(port, game, numbers)
         return True
 
     def _store(self, port, kind, seq, fields):

@@ -146,7 +146,8 @@ class MqttSource:
         return self._wake_r
 
     def pump(self, logger):
-        """Store what has arrived (one transaction), ask again for states still missing."""
+        """Take what has arrived into the boards' backlogs (the logger's step stores them
+        all in one transaction); ask again for states still missing."""
         try:
             while os.read(self._wake_r, 4096):
                 pass
@@ -165,38 +166,33 @@ class MqttSource:
                 logger._ask_state(port)
 
     def _store(self, logger, batch):
-        touched = {}
-        logger._burst_state = None
-        with logger.store.transaction():
-            for _, what, topic, payload in batch:
-                if what == "connect":
-                    self.connected = True
-                    self.connects += 1
-                    for port in self.boards.values():
-                        if self.connects > 1:
-                            port.counters["reconnects"] += 1
-                        logger._ask_state(port)
+        """Each frame through the logger's checks into its board's backlog; the logger's
+        step stores every board's backlog in one transaction."""
+        for _, what, topic, payload in batch:
+            if what == "connect":
+                self.connected = True
+                self.connects += 1
+                for port in self.boards.values():
+                    if self.connects > 1:
+                        port.counters["reconnects"] += 1
+                    logger._ask_state(port)
+                continue
+            if what == "disconnect":
+                self.connected = False
+                continue
+            parts = self._board_topic(topic)
+            if parts is None:
+                continue
+            port = self._port(parts[1])
+            port.read_since_flush = True  # its link counters change: store them too
+            if parts[2] == "status":
+                if self._status(port, parts[1], payload):
+                    logger._ask_state(port)  # new to us: its whole game, please
+                continue
+            for kind, seq, body in port.reader.feed(payload):
+                if self._duplicate(port, kind, seq):
                     continue
-                if what == "disconnect":
-                    self.connected = False
-                    continue
-                parts = self._board_topic(topic)
-                if parts is None:
-                    continue
-                port = self._port(parts[1])
-                touched[port.path] = port
-                if parts[2] == "status":
-                    if self._status(port, parts[1], payload):
-                        logger._ask_state(port)  # new to us: its whole game, please
-                    continue
-                for kind, seq, body in port.reader.feed(payload):
-                    if self._duplicate(port, kind, seq):
-                        continue
-                    logger._frame(port, kind, seq, body)
-            for port in touched.values():
-                logger._save_stats(port)
-        if logger._burst_state is not None:
-            logger.last_state = logger._burst_state
+                logger._frame(port, kind, seq, body)
 
     def _board_topic(self, topic):
         """["pinboard", id, what] of a topic under the prefix, or None."""
