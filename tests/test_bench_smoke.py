@@ -6,6 +6,7 @@ timeline it feeds the simulator.
 """
 
 import json
+import os
 import subprocess
 import sys
 
@@ -80,16 +81,9 @@ def test_the_firmware_runs_the_clock_the_bench_converts_for():
     assert "CPU_HZ = %d_000_000" % bench.ESP32_MHZ in hw and "machine.freq(CPU_HZ)" in hw
 
 
-def test_the_calibration_driver_runs_a_perf_bench_file(tmp_path):
+def test_the_calibration_driver_runs_a_perf_bench_file():
     # the perf_bench interface (bm_setup returns run and result), on a made-up benchmark
-    path = tmp_path / "loops.py"
-    path.write_text(
-        "state = [0]\n\n\n"
-        "def bm_setup(params):\n"
-        "    def run():\n"
-        "        for i in range(params[0]):\n"
-        "            state[0] += i\n"
-        "    return run, lambda: (params[0], state[0])\n")
+    path = os.path.join(upy.ROOT, "tests", "board_programs", "loops_bench.py")
     for loops, total in ((0, 0), (10, 45)):
         proc = upy.run([bench.CALIBRATE_DRIVER, str(path), str(loops)], timeout=60)
         assert proc.returncode == 0, proc.stderr
