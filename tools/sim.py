@@ -17,9 +17,12 @@ With --usb the board is the ESP32 twin: it boots boot.py and main.py from its ow
 (the littlefs image in DIR: `make deploy PORT=...` puts the firmware there), and its
 USB-serial REPL is a pty, printed first as `usb: /dev/pts/N`, for mpremote. It runs in
 real time until killed. --micropython X.Y.Z is the MicroPython version it plays,
---line-nf N the capacitance on the TM1637 lines, --ticks-start MS the ticks_ms value at
-power-up (e.g. 1073738824, three seconds before the 2**30 wrap), --baud N the serial
-speed. Display changes and resets are printed as they happen.
+--ticks-start MS the ticks_ms value at power-up (e.g. 1073738824, three seconds before
+the 2**30 wrap), --baud N the serial speed. Display changes and resets are printed as
+they happen.
+
+--line-nf N (any mode) is the capacitance on each TM1637 line with the modules' 10 kOhm
+pull-ups: 10 nF by default, as on common modules; 0 for ideal lines.
 
 Interactive keys: 1-5 knock the pin on that spot over or stand it up again; c f o u press
 carom, foul, ok, undo; C F O U hold them; q quits. The display is drawn as large 7-segment
@@ -78,8 +81,9 @@ def parse_args(argv):
                    help="run the ESP32 twin with its REPL on a pty (needs --state)")
     p.add_argument("--micropython", default="1.24.1", metavar="X.Y.Z",
                    help="with --usb: the MicroPython version the twin reports")
-    p.add_argument("--line-nf", type=float, default=10.0, metavar="N",
-                   help="with --usb: nF on each TM1637 line (10 kOhm pull-ups); 0: ideal")
+    p.add_argument("--line-nf", type=float, default=None, metavar="N",
+                   help="nF on each TM1637 line with the modules' 10 kOhm pull-ups "
+                   "(default 10, as common modules; 0: ideal lines)")
     p.add_argument("--ticks-start", type=int, default=0, metavar="MS",
                    help="with --usb: ticks_ms at power-up (it wraps at 2**30)")
     p.add_argument("--baud", type=int, default=115200, help="with --usb: serial speed")
@@ -97,8 +101,12 @@ def parse_args(argv):
         parts = args.micropython.split(".")
         if len(parts) != 3 or not all(x.isdigit() for x in parts):
             p.error("--micropython takes a version like 1.22.2")
-        if args.line_nf < 0 or args.baud < 300 or not 0 <= args.ticks_start < 1 << 30:
-            p.error("--line-nf >= 0, --baud >= 300, --ticks-start 0..2**30-1")
+        if args.baud < 300 or not 0 <= args.ticks_start < 1 << 30:
+            p.error("--baud >= 300, --ticks-start 0..2**30-1")
+    if args.line_nf is not None:
+        if not 0 <= args.line_nf <= 1000:
+            p.error("--line-nf takes nF from 0 to 1000")
+        os.environ["PINBOARD_LINE_NF"] = str(args.line_nf)  # the simulated board reads it
     return args
 
 
@@ -206,7 +214,8 @@ def run_usb(args):
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGHUP, stop)
-    twin = Twin(args.state, version=args.micropython, line_nf=args.line_nf,
+    line_nf = 10.0 if args.line_nf is None else args.line_nf
+    twin = Twin(args.state, version=args.micropython, line_nf=line_nf,
                 ticks_start=args.ticks_start, display=args.display or "tm1637",
                 baud=args.baud)
     print("usb: %s" % twin.usb_path, flush=True)
