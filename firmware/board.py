@@ -40,22 +40,31 @@ class Board:
         # machine.WDT on the ESP32: called with timeout=ms once, when the firmware is up.
         self._make_watchdog = make_watchdog
         self.net = net
+        self.bind_pins()
+
+    def bind_pins(self):
+        """Take each pin's read method once (making a bound method allocates; the reads
+        run every 5 ms). Done at construction; again after replacing `spots`/`buttons`."""
+        self._spot_reads = tuple(pin.value for pin in self.spots)
+        self._button_reads = tuple(pin.value for pin in self.buttons)
 
     def read_spots(self):
         mask = 0
+        bit = 1
         level = self.standing_level
-        spots = self.spots
-        for i in range(len(spots)):
-            if spots[i].value() == level:
-                mask |= 1 << i
+        for read in self._spot_reads:
+            if read() == level:
+                mask |= bit
+            bit <<= 1
         return mask
 
     def read_buttons(self):
         mask = 0
-        buttons = self.buttons
-        for i in range(len(buttons)):
-            if buttons[i].value() == 0:
-                mask |= 1 << i
+        bit = 1
+        for read in self._button_reads:
+            if not read():
+                mask |= bit
+            bit <<= 1
         return mask
 
     def arm_watchdog(self):

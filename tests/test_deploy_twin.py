@@ -44,6 +44,7 @@ def test_deploy_over_a_running_game_resumes_it(tmp_path, mpy):
         # copied, reset into the new firmware, which started by itself
         assert twin.resets[-1] == "HARD" and "WDT" not in twin.resets, twin.resets
         twin.wait_display(lambda text: text == scores, timeout=60)
+        assert play_shot(twin, fallen=(4,)) != scores  # the game goes on
         assert read_flash(tmp_path, "main.py.off") is None
     files = list_flash(tmp_path, "rules_core")
     assert ("game.mpy" in files) == mpy and ("game.py" in files) != mpy, files

@@ -114,17 +114,16 @@ def _c_speed_display(sim):
     )
 
 
-# Zero-argument C functions returning a level: a CInput's value() costs what reading a
-# machine.Pin costs on the ESP32, a call into C.
-_HIGH = "1".isdigit
-_LOW = "x".isdigit
-
-
 class CInput:
-    """An input pin read in C (see _HIGH); the bench sets its level directly."""
+    """An input pin read in C: value() is a bytearray's isdigit, "1" reads high and "x"
+    low, as cheap as reading a machine.Pin on the ESP32; the bench sets the byte."""
 
     def __init__(self, level):
-        self.value = _HIGH if level else _LOW
+        self.level = bytearray(b"1" if level else b"x")
+        self.value = self.level.isdigit
+
+    def set(self, level):
+        self.level[0] = 0x31 if level else 0x78
 
 
 def _c_speed_inputs(sim):
@@ -133,13 +132,14 @@ def _c_speed_inputs(sim):
     board = sim.board
     board.spots = [CInput(pin.value()) for pin in board.spots]
     board.buttons = [CInput(pin.value()) for pin in board.buttons]
+    board.bind_pins()
     level = board.standing_level
 
     def set_spot(spot, standing):
-        board.spots[spot - 1].value = _HIGH if (level if standing else 1 - level) else _LOW
+        board.spots[spot - 1].set(level if standing else 1 - level)
 
     def set_button(index, pressed):
-        board.buttons[index].value = _LOW if pressed else _HIGH
+        board.buttons[index].set(0 if pressed else 1)
 
     sim.set_spot = set_spot
     sim.set_button = set_button
