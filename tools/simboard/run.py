@@ -5,10 +5,11 @@
 
 `tools.sim` (CPython) starts this and talks to it; see its docstring for the options. In
 timeline mode time is virtual: the poll loop runs as fast as it can, 5 ms of board time a
-step (`--speed X` makes it keep pace with X times real time instead), and the final board
-state is printed as one JSON line. Interactive mode runs the firmware's own asyncio tasks
-in real time; it reads key lines on stdin and writes `D <hex segments>` when the display
-changes and `S <state json>` when the board state changes.
+step, and in strides over idle stretches (tools/simboard/idle.py); `--speed X` makes it
+keep pace with X times real time instead. The timeline is read as it is played, and the
+final board state is printed as one JSON line. Interactive mode runs the firmware's own
+asyncio tasks in real time; it reads key lines on stdin and writes `D <hex segments>` when
+the display changes and `S <state json>` when the board state changes.
 """
 
 import sys
@@ -16,7 +17,9 @@ import time
 
 from firmware.app import App
 from firmware.run import STEP_MS, tick
+from tools.lines import ReadError
 from tools.simboard.board import build
+from tools.simboard.idle import IdleSkip
 
 TAIL_MS = 10000
 PRESS_MS = 120
@@ -212,6 +215,10 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
     checked = 0
     end = levels.end_ms + TAIL_MS
     started = time.ticks_ms()
+    # Jumps only where the board's whole life is in the state and the display: not with
+    # a network (its own timers), nor when every display change is logged.
+    stepping = speed > 0 or wlan is not None or display_log
+    skip = None if stepping else IdleSkip(sim, app, levels, tick, STEP_MS, now)
     t = 0
     while t <= end:
         if now is not None:
@@ -243,7 +250,10 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
             ahead = int(t / speed) - time.ticks_diff(time.ticks_ms(), started)
             if ahead > 0:
                 time.sleep_ms(ahead)
-        t += STEP_MS
+        if skip is None:
+            t += STEP_MS
+        else:
+            t = skip.next_time(t + STEP_MS, end)  # over idle stretches in strides
     if check:
         sys.stderr.write("checked: %d board states\n" % checked)
 
@@ -252,17 +262,21 @@ def main(argv):
     opts = parse_args(argv)
     if not opts["timeline"] and not opts["interactive"]:
         fail("give --timeline FILE or --interactive")
-    events = None
+    events = end_ms = None
     if opts["timeline"]:
-        from tools.simboard.timeline import parse
+        from tools.simboard import timeline
 
-        try:
-            with open(opts["timeline"]) as f:
-                events = parse(f.read())
-        except OSError:
-            fail("cannot read %s" % opts["timeline"])
+        name = opts["timeline"]
+        try:  # every line checked before the board starts; nothing kept
+            with open(name, "rb") as f:
+                end_ms = timeline.end_of(f)
+            events = timeline.events(open(name, "rb"))  # read as it is played
+        except OSError as exc:
+            fail(ReadError(exc).text(name))
+        except ReadError as exc:
+            fail(exc.text(name))
         except ValueError as exc:
-            fail("%s:%s" % (opts["timeline"], exc))
+            fail("%s:%s" % (name, exc))
     # The simulated hardware first: on a board it is not in the heap.
     now = [0]  # the board's time, for the simulated WiFi
     config, wlan = network(opts, (lambda: now[0]) if events is not None else time.ticks_ms)
@@ -270,9 +284,7 @@ def main(argv):
                 config=config, wlan=wlan)
     levels = None
     if events is not None:
-        from tools.simboard.timeline import Levels
-
-        levels = Levels(events)
+        levels = timeline.Levels(events, end_ms=end_ms)
     ballast = None
     if opts["heap_budget"] is not None:
         # every module the run will import, before the heap is pinned

@@ -2,8 +2,11 @@
 
     from tools.simboard import timeline
 
-    events = timeline.parse(text)   # or timeline.load("game.timeline")
+    events = timeline.parse(text)   # or timeline.load("game.timeline"): a list
     levels = timeline.Levels(events)
+    # or, for a file of any length, read as it is played:
+    #   end = timeline.end_of(open(path, "rb"))       # checks every line first
+    #   levels = timeline.Levels(timeline.events(open(path, "rb")), end_ms=end)
     now = 0
     while now <= levels.end_ms + 10000:
         levels.advance(now)         # apply everything due at or before now
@@ -23,13 +26,18 @@ a comment, blank lines are ignored:
     9500   net up              # and comes back
 
 Before the first line every spot reports a pin standing and no button is pressed.
-A bad line raises ValueError("LINE: what is wrong"). Each event becomes a tuple
-(time_ms, kind, a, b): (t, PINS, standing_mask, 0), (t, PIN, spot_bit, 1 up / 0 down),
-(t, PRESS or HOLD, button_index, duration_ms), button_index into BUTTONS, (t, NET, 1 up /
-0 down, 0). The network starts up.
+Lines are read as tools.lines reads them (LF, CRLF or CR line ends, a byte order mark
+skipped, plain ASCII words, at most 4096 bytes). Times and the ends of presses are at most
+MAX_TIME_MS (7 days). A bad line raises ValueError("LINE: what is wrong").
+Each event becomes a tuple (time_ms, kind, a, b): (t, PINS, standing_mask, 0),
+(t, PIN, spot_bit, 1 up / 0 down), (t, PRESS or HOLD, button_index, duration_ms),
+button_index into BUTTONS, (t, NET, 1 up / 0 down, 0). The network starts up.
 """
 
+import io
+
 from boardlib.shot import BUTTON_NAMES, CAROM, FOUL, OK, UNDO
+from tools.lines import LineError, raw_lines, shown, words_of
 
 try:
     from micropython import const
@@ -51,11 +59,21 @@ OK_BUTTON = OK
 UNDO_BUTTON = UNDO
 
 PRESS_MS = const(100)  # how long a short press keeps the button down
+# Times (and the end of a press) may not pass one week: the ESP32's ticks_ms wraps at 2**30
+# ms (12.4 days) and the firmware's timers compare times less than 2**29 ms apart.
+MAX_TIME_MS = const(604800000)
+MAX_TIME_TEXT = "7 days"
 
 
 def _whole(word, what):
-    if not word or not word.isdigit():
-        raise ValueError("%s must be a whole number, not %r" % (what, word))
+    for ch in word:
+        if not "0" <= ch <= "9":
+            word = ""
+    if not word:
+        raise ValueError("%s must be a whole number, not %s" % (what, shown(word)))
+    if len(word) > 10 or int(word) > MAX_TIME_MS:
+        raise ValueError("%s is past %d ms (%s): the limit of a timeline" % (
+            what, MAX_TIME_MS, MAX_TIME_TEXT))
     return int(word)
 
 
@@ -70,7 +88,7 @@ def _button(word):
     for i in range(len(BUTTONS)):
         if BUTTONS[i] == word:
             return i
-    raise ValueError("unknown button %r (buttons: %s)" % (word, ", ".join(BUTTONS)))
+    raise ValueError("unknown button %s (buttons: %s)" % (shown(word), ", ".join(BUTTONS)))
 
 
 def _event(words, spots, press_ms):
@@ -107,66 +125,106 @@ def _event(words, spots, press_ms):
         return NET, 1 if words[1] == "up" else 0, 0
     if not what:
         raise ValueError("an event must follow the time")
-    raise ValueError("unknown event %r (expected pins, pin, press, hold or net)" % what)
+    raise ValueError("unknown event %s (expected pins, pin, press, hold or net)"
+                     % shown(what))
 
 
-def parse(text, spots=5, press_ms=PRESS_MS):
-    """Parse timeline text into a list of event tuples; ValueError("LINE: ...") if bad."""
-    events = []
+def events(stream, spots=5, press_ms=PRESS_MS):
+    """The event tuples of a timeline read from a binary stream, a line at a time;
+    ValueError("LINE: what is wrong") at the first bad line."""
     last_time = 0
     released_at = [0] * len(BUTTONS)  # when each button's last press ends
     pressed_on = [0] * len(BUTTONS)  # the line of that press
-    number = 0
-    for line in text.split("\n"):
-        number += 1
-        words = line.split("#", 1)[0].split()
-        if not words:
-            continue
-        try:
-            t = _whole(words[0], "the time in ms")
-            if t < last_time:
-                raise ValueError("time %d is before the previous event's %d" % (t, last_time))
-            kind, a, b = _event(words[1:], spots, press_ms)
-            if kind == PRESS or kind == HOLD:
-                if pressed_on[a] and t <= released_at[a]:
-                    raise ValueError("%s is still pressed (line %d) until %d ms"
-                                     % (BUTTONS[a], pressed_on[a], released_at[a]))
-                released_at[a] = t + b
-                pressed_on[a] = number
-        except ValueError as e:
-            raise ValueError("%d: %s" % (number, e.args[0])) from None
-        last_time = t
-        events.append((t, kind, a, b))
-    return events
+    try:
+        for number, raw in raw_lines(stream):
+            try:
+                words = words_of(raw)
+                if not words:
+                    continue
+                t = _whole(words[0], "the time in ms")
+                if t < last_time:
+                    raise ValueError("time %d is before the previous event's %d"
+                                     % (t, last_time))
+                kind, a, b = _event(words[1:], spots, press_ms)
+                if kind == PRESS or kind == HOLD:
+                    if pressed_on[a] and t <= released_at[a]:
+                        raise ValueError("%s is still pressed (line %d) until %d ms"
+                                         % (BUTTONS[a], pressed_on[a], released_at[a]))
+                    if t + b > MAX_TIME_MS:
+                        raise ValueError("the press lasts past %d ms (%s): the limit of a "
+                                         "timeline" % (MAX_TIME_MS, MAX_TIME_TEXT))
+                    released_at[a] = t + b
+                    pressed_on[a] = number
+            except ValueError as e:
+                raise ValueError("%d: %s" % (number, e.args[0])) from None
+            last_time = t
+            yield (t, kind, a, b)
+    except LineError as e:
+        raise ValueError("%d: %s" % (e.line, e.message)) from None
+
+
+def end_of(stream, spots=5, press_ms=PRESS_MS):
+    """Check a whole timeline without keeping it: returns when its last event is over
+    (ms), or raises ValueError("LINE: ...")."""
+    end = 0
+    for event in events(stream, spots, press_ms):
+        over = _over(event)
+        if over > end:
+            end = over
+    return end
+
+
+def _over(event):
+    return event[0] + (event[3] if event[1] == PRESS or event[1] == HOLD else 0)
+
+
+def parse(text, spots=5, press_ms=PRESS_MS):
+    """Parse timeline text (str or bytes) into a list of event tuples."""
+    if isinstance(text, str):
+        text = text.encode()
+    return list(events(io.BytesIO(text), spots, press_ms))
 
 
 def load(path, spots=5, press_ms=PRESS_MS):
-    """Parse a timeline file."""
-    with open(path) as f:
-        return parse(f.read(), spots, press_ms)
+    """Parse a timeline file into a list (for a timeline of any length: stream it with
+    end_of() and then Levels(events(f), end_ms=...))."""
+    with open(path, "rb") as f:
+        return list(events(f, spots, press_ms))
 
 
 class Levels:
     """What the spots and buttons report at a virtual time, for a parsed timeline.
 
-    Call `advance(now_ms)` with non-decreasing times (plain ms since power-up); it
-    allocates nothing. A press covers [time, time + duration): it is seen by every poll
-    in that span. `end_ms` is when the last event is over.
+    `events` is a list, or any iterator of event tuples (then give `end_ms`, from
+    end_of()): a timeline file is read as it is played, never held whole. Call
+    `advance(now_ms)` with non-decreasing times (plain ms since power-up). A press covers
+    [time, time + duration): it is seen by every poll in that span. `end_ms` is when the
+    last event is over.
     """
 
-    def __init__(self, events, spots=5):
-        self._events = events
-        self._next = 0
-        self.standing = (1 << spots) - 1
+    def __init__(self, events, spots=5, end_ms=None):
+        if end_ms is None:  # a list: work it out here
+            end_ms = 0
+            for event in events:
+                if _over(event) > end_ms:
+                    end_ms = _over(event)
+        self._events = iter(events)
+        self._coming = next(self._events, None)  # the next event not applied yet
+        self.all_standing = self.standing = (1 << spots) - 1
         self.buttons = 0  # bit i set = BUTTONS[i] is down
         self.net = 1  # the club's network: 1 up, 0 down
         self._release = [0] * len(BUTTONS)
-        end = 0
-        for event in events:
-            over = event[0] + (event[3] if event[1] == PRESS or event[1] == HOLD else 0)
-            if over > end:
-                end = over
-        self.end_ms = end
+        self.end_ms = end_ms
+        self.changes = 0  # events applied and presses ended so far
+
+    def next_ms(self):
+        """When something changes next: the next event or the end of a press (None when
+        nothing will)."""
+        soonest = None if self._coming is None else self._coming[0]
+        for i in range(len(BUTTONS)):
+            if self.buttons & (1 << i) and (soonest is None or self._release[i] < soonest):
+                soonest = self._release[i]
+        return soonest
 
     def pressed(self, button):
         return bool(self.buttons & (1 << button))
@@ -181,10 +239,11 @@ class Levels:
         for i in range(len(BUTTONS)):
             if self.buttons & (1 << i) and now_ms >= self._release[i]:
                 self.buttons &= ~(1 << i)
-        events = self._events
-        while self._next < len(events) and events[self._next][0] <= now_ms:
-            t, kind, a, b = events[self._next]
-            self._next += 1
+                self.changes += 1
+        while self._coming is not None and self._coming[0] <= now_ms:
+            t, kind, a, b = self._coming
+            self._coming = next(self._events, None)
+            self.changes += 1
             if kind == PINS:
                 self.standing = a
             elif kind == PIN:
