@@ -10,6 +10,8 @@ tm1637|max7219. A board.cfg given with --config that has `net` settings joins th
 WiFi (--wifi SSID:PASSWORD)
 and the MQTT broker they name, with the real umqtt code; timeline lines `T net down` and
 `T net up` take the WiFi away and bring it back (docs/network.md).
+A --state folder or --db file that cannot be used is an error (exit status 2) before
+anything runs; nothing in it is changed. docs/sim-inputs.md says what each case means.
 
     python -m tools.sim --state DIR --usb                # the ESP32 twin (docs/esp32.md)
 
@@ -32,6 +34,7 @@ figures, decoded from the emulated display chips' pins.
 import argparse
 import json
 import os
+import sqlite3
 import sys
 import tempfile
 import threading
@@ -41,6 +44,66 @@ from rules_core.settings import BEST_OF, PLAYERS, RULES_IDS
 from tools import upy
 
 RUNNER = os.path.join("tools", "simboard", "run.py")
+IMAGE_NAME = "flash.img"  # as tools/simboard/board.py names it
+IMAGE_BYTES = 384 * 4096  # tools/simboard/flash.py's FileBlockDev: 384 blocks of 4 KB
+SQLITE_MAGIC = b"SQLite format 3\x00"
+START_FRESH = "to start with a fresh flash, move it away or give another --state folder"
+
+
+def state_problem(state):
+    """What makes `--state DIR` unusable, or None. DIR and its image are made when missing;
+    what is in an image of the right size is for the board to judge when it mounts it."""
+    if os.path.exists(state) and not os.path.isdir(state):
+        return "%s is a file, not a folder (the board's flash lives in %s inside a folder)" % (
+            state, IMAGE_NAME)
+    parent = _existing_parent(state)
+    if not os.path.isdir(parent):
+        return "%s is a file, not a folder" % parent
+    image = os.path.join(state, IMAGE_NAME)
+    if os.path.isdir(image):
+        return "%s is a folder, not a flash image: %s" % (image, START_FRESH)
+    if os.path.exists(image):
+        if not os.path.isfile(image):
+            return "%s is not a regular file: %s" % (image, START_FRESH)
+        size = os.path.getsize(image)
+        if size != IMAGE_BYTES:
+            return "%s is %d bytes, not a flash image (%d bytes): nothing was changed; %s" % (
+                image, size, IMAGE_BYTES, START_FRESH)
+        if not os.access(image, os.R_OK | os.W_OK):
+            return "%s cannot be read and written" % image
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        return "cannot make %s: %s is read-only" % (image, parent)
+    return None
+
+
+def db_problem(db):
+    """What makes `--db FILE` unusable, or None: a missing FILE (and its folders) is made."""
+    if os.path.isdir(db):
+        return "%s is a folder, not a database file" % db
+    parent = _existing_parent(os.path.dirname(os.path.abspath(db)))
+    if not os.path.isdir(parent):
+        return "%s is a file, not a folder" % parent
+    if os.path.exists(db):
+        try:
+            with open(db, "rb") as f:
+                head = f.read(len(SQLITE_MAGIC))
+        except OSError as e:
+            return "cannot read %s: %s" % (db, e.strerror or e)
+        if head and head != SQLITE_MAGIC:
+            return "%s is not an SQLite database: nothing was changed" % db
+        if not os.access(db, os.W_OK):
+            return "%s is read-only" % db
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        return "cannot make %s: %s is read-only" % (db, parent)
+    return None
+
+
+def _existing_parent(path):
+    """`path` itself when it exists, else its nearest ancestor that does."""
+    path = os.path.abspath(path)
+    while not os.path.lexists(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    return path
 
 
 def parse_args(argv):
@@ -107,6 +170,14 @@ def parse_args(argv):
         if not 0 <= args.line_nf <= 1000:
             p.error("--line-nf takes nF from 0 to 1000")
         os.environ["PINBOARD_LINE_NF"] = str(args.line_nf)  # the simulated board reads it
+    if args.state is not None:
+        problem = state_problem(args.state)
+        if problem:
+            p.error("argument --state: " + problem)
+    if args.db is not None:
+        problem = db_problem(args.db)
+        if problem:
+            p.error("argument --db: " + problem)
     return args
 
 
@@ -171,7 +242,13 @@ def run_timeline(args):
 
         pipe = LinkPipe()
         link_path = pipe.device_path
-        logger = LoggerThread(args.db, pipe.host_path)
+        try:
+            logger = LoggerThread(args.db, pipe.host_path)
+        except (OSError, sqlite3.Error) as e:
+            pipe.close()
+            sys.stderr.write("python -m tools.sim: error: argument --db: cannot use %s: %s\n"
+                             % (args.db, e))
+            return 2
     scratch = tempfile.TemporaryDirectory(prefix="pinboard-flash-")
     try:
         proc = upy.run_file(

@@ -127,6 +127,32 @@ def _fill():
     return blocks
 
 
+def build_board(opts, config=None, wlan=None):
+    """The simulated board, or exit 2 when the --state folder's flash image is unreadable.
+
+    An image that does not exist yet is made erased (all 0xFF), and an erased image is
+    formatted, as an ESP32 formats a blank flash at its first boot (ports/esp32/modules/
+    inisetup.py). Anything else littlefs cannot mount (zeros, noise, another filesystem)
+    is refused and left as it is, as the ESP32 refuses it ("The filesystem appears to be
+    corrupted"): it may hold a game someone wants back."""
+    state = opts["state"]
+    try:
+        return build(display=opts["display"], state_dir=state, link_path=opts["link"],
+                     config=config, wlan=wlan)
+    except (OSError, ValueError) as exc:
+        if state is None:
+            raise
+        image = state + "/flash.img"
+        if isinstance(exc, ValueError):
+            fail("--state %s: %s" % (state, exc))
+        if exc.args and exc.args[0] in (5, 22, 84):  # EIO, EINVAL, EILSEQ: littlefs corrupt
+            fail("--state %s: %s holds something that is not a littlefs filesystem (an "
+                 "erased image would be formatted; this one is not erased): nothing was "
+                 "changed; to start with a fresh flash, move it away or give another "
+                 "--state folder" % (state, image))
+        fail("--state %s: cannot use %s: OSError %s" % (state, image, exc))
+
+
 def settings_from(opts, current):
     """New-game settings from the flags, or None when no setting flag was given."""
     if not (opts["rules"] or opts["distance"] or opts["sets"] or opts["first"]
@@ -280,8 +306,7 @@ def main(argv):
     # The simulated hardware first: on a board it is not in the heap.
     now = [0]  # the board's time, for the simulated WiFi
     config, wlan = network(opts, (lambda: now[0]) if events is not None else time.ticks_ms)
-    sim = build(display=opts["display"], state_dir=opts["state"], link_path=opts["link"],
-                config=config, wlan=wlan)
+    sim = build_board(opts, config, wlan)
     levels = None
     if events is not None:
         levels = timeline.Levels(events, end_ms=end_ms)
