@@ -243,7 +243,7 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
     started = time.ticks_ms()
     # Jumps only where the board's whole life is in the state and the display: not with
     # a network (its own timers), nor when every display change is logged.
-    stepping = speed > 0 or wlan is not None or display_log
+    stepping = speed > 0 or getattr(app.board, "net", None) is not None or display_log
     skip = None if stepping else IdleSkip(sim, app, levels, tick, STEP_MS, now)
     t = 0
     while t <= end:
