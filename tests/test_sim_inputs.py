@@ -217,6 +217,13 @@ def test_an_unreadable_image_is_refused_and_left_alone(tmp_path, game, kind):
     proc = run("tools.sim", "--timeline", game, "--state", state)
     assert_refused(proc, "--state", str(image), "fresh flash", "move it away")
     assert digest(image) == before
+    if kind == "zeros":  # the interactive table refuses it the same way
+        proc = subprocess.run([sys.executable, "-m", "tools.sim", "--state", str(state)],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120,
+                              stdin=subprocess.DEVNULL)
+        assert proc.returncode == 2 and "fresh flash" in proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert digest(image) == before
 
 
 def test_an_erased_image_is_formatted_like_a_new_board(tmp_path, game):

@@ -226,4 +226,4 @@ def run_interactive(args, device_args, logger_class):
             logger.stop()
         if pipe is not None:
             pipe.close()
-    return 0
+    return 2 if proc.returncode == 2 else 0  # 2: the board refused to start (bad --state)
