@@ -39,6 +39,11 @@ PARSES = {
         [[0, 3, 1, 100], [101, 3, 1, 100], [2000, 4, 1, 5]],
     ),
     "empty": ("# nothing\n\n", []),
+    "a byte order mark, CR and CRLF line ends, no end on the last line": (
+        "\ufeff0 pins up 2 4 # Fran\u00e7ois\r100 press ok\r\n200 pin 5 down",
+        [[0, 1, 0b01010, 0], [100, 3, 2, 100], [200, 2, 16, 0]],
+    ),
+    "a week at most": ("604799900 press ok\n", [[604799900, 3, 2, 100]]),
 }
 
 ERRORS = {
@@ -69,6 +74,12 @@ ERRORS = {
         "5000 hold foul 1200\n6000 press ok\n6100 press foul\n",
         "error: 3: foul is still pressed (line 1) until 6200 ms",
     ),
+    "Arabic-Indic digits": ("\u0661\u0660 press ok\n", "error: 1: character U+0661 (column 1)"),
+    "a no-break space": ("0\u00a0press ok\n", "error: 1: character U+00A0 (column 2)"),
+    "a time past a week": ("604800001 pin 2 down\n", "error: 1: the time in ms is past"),
+    "a press past a week": ("604800000 press ok\n", "error: 1: the press lasts past"),
+    "a line of 5000 bytes": ("0 press ok # " + "x" * 5000 + "\n",
+                             "error: 1: line longer than 4096 bytes"),
 }
 
 LEVELS_TEXT = """\
