@@ -206,7 +206,7 @@ def test_a_folder_where_the_image_should_be(tmp_path, game):
 
 
 @pytest.mark.parametrize("kind", ["zeros", "noise", "short"])
-def test_an_unreadable_image_is_refused_and_left_alone(tmp_path, game, kind):
+def test_an_unreadable_image_is_refused_and_left_alone(hostile_report, tmp_path, game, kind):
     state = tmp_path / "state"
     state.mkdir()
     image = state / "flash.img"
@@ -217,6 +217,7 @@ def test_an_unreadable_image_is_refused_and_left_alone(tmp_path, game, kind):
     proc = run("tools.sim", "--timeline", game, "--state", state)
     assert_refused(proc, "--state", str(image), "fresh flash", "move it away")
     assert digest(image) == before
+    hostile_report("sim: unreadable --state images", given=1, refused=1, unchanged=1)
     if kind == "zeros":  # the interactive table refuses it the same way
         proc = subprocess.run([sys.executable, "-m", "tools.sim", "--state", str(state)],
                               cwd=ROOT, capture_output=True, text=True, timeout=120,
@@ -240,12 +241,13 @@ def test_an_erased_image_is_formatted_like_a_new_board(tmp_path, game):
 # -- --db -----------------------------------------------------------------------------------
 
 
-def test_a_file_that_is_not_sqlite_is_refused_and_left_alone(tmp_path, game):
+def test_a_file_that_is_not_sqlite_is_refused_and_left_alone(hostile_report, tmp_path, game):
     db = tmp_path / "games.db"
     db.write_text("my notes, not a database\n")
     assert_refused(run("tools.sim", "--timeline", game, "--db", db),
                    "--db", "not an SQLite database")
     assert db.read_text() == "my notes, not a database\n"
+    hostile_report("sim: a --db file that is not SQLite", given=1, refused=1, unchanged=1)
 
 
 def test_a_file_as_the_database_folder_and_a_folder_as_the_database(tmp_path, game):
