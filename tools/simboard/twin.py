@@ -125,12 +125,15 @@ class Twin:
 
     # -- waiting ---------------------------------------------------------------------------
 
-    def wait_display(self, pred, timeout=30.0):
-        """Wait until pred(display text) holds; returns the text (raises on timeout)."""
+    def wait_display(self, pred, timeout=30.0, since=None):
+        """Wait until pred(display text) holds; returns the text (raises on timeout).
+
+        since: a length of `displays`: only a picture shown after that counts (the chips
+        keep showing the last one through a reset)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             text = self.display
-            if pred(text):
+            if pred(text) and (since is None or len(self.displays) > since):
                 return text
             time.sleep(0.02)
         raise TimeoutError("display shows %r; history %r" % (self.display, self.displays[-8:]))
