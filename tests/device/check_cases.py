@@ -148,6 +148,7 @@ def swapped_spots(state):
     sim, app = board(state)
     pins = sim.board.spots = list(sim.spot_pins)
     pins[1], pins[3] = pins[3], pins[1]  # the wires of spots 2 and 4 crossed
+    sim.board.bind_pins()
     t = play(app, 0, 3000)
     t, _, _ = open_check(sim, app, t)
     t = play(app, t, t + SWEEP_MS + 100)
