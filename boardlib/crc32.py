@@ -21,9 +21,7 @@ try:
     _ON_MICROPYTHON = True
 except ImportError:  # CPython
     _ON_MICROPYTHON = False
-
-    def const(x):
-        return x
+    const = int
 
 # Reflected polynomial split in 16-bit halves: the fallback never builds an int above
 # 2**30, so on MicroPython it stays in small ints and allocates nothing per byte.

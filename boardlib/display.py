@@ -24,10 +24,8 @@ allocated per frame: the halves written to the TM1637 modules are memoryviews ma
 
 try:
     from micropython import const
-except ImportError:  # CPython
-
-    def const(x):
-        return x
+except ImportError:  # CPython: the integer itself
+    const = int
 
 
 _CELLS = const(8)

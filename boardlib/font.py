@@ -29,10 +29,8 @@ times as "m:ss" with the minute digit in a module's second cell (position 1 or 5
 
 try:
     from micropython import const
-except ImportError:  # CPython
-
-    def const(x):
-        return x
+except ImportError:  # CPython: the integer itself
+    const = int
 
 
 DP = const(0x80)

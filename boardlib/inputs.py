@@ -20,9 +20,8 @@ from boardlib.ticks import ticks_diff
 
 try:
     from micropython import const
-except ImportError:  # CPython
-    def const(x):
-        return x
+except ImportError:  # CPython: the integer itself
+    const = int
 
 
 NONE = const(0)

@@ -51,10 +51,8 @@ except ImportError:  # a build without binascii.crc32: slow but the same result
 
 try:
     from micropython import const
-except ImportError:  # CPython
-
-    def const(x):
-        return x
+except ImportError:  # CPython: the integer itself
+    const = int
 
 
 OK = 0  # the game was read back whole (or there was nothing irregular to repair)

@@ -48,10 +48,8 @@ from boardlib import font
 
 try:
     from micropython import const
-except ImportError:  # CPython
-
-    def const(x):
-        return x
+except ImportError:  # CPython: the integer itself
+    const = int
 
 
 _DP = const(0x80)

@@ -31,19 +31,13 @@ import struct
 
 from boardlib import cobs
 from boardlib.crc32 import crc32, crc32_matches, crc32_put
+from boardlib.ticks import ticks_diff
 from rules_core.settings import RULES_IDS, check_settings
 
 try:
     from micropython import const
-except ImportError:  # CPython
-    def const(x):
-        return x
-
-try:
-    from time import ticks_diff
-except ImportError:  # CPython: same wrap-around arithmetic as MicroPython's ticks
-    def ticks_diff(a, b):
-        return ((a - b + 0x20000000) & 0x3FFFFFFF) - 0x20000000
+except ImportError:  # CPython: the integer itself
+    const = int
 
 
 PROTOCOL_VERSION = const(2)

@@ -21,10 +21,8 @@ bit 6, dp = bit 7) is converted through a 128-entry table built once.
 
 try:
     from micropython import const
-except ImportError:  # CPython
-
-    def const(x):
-        return x
+except ImportError:  # CPython: the integer itself
+    const = int
 
 
 _REG_DECODE = const(0x09)

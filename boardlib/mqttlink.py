@@ -43,9 +43,8 @@ from boardlib.ticks import ticks_add, ticks_diff
 
 try:
     from micropython import const
-except ImportError:  # CPython
-    def const(x):
-        return x
+except ImportError:  # CPython: the integer itself
+    const = int
 
 
 # Display and ERROR-frame codes (the same numbers as firmware/errors.py).

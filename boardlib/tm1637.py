@@ -32,10 +32,8 @@ wire or no module): the driver never raises for that, `write` returns False inst
 
 try:
     from micropython import const
-except ImportError:  # CPython
-
-    def const(x):
-        return x
+except ImportError:  # CPython: the integer itself
+    const = int
 
 
 try:

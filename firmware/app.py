@@ -21,7 +21,7 @@ import struct
 from boardlib import inputs, layout, shot
 from boardlib.display import Display
 from boardlib.journal import GameStore
-from boardlib.link import ERR_ASKED, ERR_REFUSED
+from boardlib.link import ERR_ASKED, ERR_REFUSED, PROTOCOL_VERSION
 from firmware import errors, menu
 from firmware.screens import ERR, Screens
 from rules_core import Game, GameError
@@ -29,13 +29,10 @@ from rules_core.snapshot import pack_state
 
 try:
     from micropython import const
-except ImportError:  # CPython
-
-    def const(x):
-        return x
+except ImportError:  # CPython: the integer itself
+    const = int
 
 
-PROTOCOL_VERSION = const(2)  # boardlib.link's; the hello says it
 _BUTTONS = const(4)  # len(shot.BUTTON_NAMES)
 
 

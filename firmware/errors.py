@@ -23,10 +23,8 @@
 
 try:
     from micropython import const
-except ImportError:  # CPython
-
-    def const(x):
-        return x
+except ImportError:  # CPython: the integer itself
+    const = int
 
 
 SENSOR_STUCK = const(10)

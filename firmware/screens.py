@@ -20,10 +20,8 @@ from rules_core.common import A_DISTANCE, A_LAST_SERIES, A_SET, A_TWENTY
 
 try:
     from micropython import const
-except ImportError:  # CPython
-
-    def const(x):
-        return x
+except ImportError:  # CPython: the integer itself
+    const = int
 
 
 MESSAGE_MS = const(2000)

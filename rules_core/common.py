@@ -6,10 +6,8 @@
 
 try:
     from micropython import const
-except ImportError:  # CPython
-
-    def const(x):
-        return x
+except ImportError:  # CPython: the integer itself
+    const = int
 
 
 PLAYING = const(0)

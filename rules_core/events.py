@@ -16,10 +16,8 @@ An adjust record is ``[KIND_ADJUST, player, delta high byte, delta low byte]``
 
 try:
     from micropython import const
-except ImportError:  # CPython
-
-    def const(x):
-        return x
+except ImportError:  # CPython: the integer itself
+    const = int
 
 
 from rules_core.common import GameError
@@ -110,13 +108,3 @@ def decode(record, offset=0):
         return kind, a, delta, None
     raise EventError("unknown record kind %d" % kind)
 
-
-def foul_names(bits, other):
-    """Foul codes of a record, for display and logs (other names read as "foul")."""
-    names = []
-    for i in range(len(FOUL_NAMES)):
-        if bits & (1 << i):
-            names.append(FOUL_NAMES[i])
-    for _ in range(other):
-        names.append("other")
-    return tuple(names)

@@ -34,10 +34,8 @@ from rules_core.settings import RULES_IDS, check_settings
 
 try:
     from micropython import const
-except ImportError:  # CPython
-
-    def const(x):
-        return x
+except ImportError:  # CPython: the integer itself
+    const = int
 
 
 _SHOT_RULES = (ddbu.shot, ceb.shot, russian.shot)

@@ -205,7 +205,9 @@ def test_records_are_fixed_size_and_decode_back():
     assert len(rec) == events.RECORD_SIZE
     kind, pins, carom, (bits, other) = events.decode(rec)
     assert (kind, pins, carom) == (events.KIND_SHOT, spots(1, 5), 2)
-    assert events.foul_names(bits, other) == ("rouge", "dehors", "other")
+    assert (bits, other) == (events.foul_bits(("rouge", "dehors"))[0], 1)
+    assert [name for i, name in enumerate(events.FOUL_NAMES) if bits >> i & 1] == [
+        "rouge", "dehors"]
     rec = events.encode_adjust(2, -300)
     assert len(rec) == events.RECORD_SIZE
     assert events.decode(rec) == (events.KIND_ADJUST, 2, -300, None)
