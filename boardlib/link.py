@@ -10,7 +10,7 @@
     lk.send_state(snapshot.pack_state(game), now_ms, game.history)
     lk.send_undo(len(game.history) // 4, now_ms)
     kind = lk.poll(now_ms)                     # call every few ms; heartbeats when due
-    if kind == link.CMD_NEW_GAME:              # lk.cmd_settings(): rules, distance, ...
+    if kind == link.CMD_NEW_GAME:              # lk.cmd_settings(): rules, distance, teams...
         ...; lk.ack(lk.cmd_seq)                # or lk.nack(lk.cmd_seq, link.ERR_REFUSED)
     elif kind == link.CMD_PING:
         lk.ack(lk.cmd_seq)
@@ -66,6 +66,7 @@ CMD_LOGGED = const(0x87)
 
 # NEW_GAME flags.
 REPLACE = const(1)  # replace an unfinished game without asking the players
+TEAMS = const(2)  # a ceb match of two-man teams (CEB 28), not singles
 
 # Error codes (the ERROR frame's first byte).
 ERR_BAD_FRAME = const(1)
@@ -146,6 +147,7 @@ class Link:
         self.distance = [0, 0]
         self.sets = 1
         self.first = 1
+        self.teams = 0
         self.rx_bad = 0
         self.rx_frames = 0
         self.tx_frames = 0
@@ -226,9 +228,9 @@ class Link:
         return self._send(ERROR, end - _HEADER)
 
     def cmd_settings(self):
-        """The last CMD_NEW_GAME's settings as a dict: rules, distance, sets, first."""
+        """The last CMD_NEW_GAME's settings as a dict: rules, distance, sets, first, teams."""
         return {"rules": self.rules, "distance": (self.distance[0], self.distance[1]),
-                "sets": self.sets, "first": self.first}
+                "sets": self.sets, "first": self.first, "teams": self.teams}
 
     def ack(self, cmd_seq):
         """The command with sequence number ``cmd_seq`` was carried out."""
@@ -351,14 +353,16 @@ class Link:
             sets = frame[8]
             first = frame[9]
             flags = frame[10] if args > _NEW_GAME_ARGS else 0
-            if rules >= len(RULES) or flags & ~REPLACE or check_settings(
-                    RULES[rules], (first_distance, second_distance), sets, first):
+            teams = 1 if flags & TEAMS else 0
+            if rules >= len(RULES) or flags & ~(REPLACE | TEAMS) or check_settings(
+                    RULES[rules], (first_distance, second_distance), sets, first, teams):
                 return self._refuse(seq, ERR_BAD_ARGUMENT)
             self.rules = RULES[rules]
             self.distance[0] = first_distance
             self.distance[1] = second_distance
             self.sets = sets
             self.first = first
+            self.teams = teams
             self.replace = bool(flags & REPLACE)
         elif kind == CMD_UNDO or kind == CMD_STATE or kind == CMD_PING or kind == CMD_HELLO:
             if args != 0:

@@ -157,6 +157,28 @@ def test_new_game_command_from_the_logger(tmp_path):
     assert [json.loads(line)["game_no"] for line in only.stdout.split()] == [2]
 
 
+def test_a_team_match_started_from_the_logger_is_a_game_of_its_own(tmp_path):
+    # The board plays ceb singles; the logger asks for the same match as two-man teams
+    # (CEB 28). Only singles/teams differs: it must still be a new game, never merged.
+    db = str(tmp_path / "games.db")
+    plan = {"rules": "ceb", "distance": [60, 60], "game": 1, "linger_ms": 800,
+            "shots": [[0b00100, 0, []], [0b00001, 0, []], [0, 1, []], [0b00010, 0, []]]}
+    with LinkPipe() as pipe:
+        lg = Logger([pipe.host_path], db, new_game=("ceb", (60, 60), 1, 1, 1))
+        lg.step(0.05)
+        out = play(tmp_path, plan, pipe, lg)
+        lg.close()
+    game, shots = expected_game(dict(plan, teams=1))
+    assert game.state()["members"] is not None
+    assert json.loads(out.splitlines()[0]) == game.state()
+    records = [json.loads(line) for line in logger_cli("export", "--db", db).stdout.split()]
+    assert [r["game_no"] for r in records] == [1, 2]
+    assert records[0]["game_id"] != records[1]["game_id"]
+    assert records[0]["final"] == Game("ceb", (60, 60)).state()
+    assert records[0]["final"]["members"] is None
+    assert records[1]["final"] == game.state() and records[1]["shots"] == shots
+
+
 def test_a_port_of_pure_noise_does_not_stop_the_logger(tmp_path):
     db = str(tmp_path / "games.db")
     with LinkPipe() as noisy, LinkPipe() as pipe:

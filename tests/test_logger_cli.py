@@ -27,6 +27,7 @@ def logger_cli(*args, timeout=60):
     ("ddbu:99999", "9999"), ("-1", "expected RULES"), ("ceb:40:300", "sets"),
     ("ddbu:40:3", "set"), ("ddbu:0", "9999"), ("snooker:40", "rules"),
     ("ddbu:40:1:3", "first"), ("ddbu:\u0664\u0660", "expected RULES"),
+    ("ddbu:40:1:teams", "ceb only"), ("ceb:1000:teams", "999"), ("ceb:60:3:1:2:teams", "expected"),
 ])
 def test_new_game_checked_before_any_port_is_opened(tmp_path, value, says):
     db = tmp_path / "games.db"
@@ -36,6 +37,18 @@ def test_new_game_checked_before_any_port_is_opened(tmp_path, value, says):
     assert "--new-game" in out.stderr and says in out.stderr, out.stderr
     assert "Traceback" not in out.stderr
     assert not db.exists()
+
+
+@pytest.mark.parametrize("value, settings", [
+    ("ceb:60:3:teams", ("ceb", (60, 60), 3, 1, 1)),
+    ("ceb:60,50:1:2:teams", ("ceb", (60, 50), 1, 2, 1)),
+    ("ceb:60:3:singles", ("ceb", (60, 60), 3, 1, 0)),
+    ("ddbu:40", ("ddbu", (40, 40), 1, 1, 0)),
+])
+def test_new_game_names_singles_or_teams(value, settings):
+    from tools.logger.__main__ import _new_game
+
+    assert _new_game(value) == settings
 
 
 def test_replace_needs_new_game(tmp_path):

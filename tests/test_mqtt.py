@@ -481,14 +481,18 @@ def test_logger_command_line_checks_mqtt_arguments(tmp_path, args, message):
     assert message in out.stderr
 
 
+@pytest.mark.parametrize("rules, teams", [("ddbu", 0), ("ceb", 1)])
 def test_signed_new_game_is_played_and_a_reconnection_keeps_the_games_apart(tmp_path,
-                                                                              broker):
-    """A correctly signed NEW_GAME from the club's host starts a new game; the WiFi then
-    drops before its first shot, and the shots sent again on return are the new game's
-    (none), not the old game's: the store has exactly the two games."""
+                                                                              broker,
+                                                                              rules, teams):
+    """A correctly signed NEW_GAME from the club's host starts a new game (also a ceb match
+    of two-man teams: the TEAMS flag); the WiFi then drops before its first shot, and the
+    shots sent again on return are the new game's (none), not the old game's: the store
+    has exactly the two games."""
     first_part, first_script = build("ddbu", [Shot(pins=(1,)), Shot(pins=(2, 3))])
-    second_part, second_script = build("ddbu", [Shot(pins=(4,)), Shot(pins=(1, 5))],
-                                       distance=(30, 30), first=2, start_ms=40000)
+    second_part, second_script = build(rules, [Shot(pins=(4,)), Shot(pins=(1, 5))],
+                                       distance=(30, 30), first=2, start_ms=40000,
+                                       teams=teams)
     timeline = first_part + "24000 net down\n30000 net up\n" + "".join(
         line + "\n" for line in second_part.splitlines()[1:])
     expected_first = replay(tmp_path, first_script)
@@ -504,8 +508,8 @@ def test_signed_new_game_is_played_and_a_reconnection_keeps_the_games_apart(tmp_
         nonce = bytes.fromhex(seen[-1].split()[1].decode())
         # REPLACE: the host says so (without it, the players would be asked first)
         frame = host_frames.encode(host_frames.CMD_NEW_GAME, 7,
-                                   host_frames.new_game_args("ddbu", (30, 30), 1, 2,
-                                                             replace=True))
+                                   host_frames.new_game_args(rules, (30, 30), 1, 2,
+                                                             replace=True, teams=teams))
         sender = paho.Client(paho.CallbackAPIVersion.VERSION2)
         sender.username_pw_set("logger", USERS["logger"])
         sender.connect("127.0.0.1", broker.port)
@@ -517,6 +521,7 @@ def test_signed_new_game_is_played_and_a_reconnection_keeps_the_games_apart(tmp_
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
         assert json.loads(out) == expected
+        assert (expected["members"] is not None) == bool(teams)
         assert lg.wait(lambda: lg.logger.last_state == expected)
     finally:
         if proc.poll() is None:

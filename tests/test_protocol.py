@@ -149,6 +149,8 @@ def test_new_game_args_layout():
     assert frames.new_game_args("russian", (100, 90), 5, 2) == struct.pack(
         "<BHHBBB", 2, 100, 90, 5, 2, 0)
     assert frames.new_game_args("ddbu", (40, 40), replace=True)[-1] == link.REPLACE
+    assert frames.new_game_args("ceb", (60, 60), 3, 1, teams=1)[-1] == link.TEAMS
+    assert frames.new_game_args("ceb", (60, 60), 3, 1, True, 1)[-1] == link.TEAMS | 1
 
 
 def test_every_foul_of_a_shot_reaches_the_host():

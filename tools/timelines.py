@@ -39,15 +39,17 @@ def _shot_line(shot):
     return " ".join(words)
 
 
-def build(rules, events, distance=(40, 40), sets=1, first=1, gap_ms=5000, start_ms=1000):
-    """(timeline text, shot script text) for a list of Shot and "undo" events."""
+def build(rules, events, distance=(40, 40), sets=1, first=1, gap_ms=5000, start_ms=1000,
+          teams=0):
+    """(timeline text, shot script text) for a list of Shot and "undo" events; teams=1: a
+    ceb match of two-man teams."""
     timeline = ["0 pins up 1 2 3 4 5"]
     script = [
         "rules %s" % rules,
         "distance %d %d" % tuple(distance),
         "sets %d" % sets,
         "first %d" % first,
-    ]
+    ] + (["teams 1"] if teams else [])
     t = start_ms
     for event in events:
         if event == "undo":

@@ -208,12 +208,33 @@ def case_new_game_replace_flag():
     lk, stream = new_link()
     args = struct.pack("<BHHBB", 0, 40, 40, 1, 1)
     stream.incoming += command(0x81, 1, args) + command(0x81, 2, args + b"\x01")
-    stream.incoming += command(0x81, 3, args + b"\x02")
+    stream.incoming += command(0x81, 3, args + b"\x04")
     check(lk.poll(0) == link.CMD_NEW_GAME and not lk.replace, "no flags: ask")
     lk.nack(1, link.ERR_ASKED)
     check(lk.poll(0) == link.CMD_NEW_GAME and lk.replace, "REPLACE")
     lk.ack(2)
     check(lk.poll(0) == link.NONE, "unknown flag refused")
+
+
+def case_new_game_teams_flag():
+    lk, stream = new_link()
+    ceb = struct.pack("<BHHBB", 1, 60, 60, 3, 2)
+    stream.incoming += command(0x81, 1, ceb + bytes([link.TEAMS]))
+    stream.incoming += command(0x81, 2, ceb + bytes([link.TEAMS | link.REPLACE]))
+    stream.incoming += command(0x81, 3, ceb)
+    # rules_core.settings.check_settings: two-man teams are played in ceb only.
+    stream.incoming += command(0x81, 4, struct.pack("<BHHBBB", 0, 40, 40, 1, 1, link.TEAMS))
+    check(lk.poll(0) == link.CMD_NEW_GAME and lk.teams == 1 and not lk.replace, "teams")
+    check(lk.cmd_settings() == {"rules": "ceb", "distance": (60, 60), "sets": 3, "first": 2,
+                                "teams": 1}, "teams in the settings the firmware takes")
+    lk.ack(1)
+    check(lk.poll(0) == link.CMD_NEW_GAME and lk.teams == 1 and lk.replace, "teams, REPLACE")
+    lk.ack(2)
+    check(lk.poll(0) == link.CMD_NEW_GAME and lk.teams == 0, "no flag: singles again")
+    lk.ack(3)
+    check(lk.poll(0) == link.NONE, "teams in ddbu refused")
+    errors = [(p[0], p[1]) for k, _, p in frames_of(stream.written) if k == 5]
+    check(errors == [(link.ERR_BAD_ARGUMENT, 4)], "bad argument: %r" % errors)
 
 
 def case_commands_are_decoded_and_acked():
@@ -231,7 +252,8 @@ def case_commands_are_decoded_and_acked():
     check(lk.poll(0) == lk.CMD_PING and lk.cmd_seq == 303, "ping, also a Link attribute")
     lk.ack(lk.cmd_seq)
     check(lk.poll(0) == link.NONE, "nothing more")
-    check(lk.cmd_settings() == {"rules": "ceb", "distance": (60, 50), "sets": 3, "first": 2},
+    check(lk.cmd_settings() == {"rules": "ceb", "distance": (60, 50), "sets": 3, "first": 2,
+                                "teams": 0},
           "settings as the firmware takes them")
     got = frames_of(stream.written)
     check(got[0][0] == link.ACK and got[0][2] == b"\x2c\x01\x81", "ack of new game")

@@ -2,6 +2,7 @@
 
     python -m tools.logger --port /dev/ttyUSB1 [--port ...] --db games.db [--live]
         [--new-game ddbu:40 [--replace]]   # the board asks its players unless --replace
+        [--new-game ceb:60:3:teams]        # a ceb match of two-man teams
     python -m tools.logger export --db games.db [--game N] [--format json|csv]
     python -m tools.logger stats --db games.db
     python -m tools.logger view --db games.db [--once]

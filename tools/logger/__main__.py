@@ -12,13 +12,20 @@ from tools.logger.store import Store, StoreError
 CLEAR = "\x1b[H\x1b[2J"
 
 
-NEW_GAME_FORM = "expected RULES:DISTANCE[,D2][:SETS[:FIRST]], e.g. ddbu:40 or ceb:60,50:3:2"
+NEW_GAME_FORM = ("expected RULES:DISTANCE[,D2][:SETS[:FIRST]][:teams], e.g. ddbu:40, "
+                 "ceb:60,50:3:2 or ceb:60:3:teams")
+# The last part may name how the match is played: ceb two-man teams (CEB 28) or singles.
+PLAY = {"singles": 0, "teams": 1}
 
 
 def _new_game(text):
-    # ddbu:40,30:1:1  ->  rules, distances, sets, who starts; checked here, before any port
-    # is opened, with the rules core's own checks (what the board would refuse).
+    # ceb:60,50:3:1:teams  ->  rules, distances, sets, who starts, teams; checked here,
+    # before any port is opened, with the rules core's own checks (what the board would
+    # refuse).
     parts = text.split(":")
+    teams = 0
+    if len(parts) > 2 and parts[-1] in PLAY:
+        teams = PLAY[parts.pop()]
     if not 2 <= len(parts) <= 4:
         raise argparse.ArgumentTypeError("%r: %s" % (text, NEW_GAME_FORM))
     rules = parts[0]
@@ -40,10 +47,10 @@ def _new_game(text):
         raise argparse.ArgumentTypeError("%r: sets must be 1, 3 or 5" % text)
     if first not in (1, 2):
         raise argparse.ArgumentTypeError("%r: the first player is 1 or 2" % text)
-    problem = check_settings(rules, tuple(distance), sets, first)
+    problem = check_settings(rules, tuple(distance), sets, first, teams)
     if problem:
         raise argparse.ArgumentTypeError("%r: %s" % (text, problem))
-    return rules, tuple(distance), sets, first
+    return rules, tuple(distance), sets, first, teams
 
 
 def _whole(text):
@@ -69,9 +76,10 @@ def _log(argv):
     ap.add_argument("--db", required=True, help="SQLite file (made if missing)")
     ap.add_argument("--baud", type=int, default=115200)
     ap.add_argument(
-        "--new-game", type=_new_game, metavar="RULES:D[,D2][:SETS[:FIRST]]",
-        help="start this game on the board; an unfinished game there is kept unless the "
-        "players confirm with ok on the board, or --replace is given")
+        "--new-game", type=_new_game, metavar="RULES:D[,D2][:SETS[:FIRST]][:teams]",
+        help="start this game on the board (last part `teams`: a ceb match of two-man "
+        "teams); an unfinished game there is kept unless the players confirm with ok on "
+        "the board, or --replace is given")
     ap.add_argument("--replace", action="store_true",
                     help="with --new-game: replace an unfinished game without asking")
     ap.add_argument("--live", action="store_true", help="redraw every table each second")

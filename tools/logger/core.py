@@ -88,7 +88,8 @@ class Logger:
         self.state_retry_s = state_retry_s
         self.event_retry_s = event_retry_s
         self.baud = baud
-        self.new_game = new_game  # (rules, (d1, d2), sets, first) sent once per port
+        # (rules, (d1, d2), sets, first[, teams]) sent once per port
+        self.new_game = new_game
         self.replace = replace  # the new game may replace an unfinished one without asking
         self.say = say or (lambda text: None)  # messages for the person running the logger
         self.ports = [Port(path) for path in ports]
@@ -231,9 +232,10 @@ class Logger:
         self._ask_hello(port)
         self._ask_state(port)
         if self.new_game is not None and not port.opened_once:
-            rules, distance, sets, first = self.new_game
-            self.send(port, frames.CMD_NEW_GAME,
-                      frames.new_game_args(rules, distance, sets, first, self.replace))
+            rules, distance, sets, first = self.new_game[:4]
+            teams = self.new_game[4] if len(self.new_game) > 4 else 0
+            self.send(port, frames.CMD_NEW_GAME, frames.new_game_args(
+                rules, distance, sets, first, self.replace, teams))
         port.opened_once = True
 
     def _lost(self, port):

@@ -83,11 +83,13 @@ def encode(kind, seq, payload=b""):
     return b"\x00" + cobs_encode(raw) + b"\x00"
 
 
-def new_game_args(rules, distance, sets=1, first=1, replace=False):
+def new_game_args(rules, distance, sets=1, first=1, replace=False, teams=0):
     """Arguments of CMD_NEW_GAME: rules id, distance per player, sets, who starts, flags
-    (REPLACE: an unfinished game is replaced without asking the players)."""
+    (REPLACE: an unfinished game is replaced without asking the players; TEAMS: a ceb
+    match of two-man teams)."""
+    flags = (link.REPLACE if replace else 0) | (link.TEAMS if teams else 0)
     return struct.pack("<BHHBBB", link.RULES.index(rules), distance[0], distance[1], sets,
-                       first, link.REPLACE if replace else 0)
+                       first, flags)
 
 
 def event_args(game_id, index):

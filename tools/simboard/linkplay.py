@@ -41,7 +41,7 @@ def _answer(lk, kind, game, now):
         if game.history and not game.finished and not lk.replace:
             lk.nack(lk.cmd_seq, link.ERR_ASKED)  # nobody here to confirm: refused
             return game
-        game = Game(lk.rules, (lk.distance[0], lk.distance[1]), lk.sets, lk.first)
+        game = Game(lk.rules, (lk.distance[0], lk.distance[1]), lk.sets, lk.first, lk.teams)
         lk.game += 1
         lk.game_id[:] = os.urandom(8)
         lk.ack(lk.cmd_seq)
