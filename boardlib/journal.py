@@ -1,7 +1,8 @@
-"""The game on flash: a snapshot plus an append-only journal, safe against power cuts.
+"""The game on flash: a snapshot plus an append-only journal, kept twice, so that neither a
+power cut nor one damaged spot on the flash costs a scored event.
 
     from boardlib.journal import GameStore, OK, TRUNCATED, NONE, CORRUPT
-    store = GameStore("/flash")
+    store = GameStore("/game")
     game, status = store.load()          # at boot: the game as it was, or None
     if game is None:
         game = Game("ddbu", distance=(40, 40))
@@ -13,41 +14,41 @@
     store.record_undo(game)              # undo is an event of its own in the journal
     store.maintain()                     # between shots: compact if the journal is full
 
-Files in the directory (all small, every one checked with a CRC-32):
+Two copies, `a/` and `b/` in the store's directory, each its own directory and so its own
+littlefs metadata pair. Every write goes to both, copy a first:
 
-- `game.snp`  snapshot: magic, generation, length, CRC, `rules_core.snapshot.pack(game)`.
-- `game.jrn`  journal: magic and the generation of the snapshot it follows, then one frame
-  per event: length byte, the event record exactly as the game applied it, CRC-32 of
-  both salted with the generation and the frame's number (a frame from an older journal,
-  or repeated, never passes).
-- `game.tmp`  a snapshot being written; `game.bak` the snapshot before the last one;
-  `game.bad`  a journal whose tail was dropped, kept for inspection.
+- `game.snp`  snapshot: magic, generation, length, CRC-32, then the codec's bytes.
+- `game.jrn`  journal: magic, the generation of the snapshot it follows and a CRC-32 of
+  both, then one frame per event: length byte, the event record exactly as the game
+  applied it, CRC-32 of both salted with the generation and the frame's number (a frame
+  from an older journal, or repeated, never passes).
+- `game.bak`  the snapshot before the current one: if both copies of the current one are
+  damaged, the game resumes one generation back (with TRUNCATED) rather than not at all.
+- `game.tmp`  a snapshot being written.
 
-Compaction (by `maintain()` between shots once the journal is full, or by `record()` if
-an event finds it full) writes the next generation's
-snapshot to `game.tmp`, renames `game.snp` to `game.bak` and `game.tmp` to `game.snp`, then
-starts an empty journal of the new generation. `load()` takes the valid snapshot with the
-highest generation and replays the journal only if it belongs to it, so a power cut at any
-point leaves either the old or the new state. The journal stays within littlefs's inline
-file size (it lives in the directory's metadata log), so an append erases no data block:
-see docs/persistence.md for the numbers.
+littlefs checks each commit to a metadata pair with a CRC and, finding a bad one, drops
+it with every later commit of that block: a flipped bit can take one copy back by many
+events, or (in a data block) spoil a snapshot. The other copy, in other blocks, still has
+them. `load()` works in three named steps:
+
+1. `_find_snapshots`: read both copies (and the single-directory layout of older
+   firmware), noting the highest generation any valid file proves was stored;
+2. `_choose_base`: the valid snapshot of the highest generation that unpacks;
+3. `_replay_and_repair`: apply the longest valid journal of that generation from either
+   copy; if anything proves more was stored than that, the status is TRUNCATED; if the
+   copies were not alike, both are rewritten as a fresh generation.
+
+Compaction (`maintain()` between shots once the journal is full, or `record()` if an event
+finds it full) writes, in each copy in turn, the next generation's snapshot to `game.tmp`,
+renames it over `game.snp`, and starts an empty journal of the new generation. The
+journal stays within littlefs's inline file size, so an append erases no data block.
+docs/persistence.md says what is guaranteed and what is not.
 """
 
 import os
 import struct
 
-try:
-    from binascii import crc32
-except ImportError:  # a build without binascii.crc32: slow but the same result
-
-    def crc32(data, crc=0):
-        crc ^= 0xFFFFFFFF
-        for byte in data:
-            crc ^= byte
-            for _ in range(8):
-                crc = (crc >> 1) ^ (0xEDB88320 if crc & 1 else 0)
-        return crc ^ 0xFFFFFFFF
-
+from boardlib.crc32 import crc32
 
 try:
     from micropython import const
@@ -57,7 +58,7 @@ except ImportError:  # CPython: the integer itself
 
 OK = 0  # the game was read back whole (or there was nothing irregular to repair)
 NONE = 1  # no game stored
-TRUNCATED = 2  # a corrupt or cut-off part was dropped: the longest valid prefix
+TRUNCATED = 2  # what was read back is older than what the flash proves was stored
 CORRUPT = 3  # files were there but no game could be read back from them
 
 # The journal's record for an undo (the game's own records are shots and adjusts; kind 0
@@ -65,23 +66,29 @@ CORRUPT = 3  # files were there but no game could be read back from them
 UNDO_RECORD = b"\x00\x00\x00\x00"
 
 _SNAP_MAGIC = b"PBS1"
-_JOURNAL_MAGIC = b"PBJ1"
+_JOURNAL_MAGIC = b"PBJ2"
+_OLD_JOURNAL_MAGIC = b"PBJ1"  # older firmware: the header had no CRC
 _SNAP_HEADER = const(16)  # magic, generation, payload length, CRC-32
-_JOURNAL_HEADER = const(8)  # magic, generation
+_JOURNAL_HEADER = const(12)  # magic, generation, CRC-32 of both
+_OLD_JOURNAL_HEADER = const(8)
 _FRAME_EXTRA = const(5)  # length byte + CRC-32
 _MAX_RECORD = const(64)
 # littlefs keeps a file of up to cache_size bytes (128 with VfsLfs2's defaults) inline in
 # the directory's metadata: appending to it costs no block erase. Past that, every flushed
-# append copies the file's last block to a freshly erased one.
+# append copies the file's last block to a freshly erased one. 12 + 11 frames of 9 bytes.
 _JOURNAL_LIMIT = const(112)
 # A 1000-shot game packs into about 5 KB; a file claiming far more than any game is damage.
 _MAX_FILE = const(65536)
 
+_COPIES = ("a", "b")
 _SNP = "game.snp"
 _TMP = "game.tmp"
-_BAK = "game.bak"
 _JRN = "game.jrn"
-_BAD = "game.bad"
+_BAK = "game.bak"
+# Older firmware kept one copy in the store's directory itself, and a damaged journal as
+# game.bad: read, then removed.
+_OLD_FILES = (_SNP, _TMP, _BAK, _JRN, "game.bad")
+_PAD = "settle.pad"
 
 
 def _default_codec():
@@ -90,27 +97,45 @@ def _default_codec():
     return snapshot
 
 
+class _Found:
+    """What `_find_snapshots` read from the copies."""
+
+    def __init__(self):
+        self.snapshots = []  # (generation, path) of every snapshot with a valid CRC
+        self.fallbacks = []  # paths of the snapshots before the current ones (game.bak)
+        self.journals = []  # (generation, data, header size), valid header
+        self.proven = 0  # the highest generation a valid file says was stored
+        self.damaged_journal = 0  # bytes of the longest journal whose header is damaged
+        self.files = False  # anything at all was there
+        self.damaged = False  # some file failed its checks
+        self.old_layout = False  # files of the single-directory layout
+        self.copies = []  # per copy: (snapshot generation or -1, journal bytes)
+        self.header = None  # the first valid snapshot header: another copy's that equals
+        # it is taken as valid without reading its payload again
+
+
 class GameStore:
-    """The stored game in directory `dirpath` (an already mounted filesystem)."""
+    """The stored game in directory `dirpath` (on an already mounted filesystem)."""
 
     # The statuses of load(), also here so a caller needs only the class.
-    OK = 0
-    NONE = 1
-    TRUNCATED = 2
-    CORRUPT = 3
+    OK = OK
+    NONE = NONE
+    TRUNCATED = TRUNCATED
+    CORRUPT = CORRUPT
 
     def __init__(self, dirpath, journal_limit=_JOURNAL_LIMIT, codec=None):
-        self.dirpath = dirpath
+        self.dirpath = dirpath.rstrip("/")  # "" for the root: paths still start with "/"
         self.journal_limit = journal_limit
         # codec: pack(game) -> bytes and unpack(bytes) -> game; rules_core.snapshot unless
         # a caller stores something else the same way.
         self._codec = codec
         self.generation = 0
-        self._snp_exists = None  # whether game.snp is on flash; None: not known yet
         self.records = 0  # frames in the current journal
-        self._journal = None
+        self._journal_a = None
+        self._journal_b = None
         self._journal_bytes = 0
         self._needs_snapshot = True  # no journal to append to yet
+        self._copies_made = False
         self._frames = {}  # record length -> preallocated frame buffer
         self._game = None  # the game last stored, for maintain()
         self._last_frame = _FRAME_EXTRA + 4  # size of the last frame appended
@@ -122,8 +147,8 @@ class GameStore:
         except OSError:  # already there (the usual case)
             pass
 
-    def _path(self, name):
-        return self.dirpath.rstrip("/") + "/" + name
+    def _path(self, *names):
+        return self.dirpath + "/" + "/".join(names)
 
     def _pack(self, game):
         if self._codec is None:
@@ -139,77 +164,145 @@ class GameStore:
 
     def load(self):
         """Read the stored game back: (game or None, status). Never raises on bad data."""
-        self._close_journal()
-        found_any = False
-        status = OK
-        candidates = []
-        self._snp_exists = False
-        for name in (_SNP, _TMP, _BAK):
-            data = _read_file(self._path(name))
-            if data is None:
-                continue
-            if name == _SNP:
-                self._snp_exists = True
-            # A temporary file alone is a snapshot whose writing the power cut short.
-            found_any = found_any or name != _TMP
-            gen, payload = _parse_snapshot(data)
-            if payload is None:
-                if name == _SNP:
-                    status = TRUNCATED  # the current snapshot is damaged: fall back
-                continue
-            candidates.append((gen, name, payload))
-        journal = _read_file(self._path(_JRN))
-        if journal is not None and not journal:
-            journal = None  # created, and the power went before its header was written
-        found_any = found_any or journal is not None
-        highest = 0
-        for gen, _, _ in candidates:
-            highest = max(highest, gen)
-        journal_gen = _journal_generation(journal)
-        if journal_gen is not None:
-            highest = max(highest, journal_gen)
-        self.generation = highest
+        self._close_journals()
+        found = self._find_snapshots()
+        self.generation = found.proven
+        game, base = self._choose_base(found)
+        if game is None:
+            self._needs_snapshot = True
+            return None, (CORRUPT if found.files else NONE)
+        return game, self._replay_and_repair(game, base, found)
 
-        game = None
-        base_gen = 0
-        base_name = None
-        # Best first: the highest generation that unpacks into a game.
-        candidates.sort(key=lambda c: -c[0])
-        for gen, name, payload in candidates:
+    def _find_snapshots(self):
+        """Step 1: what every copy holds. A snapshot is checked as it streams past (no file
+        is held in memory here; only the one chosen is read whole), and the second copy's
+        only if its header differs from the first's valid one. The older firmware's
+        layout is looked at only when neither copy has a snapshot."""
+        found = _Found()
+        for name in _COPIES:
+            self._read_copy(self._path(name), found, True)
+        if not found.snapshots:
+            self._read_copy(self.dirpath, found, False)
+        return found
+
+    def _read_copy(self, where, found, is_copy):
+        snap_gen = -1
+        path = where + "/" + _SNP
+        gen, valid = _scan_snapshot(path, found)
+        if valid is not None:
+            found.files = True
+            if valid:
+                snap_gen = gen
+                found.proven = max(found.proven, gen)
+                found.snapshots.append((gen, path))
+            else:
+                found.damaged = True  # its header cannot be trusted to say which
+        found.fallbacks.append(where + "/" + _BAK)
+        journal = _read_file(where + "/" + _JRN)
+        if journal:  # an empty file: created, and the power went before its header
+            found.files = True
+            gen, header = _journal_header(journal)
+            if header:
+                found.journals.append((gen, journal, header))
+                found.proven = max(found.proven, gen)
+            else:
+                found.damaged = True
+                found.damaged_journal = max(found.damaged_journal, len(journal))
+        if is_copy:
+            found.copies.append((snap_gen, journal))
+        elif snap_gen >= 0 or journal or _exists(where + "/" + _BAK):
+            found.old_layout = True
+
+    def _choose_base(self, found):
+        """Step 2: the highest generation's snapshot that unpacks, as (game, generation);
+        the snapshots before the current ones (game.bak) only if none does."""
+        game, gen = self._first_that_unpacks(found.snapshots, found)
+        if game is None:
+            older = []
+            for path in found.fallbacks:
+                bak_gen, valid = _scan_snapshot(path, None)
+                if valid is not None:
+                    found.files = True
+                if valid:
+                    older.append((bak_gen, path))
+            game, gen = self._first_that_unpacks(older, found)
+        return game, gen
+
+    def _first_that_unpacks(self, snapshots, found):
+        snapshots.sort(key=lambda s: -s[0])
+        refused = -1
+        for gen, path in snapshots:
+            if gen == refused:
+                continue  # the other copy's, the same bytes: refused the same way
+            data = _read_file(path)
+            payload = None if data is None else _parse_snapshot(data)[1]
+            if payload is None:  # damaged where only its header was compared
+                found.damaged = True
+                continue
+            refused = gen
             try:
-                game = self._unpack(payload)
+                return self._unpack(payload), gen
             except MemoryError:
                 raise  # not bad data: the game on flash is fine and must not be replaced
             except Exception:  # any rejection by the codec means this copy is unusable
-                status = TRUNCATED
-                continue
-            base_gen, base_name = gen, name
-            break
-        if game is None:
-            self._needs_snapshot = True
-            return None, (CORRUPT if found_any else NONE)
+                found.damaged = True
+        return None, 0
 
-        regular = base_name == _SNP and journal_gen == base_gen
-        if journal is not None and journal_gen is None:
-            status = TRUNCATED  # the journal's header is damaged: its events are lost
-        elif journal_gen is not None and journal_gen > base_gen:
-            status = TRUNCATED  # the journal follows a snapshot that could not be read
-        elif journal_gen == base_gen:
-            applied, clean = _replay(game, journal, base_gen)
-            self.records = applied
-            if not clean:
-                status = TRUNCATED
-                regular = False
-                self._keep_bad_journal()
+    def _replay_and_repair(self, game, base, found):
+        """Step 3: the longest journal of generation `base` onto `game`; the status; then
+        the copies made alike again: a copy whose journal lacks the last frames (the power
+        went between the two appends) gets them, anything else is settled by a fresh
+        generation in both copies."""
+        journal = None
+        header = 0
+        count = 0
+        clean = False
+        proven_frames = 0  # frames some copy proves were stored (a damaged one counts)
+        for gen, data, size in found.journals:
+            if gen != base:
+                continue
+            valid, whole = _frames(data, size, gen, None)
+            proven_frames = max(proven_frames, valid if whole else valid + 1)
+            if journal is None or valid > count:
+                journal, header, count, clean = data, size, valid, whole
+        applied = 0
+        if journal is not None:
+            applied = _frames(journal, header, base, game)[0]
+        status = OK
+        replayed = 0 if journal is None else len(journal)  # its bytes, if all were valid
+        if applied < proven_frames or found.proven > base or found.damaged_journal > replayed:
+            status = TRUNCATED
+        self.records = applied
         self._game = game
-        if regular and _read_file(self._path(_TMP)) is None:
-            self._open_journal(len(journal))
+        if clean and applied == count and self._catch_up(found, base, journal):
+            self._open_journals(len(journal))
         else:
-            # Anything irregular (an interrupted compaction, a dropped tail) is settled
-            # now with a fresh snapshot, so appends never follow damaged data.
             self._needs_snapshot = True
-            self._try_compact(game)
-        return game, status
+            try:
+                self.compact(game)
+            except OSError:  # flash trouble at boot: keep the game; the next record retries
+                self._needs_snapshot = True
+        return status
+
+    def _catch_up(self, found, base, journal):
+        """True if both copies now hold the snapshot of generation `base` and `journal`:
+        they did, or a copy's journal was the start of it and got the rest appended."""
+        if found.damaged or found.old_layout or _header_size(journal) != _JOURNAL_HEADER:
+            return False
+        if len(found.copies) != len(_COPIES):
+            return False
+        for snap_gen, data in found.copies:
+            if snap_gen != base or data is None or journal[: len(data)] != data:
+                return False
+        for i in range(len(_COPIES)):
+            have = len(found.copies[i][1])
+            if have < len(journal):
+                try:
+                    with open(self._path(_COPIES[i], _JRN), "ab") as f:
+                        f.write(memoryview(journal)[have:])
+                except OSError:  # the flash fails: a fresh generation will settle it
+                    return False
+        return True
 
     # ---- writing -----------------------------------------------------------------------
 
@@ -248,11 +341,13 @@ class GameStore:
         struct.pack_into("<I", salt, 4, self.records)
         struct.pack_into("<I", frame, 1 + size, crc32(covered, crc32(salt)))
         try:
-            self._journal.write(frame)
-            self._journal.flush()
+            self._journal_a.write(frame)
+            self._journal_a.flush()
+            self._journal_b.write(frame)
+            self._journal_b.flush()
         except OSError:
             self._needs_snapshot = True
-            self._close_journal()
+            self._close_journals()
             raise
         self._journal_bytes += frame_size
         self.records += 1
@@ -275,13 +370,21 @@ class GameStore:
             return False
         return True
 
+    @property
+    def needs_snapshot(self):
+        """True while the flash lacks something the game has (a write failed): the next
+        record() or maintain() writes a whole snapshot."""
+        return self._needs_snapshot
+
     def record_undo(self, game):
         """Append an undo that `game` has just done (the same as record(game, UNDO_RECORD))."""
         self.record(game, UNDO_RECORD)
 
     def compact(self, game):
-        """Write `game` as the next generation's snapshot and start an empty journal."""
-        self._close_journal()
+        """Write `game` as the next generation's snapshot, with an empty journal, in both
+        copies. Raises OSError when the flash fails (ENOSPC when it is full); the copy not
+        yet rewritten still holds the game as it was before."""
+        self._close_journals()
         self._needs_snapshot = True
         self._game = game
         payload = self._pack(game)
@@ -289,70 +392,147 @@ class GameStore:
             # Not loaded first: step past whatever is stored, so that no journal left
             # from an earlier game can ever pass for this game's.
             self.generation = self._highest_stored_generation()
-        gen = self.generation + 1
+        # The number is used up before anything is written: a compaction that fails
+        # half-way is never followed by a different snapshot of the same generation.
+        self.generation += 1
+        gen = self.generation
         header = bytearray(_SNAP_HEADER)
         header[0:4] = _SNAP_MAGIC
         struct.pack_into("<II", header, 4, gen, len(payload))
-        struct.pack_into("<I", header, 12, crc32(payload, crc32(header[4:12])))
-        tmp = self._path(_TMP)
-        with open(tmp, "wb") as f:
-            f.write(header)
-            f.write(payload)
-        if self._snp_exists is None:  # not loaded first: look (load() knows already)
-            self._snp_exists = _exists(self._path(_SNP))
-        if self._snp_exists:
-            os.rename(self._path(_SNP), self._path(_BAK))
-        os.rename(tmp, self._path(_SNP))
-        self._snp_exists = True
-        self.generation = gen
-        # From here a power cut resumes from the new snapshot: the old journal's generation
-        # no longer matches it, so its events (all in the snapshot) are not applied twice.
+        struct.pack_into("<I", header, 12, crc32(payload, crc32(memoryview(header)[4:12])))
         jheader = bytearray(_JOURNAL_HEADER)
         jheader[0:4] = _JOURNAL_MAGIC
         struct.pack_into("<I", jheader, 4, gen)
-        with open(self._path(_JRN), "wb") as f:
-            f.write(jheader)
+        struct.pack_into("<I", jheader, 8, crc32(memoryview(jheader)[0:8]))
+        self._make_copies()
+        for name in _COPIES:
+            tmp = self._path(name, _TMP)
+            try:
+                with open(tmp, "wb") as f:
+                    f.write(header)
+                    f.write(payload)
+            except OSError:
+                _remove(tmp)  # half a snapshot only takes space a full flash lacks
+                raise
+            # The snapshot before stays as game.bak: if both copies of the new one are
+            # ever damaged, the game goes back one generation (and says so), not to none.
+            snp = self._path(name, _SNP)
+            if _exists(snp):
+                os.rename(snp, self._path(name, _BAK))
+            # From here a power cut resumes from the new snapshot: the old journal's
+            # generation no longer matches it, so its events (all in the snapshot) are
+            # not applied twice.
+            os.rename(tmp, snp)
+            with open(self._path(name, _JRN), "wb") as f:
+                f.write(jheader)
         self.records = 0
-        self._open_journal(_JOURNAL_HEADER)
+        self._open_journals(_JOURNAL_HEADER)
+        if self._old_layout_there():
+            for name in _OLD_FILES:
+                _remove(self._path(name))
 
     def close(self):
-        self._close_journal()
+        self._close_journals()
 
     # ---- internals ---------------------------------------------------------------------
 
-    def _try_compact(self, game):
-        try:
-            self.compact(game)
-        except OSError:  # flash trouble at boot: keep the game; the next record retries
-            self._needs_snapshot = True
+    def _make_copies(self):
+        """The copies' directories, the first time; then the store's directory (and its
+        parent, on the same filesystem) is made to compact its metadata once, so that
+        both blocks of its pair name the copies: one bad block cannot lose them both."""
+        if self._copies_made:
+            return
+        made = False
+        for name in _COPIES:
+            try:
+                os.mkdir(self._path(name))
+                made = True
+            except OSError:  # there already (or the flash fails: the write will say so)
+                pass
+        if made and _ON_LITTLEFS:
+            _settle(self.dirpath)
+            parent = self.dirpath.rsplit("/", 1)[0] or "/"
+            if parent != self.dirpath and _same_filesystem(parent, self.dirpath):
+                _settle(parent)
+        self._copies_made = True
 
-    def _open_journal(self, size):
-        self._journal = open(self._path(_JRN), "ab")
+    def _old_layout_there(self):
+        for name in (_SNP, _JRN, _BAK):
+            if _exists(self._path(name)):
+                return True
+        return False
+
+    def _open_journals(self, size):
+        try:
+            self._journal_a = open(self._path(_COPIES[0], _JRN), "ab")
+            self._journal_b = open(self._path(_COPIES[1], _JRN), "ab")
+        except OSError:
+            self._close_journals()
+            raise
         self._journal_bytes = size
         struct.pack_into("<I", self._salt, 0, self.generation)
         self._needs_snapshot = False
 
-    def _close_journal(self):
-        if self._journal is not None:
-            try:
-                self._journal.close()
-            except OSError:  # the flash already failed; the next write starts afresh
-                pass
-            self._journal = None
-
-    def _keep_bad_journal(self):
-        try:
-            os.rename(self._path(_JRN), self._path(_BAD))
-        except OSError:  # only a copy for inspection
-            pass
+    def _close_journals(self):
+        for journal in (self._journal_a, self._journal_b):
+            if journal is not None:
+                try:
+                    journal.close()
+                except OSError:  # the flash already failed; the next write starts afresh
+                    pass
+        self._journal_a = None
+        self._journal_b = None
 
     def _highest_stored_generation(self):
         highest = 0
-        for name in (_SNP, _TMP, _BAK, _JRN):
-            data = _read_file(self._path(name), 8)
+        paths = [self._path(name) for name in _OLD_FILES]
+        for copy in _COPIES:
+            for name in (_SNP, _TMP, _JRN):
+                paths.append(self._path(copy, name))
+        for path in paths:
+            data = _read_file(path, 8)
             if data is not None and len(data) >= 8:
                 highest = max(highest, struct.unpack_from("<I", data, 4)[0])
         return highest
+
+
+try:
+    import sys
+
+    _ON_LITTLEFS = sys.implementation.name == "micropython"  # the board's filesystem
+except (ImportError, AttributeError):
+    _ON_LITTLEFS = False
+
+
+def _settle(path):
+    """Rewrite a small file in `path` until its metadata block has compacted at least once
+    (more bytes of commits than a block holds), then remove it. Best effort."""
+    pad = bytes(48)
+    target = path.rstrip("/") + "/" + _PAD
+    try:
+        rounds = os.statvfs(path)[0] // 48 + 2
+        for _ in range(rounds):
+            with open(target, "wb") as f:
+                f.write(pad)
+    except OSError:  # a full flash: the copies still work, only less protected
+        pass
+    _remove(target)
+
+
+def _same_filesystem(a, b):
+    try:
+        sa = os.statvfs(a)
+        sb = os.statvfs(b)
+    except OSError:
+        return False
+    return sa[0] == sb[0] and sa[2] == sb[2]
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except OSError:  # not there, or the flash fails: nothing more to do
+        pass
 
 
 def _exists(path):
@@ -376,6 +556,45 @@ def _read_file(path, limit=_MAX_FILE):
         return None
 
 
+def _scan_snapshot(path, found=None):
+    """(generation, valid) of a snapshot file, reading it in small pieces; valid is None
+    when there is no such file. With a `_Found`, a header equal to the one it holds is
+    valid at once; the first valid header is kept there."""
+    try:
+        size = os.stat(path)[6]
+        f = open(path, "rb")
+    except OSError:
+        return 0, None
+    try:
+        header = f.read(_SNAP_HEADER)
+        if len(header) < _SNAP_HEADER or header[0:4] != _SNAP_MAGIC:
+            return 0, False
+        gen, length, crc = struct.unpack_from("<III", header, 4)
+        if size != _SNAP_HEADER + length or size > _MAX_FILE:
+            return 0, False
+        if found is not None and found.header == header:
+            return gen, True
+        check = crc32(memoryview(header)[4:12])
+        piece = bytearray(256)
+        left = length
+        while left:
+            n = f.readinto(piece)
+            if not n:
+                return 0, False
+            n = min(n, left)
+            check = crc32(memoryview(piece)[:n], check)
+            left -= n
+        if check != crc:
+            return 0, False
+        if found is not None and found.header is None:
+            found.header = header
+        return gen, True
+    except OSError:  # unreadable: damaged
+        return 0, False
+    finally:
+        f.close()
+
+
 def _parse_snapshot(data):
     """(generation, payload) of a valid snapshot file, else (0, None)."""
     if len(data) < _SNAP_HEADER or len(data) > _MAX_FILE or data[0:4] != _SNAP_MAGIC:
@@ -384,46 +603,61 @@ def _parse_snapshot(data):
     if len(data) != _SNAP_HEADER + length:
         return 0, None
     payload = memoryview(data)[_SNAP_HEADER:]  # no copy of a long game's history
-    if crc32(payload, crc32(data[4:12])) != crc:
+    if crc32(payload, crc32(memoryview(data)[4:12])) != crc:
         return 0, None
     return gen, payload
 
 
-def _journal_generation(data):
-    if data is None or len(data) < _JOURNAL_HEADER or data[0:4] != _JOURNAL_MAGIC:
-        return None
-    return struct.unpack_from("<I", data, 4)[0]
+def _header_size(data):
+    """The size of a journal's header by its magic (0: not a journal)."""
+    if data[0:4] == _JOURNAL_MAGIC:
+        return _JOURNAL_HEADER
+    if data[0:4] == _OLD_JOURNAL_MAGIC:
+        return _OLD_JOURNAL_HEADER
+    return 0
 
 
+def _journal_header(data):
+    """(generation, header size) of a journal whose header is valid, else (0, 0)."""
+    size = _header_size(data)
+    if not size or len(data) < size:
+        return 0, 0
+    if size == _JOURNAL_HEADER and crc32(memoryview(data)[0:8]) != struct.unpack_from(
+        "<I", data, 8
+    )[0]:
+        return 0, 0
+    return struct.unpack_from("<I", data, 4)[0], size
 
 
-def _replay(game, journal, gen):
-    """Apply the journal's valid frames to `game`: (frames applied, whole journal valid)."""
+def _frames(journal, pos, gen, game):
+    """Walk the journal's frames from `pos`: (valid frames, whole journal valid). With a
+    game, apply each frame to it, stopping at one the game refuses."""
     salt = bytearray(8)
     struct.pack_into("<I", salt, 0, gen)
-    pos = _JOURNAL_HEADER
-    applied = 0
+    count = 0
     end = len(journal)
+    view = memoryview(journal)
     while pos < end:
         size = journal[pos]
         stop = pos + 1 + size + 4
         if size < 1 or size > _MAX_RECORD or stop > end:
-            return applied, False
-        struct.pack_into("<I", salt, 4, applied)
-        if crc32(journal[pos: pos + 1 + size], crc32(salt)) != struct.unpack_from(
+            return count, False
+        struct.pack_into("<I", salt, 4, count)
+        if crc32(view[pos: pos + 1 + size], crc32(salt)) != struct.unpack_from(
             "<I", journal, pos + 1 + size
         )[0]:
-            return applied, False
-        record = journal[pos + 1: pos + 1 + size]
-        try:
-            if record == UNDO_RECORD:
-                game.undo()
-            else:
-                game.apply(record)
-        except MemoryError:
-            raise  # not bad data: better a reset and another try than a shortened game
-        except Exception:  # a record the game refuses: the rest cannot follow from it
-            return applied, False
-        applied += 1
+            return count, False
+        if game is not None:
+            record = journal[pos + 1: pos + 1 + size]
+            try:
+                if record == UNDO_RECORD:
+                    game.undo()
+                else:
+                    game.apply(record)
+            except MemoryError:
+                raise  # not bad data: better a reset and another try than a shorter game
+            except Exception:  # a record the game refuses: the rest cannot follow from it
+                return count, False
+        count += 1
         pos = stop
-    return applied, True
+    return count, True

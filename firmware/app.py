@@ -21,7 +21,7 @@ import struct
 from boardlib import inputs, layout, shot
 from boardlib.display import Display
 from boardlib.journal import GameStore
-from boardlib.link import ERR_ASKED, ERR_REFUSED, PROTOCOL_VERSION
+from boardlib.link import ERR_ASKED, ERR_REFUSED, ERR_STORAGE, PROTOCOL_VERSION
 from firmware import errors, menu
 from firmware.screens import ERR, Screens
 from rules_core import Game, GameError
@@ -113,6 +113,9 @@ class App:
         self.screens.show_reset(self.board.reset_cause, now_ms)
         for code in self.notices:
             self.screens.flash(ERR, code, now_ms)
+            if self.link is not None and errors.is_storage(code):
+                # the host hears of a game resumed short (or lost) with the board's code
+                self.link.send_error(ERR_STORAGE, "Err %d" % code)
 
     def _new_game_from(self, settings):
         d = settings["distance"]

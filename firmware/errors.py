@@ -9,7 +9,7 @@
 | 2n | spot n's sensor flaps (changes far too often): not scored |
 | 31 | the board configuration was unreadable: defaults are in use |
 | 32 | a board configuration value was bad: its default is in use |
-| 41 | the game journal was cut off: the game resumed at its last intact record |
+| 41 | events were lost on flash: the game resumed at its last intact record |
 | 42 | the stored game could not be read at all: a new game was started |
 | 51 | undo with nothing left to take back |
 | 61 | bad game settings from the host |
@@ -43,6 +43,11 @@ WIFI = const(71)
 BROKER = const(72)
 BROKER_LOGIN = const(73)
 TLS_UNSUPPORTED = const(74)
+
+
+def is_storage(code):
+    """True for the codes of the game's storage (4n): sent to the host as STORAGE errors."""
+    return JOURNAL_CUT <= code < JOURNAL_CUT + 9
 
 
 def sensor_code(sensors):

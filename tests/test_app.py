@@ -11,7 +11,8 @@ import json
 import pytest
 from helpers import micropython_value, run_on_micropython
 
-SCENARIOS = [("boot_after_watchdog",), ("corrupt_config",), ("cut_off_journal",),
+SCENARIOS = [("boot_after_watchdog",), ("corrupt_config",), ("cut_off_journal", "ab"),
+             ("cut_off_journal", "b"),
              ("dark_sensor",), ("pins_left_lying", "stood up"), ("pins_left_lying", "ok"),
              ("setup_menu",), ("watchdog", False), ("watchdog", True)]
 
@@ -40,10 +41,18 @@ def test_corrupt_config_falls_back_to_defaults_and_says_err_31(scenarios):
 
 
 def test_cut_off_journal_resumes_the_intact_prefix_and_says_err_41(scenarios):
-    out = scenarios[("cut_off_journal",)]
+    out = scenarios[("cut_off_journal", "ab")]
     assert out["before"] == [2 + 4 + 2, 0]
     assert out["after"] == [2 + 4, 0]  # the last record was cut: the two before it stand
     assert any(p.startswith("Err") and p.endswith("41") for p in out["pictures"])
+    assert out["errors"] == [[18, "Err 41"]]  # and the host is told: STORAGE, the code
+
+
+def test_one_damaged_copy_of_the_journal_costs_nothing(scenarios):
+    out = scenarios[("cut_off_journal", "b")]
+    assert out["after"] == out["before"] == [2 + 4 + 2, 0]  # the other copy has it all
+    assert not any(p.startswith("Err") for p in out["pictures"])
+    assert out["errors"] == []
 
 
 def test_a_sensor_dark_from_power_up_shows_err_1n_and_never_scores(scenarios):

@@ -90,7 +90,7 @@ def test_recorded_game_is_what_the_test_says():
 def test_power_cut_at_every_write(game_events):
     events, keys = game_events
     call = ["sweep", [as_text(events), BLOCKS]]
-    _, ends, cuts = micropython_value(run_on_micropython("powercut_cases", [call])[0])
+    _, ends, cuts = micropython_value(run_on_micropython("powercut_cases", [call], timeout=600)[0])
     assert len(ends) == len(events) + 1  # new_game and every event completed uncut
     assert len(cuts) > len(events) * 2  # every write of the game was cut, whole and torn
     continued = 0
@@ -120,7 +120,7 @@ def test_cut_device_matches_rebuilt_flash(game_events):
     events, keys = game_events
     picks = ["1f", "2t", "3f", "7t", "40f", "41t", "123f", "200t", "250t", "300f", "333t"]
     call = ["real_cuts", [as_text(events), picks, BLOCKS]]
-    results = micropython_value(run_on_micropython("powercut_cases", [call])[0])
+    results = micropython_value(run_on_micropython("powercut_cases", [call], timeout=600)[0])
     assert len(results) == len(picks)
     for result in results:
         _, _, done, status, out, last_end = result

@@ -36,7 +36,35 @@ def seen(sim, app, t0, t1, every=100):
     return shots
 
 
-def reboot(state, cause="PWR"):
+class _Wire:
+    """A link's stream that keeps nothing: the frames are read where they are sent."""
+
+    def any(self):
+        return 0
+
+    def readinto(self, buf):
+        return 0
+
+    def write(self, buf):
+        return len(buf)
+
+
+def _recording_link():
+    from boardlib.link import Link
+
+    class RecordingLink(Link):
+        def __init__(self):
+            super().__init__(_Wire(), 0)
+            self.errors = []  # (code, detail) of every ERROR frame sent
+
+        def send_error(self, code, detail="", ref=0xFFFF):
+            self.errors.append((code, detail))
+            return super().send_error(code, detail, ref)
+
+    return RecordingLink()
+
+
+def reboot(state, cause="PWR", link=False):
     import os
 
     try:
@@ -45,6 +73,8 @@ def reboot(state, cause="PWR"):
         pass
     sim = build(state_dir=state)
     sim.board.reset_cause = cause
+    if link:
+        sim.board.link = _recording_link()
     app = App(sim.board)
     app.boot(0)
     return sim, app
@@ -65,7 +95,7 @@ def corrupt_config(state):
             "rules": app.state["rules"]}
 
 
-def cut_off_journal(state):
+def cut_off_journal(state, copies):
     sim, app = reboot(state)
     t = play(app, 0, 1000)  # the sensors see every pin standing first
     for pins in (0b00001, 0b00011, 0b00100):  # three scoring shots by player 1
@@ -76,14 +106,16 @@ def cut_off_journal(state):
         sim.set_standing_mask(0x1F)
         t = play(app, t, t + 3000)
     scores = app.state["score"]
-    path = FLASH_MOUNT + "/game/game.jrn"
-    with open(path, "rb") as f:
-        data = f.read()
-    with open(path, "wb") as f:
-        f.write(data[:-3])  # the power went mid-record
-    sim, app = reboot(state)
+    for copy in copies:  # the last record damaged in these copies of the journal
+        path = FLASH_MOUNT + "/game/" + copy + "/game.jrn"
+        with open(path, "rb") as f:
+            data = f.read()
+        with open(path, "wb") as f:
+            f.write(data[:-3])
+    sim, app = reboot(state, link=True)
     pictures = seen(sim, app, 0, 7000)
-    return {"before": scores, "after": app.state["score"], "pictures": pictures}
+    return {"before": scores, "after": app.state["score"], "pictures": pictures,
+            "errors": app.link.errors}
 
 
 def dark_sensor(state):

@@ -61,12 +61,12 @@ class Recorder:
         os.umount("/f")
         return ends
 
-    def resume(self, image, more=0, start=None):
-        """Mount a copy of the image and load; with more, record further events, reload.
+    def resume(self, dev, more=0, start=None):
+        """Mount the device (a copy of the flash) and load; with more, record further
+        events, reload.
 
         Returns (keys, status): the loaded game's key, and with more also the reloaded
         game's, the played game's and the reference after those events."""
-        dev = RamBlockDev(4096, self.blocks, image=image)
         mount(dev, "/c", format_blank=False)
         store = GameStore("/c")
         try:
@@ -115,7 +115,7 @@ def sweep(events, blocks):
             # every 40th cut also goes on playing after the resume
             more = 3 if j % 40 == 0 else 0
             try:
-                out, status = rec.resume(scratch.data, more, done)
+                out, status = rec.resume(scratch, more, done)
                 cuts.append((j, int(torn), done, status, out))
             except Exception as e:
                 cuts.append((j, int(torn), done, "raised", repr(e)))
@@ -141,6 +141,6 @@ def real_cuts(events, picks, blocks):
         done = 0
         while done < len(ends) and 0 <= ends[done] - base < n:
             done += 1
-        keys, status = rec.resume(dev.data)
+        keys, status = rec.resume(RamBlockDev(4096, blocks, image=dev.data))
         out.append((n, int(torn), done, status, keys[0], ends[-1]))
     return out
