@@ -61,9 +61,11 @@ BAUD = 115200
 BITS_PER_BYTE = 10  # 8N1: start bit, 8 data bits, stop bit
 
 FULL = {"idle": 1000, "shots": 50, "alloc_idle": 1000, "alloc_shots": 50, "game": 1000,
-        "resume_loads": 5, "heap_shots": 500, "heap_step": 512, "flood": 3000}
+        "resume_loads": 5, "heap_shots": 500, "heap_step": 512, "flood": 3000,
+        "bitflips": 300, "bitflip_events": 150}
 SMOKE = {"idle": 400, "shots": 4, "alloc_idle": 40, "alloc_shots": 2, "game": 10,
-         "resume_loads": 1, "heap_shots": 3, "heap_step": 16384, "flood": 40}
+         "resume_loads": 1, "heap_shots": 3, "heap_step": 16384, "flood": 40,
+         "bitflips": 4, "bitflip_events": 20}
 
 KEYS = (
     "poll_instr", "poll_cycle_instr", "shot_instr", "esp32_poll_us_est", "esp32_shot_ms_est",
@@ -73,7 +75,7 @@ KEYS = (
     "flash_years_at_1000_shots_a_day",
     "check_mpy_bytes", "net_mpy_bytes", "net_poll_gap_max_ms", "net_link_step_max_ms",
     "mqtt_frames_per_s",
-    "mqtt_p99_ms", "mqtt_lost_frames",
+    "mqtt_p99_ms", "mqtt_lost_frames", "flash_bitflip_silent_losses", "flash_bitflip_whole_pct",
 )
 TARGETS = {
     "idle_alloc_bytes": ("<=", 0), "esp32_poll_us_est": ("<=", 250),
@@ -84,6 +86,8 @@ TARGETS = {
     # 10 shots a second (a SHOT and a STATE frame each) through one broker and logger.
     "net_poll_gap_max_ms": ("<=", 50), "mqtt_frames_per_s": (">=", 1000),
     "mqtt_p99_ms": ("<=", 250), "mqtt_lost_frames": ("<=", 0),
+    # docs/persistence.md: one flipped bit never loses more than the last event silently
+    "flash_bitflip_silent_losses": ("<=", 0), "flash_bitflip_whole_pct": (">=", 95),
 }
 
 
@@ -448,6 +452,28 @@ def network_figures(smoke):
     return got
 
 
+# -- flash damage ------------------------------------------------------------------------
+
+BITFLIP = "tools/simboard/bitflip.py"
+
+
+def bitflip_figures(sizes):
+    """One flipped bit at a time in the used area of a stored game's flash image, then a
+    resume (docs/persistence.md): flips that lost more than the last event, or the whole
+    game, without an Err; and the share that lost nothing."""
+    proc = subprocess.run(
+        upy.command([os.path.join(upy.ROOT, BITFLIP), str(sizes["bitflips"]),
+                     str(sizes["bitflip_events"]), "1"], "32M"),
+        capture_output=True, text=True, env=upy.env(), cwd=upy.ROOT, timeout=1800,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise Unavailable("%s failed: %s" % (BITFLIP, proc.stderr.strip()[-300:]))
+    got = parse_lines(proc.stdout)
+    return {"flash_bitflip_silent_losses": got["silent_losses"],
+            "flash_bitflip_whole_pct": round(100.0 * got["whole"] / got["flips"], 1)}
+
+
 # -- all of it -----------------------------------------------------------------------------
 
 def measure(smoke=False, install=True):
@@ -469,6 +495,7 @@ def measure(smoke=False, install=True):
                 only=CHECK_MODULES)}),
         ("heap", lambda: heap_figures(sizes, workdir)),
         ("logger", lambda: logger_figures(sizes, workdir)),
+        ("bitflip", lambda: bitflip_figures(sizes)),
         ("network", lambda: network_figures(smoke)),
     )
     try:
