@@ -434,6 +434,18 @@ class GameStore:
     def close(self):
         self._close_journals()
 
+    def erase(self):
+        """Remove the stored game: every file of both copies (and of the older layout).
+        The directories stay; the next write starts a generation past the last one."""
+        self._close_journals()
+        for copy in _COPIES:
+            for name in (_SNP, _TMP, _BAK, _JRN):
+                _remove(self._path(copy, name))
+        for name in _OLD_FILES:
+            _remove(self._path(name))
+        self._needs_snapshot = True
+        self._game = None
+
     # ---- internals ---------------------------------------------------------------------
 
     def _make_copies(self):

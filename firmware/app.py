@@ -15,13 +15,13 @@ the rules apply it, the journal stores it (flushed), then the display and the li
 what a player has seen on the display is on flash.
 """
 
-import os
 import struct
 
 from boardlib import inputs, layout, shot
 from boardlib.display import Display
 from boardlib.journal import GameStore
 from boardlib.link import ERR_ASKED, ERR_REFUSED, ERR_STORAGE, PROTOCOL_VERSION
+from boardlib.ticks import ticks_add, ticks_diff
 from firmware import errors, menu
 from firmware.screens import ERR, Screens
 from rules_core import Game, GameError
@@ -33,6 +33,8 @@ except ImportError:  # CPython: the integer itself
     const = int
 
 
+STORAGE_RETRY_MS = const(5000)  # how often a failing flash is tried again between shots
+_ENOSPC = const(28)
 _BUTTONS = const(4)  # len(shot.BUTTON_NAMES)
 
 
@@ -72,6 +74,8 @@ class App:
         if config_error:
             self.notices.append(config_error)
         self._faults = 0
+        self.storage_error = 0  # 43 flash full, 44 flash failing: shown until a write works
+        self._storage_retry_at = 0
         self._down = -1  # the down mask the assembler saw last (-1: none yet)
         self._buttons_busy = 0
 
@@ -98,7 +102,7 @@ class App:
         if game is None:
             game = self._new_game_from(self.config["game"])
             self.numbering.new_identity()
-            self.store.new_game(game)
+            self._store(self.store.new_game, game)
         self.game = game
         self.state = game.state()
         self.kept, _ = self.kept_store.load()
@@ -116,6 +120,8 @@ class App:
             if self.link is not None and errors.is_storage(code):
                 # the host hears of a game resumed short (or lost) with the board's code
                 self.link.send_error(ERR_STORAGE, "Err %d" % code)
+        if self.storage_error:
+            self._storage_changed()
 
     def _new_game_from(self, settings):
         d = settings["distance"]
@@ -149,7 +155,12 @@ class App:
     def _faults_changed(self):
         faults = self.sensors.fault
         self._faults = faults
-        self.screens.fault_code = errors.sensor_code(self.sensors) if faults else 0
+        self._show_fault()
+
+    def _show_fault(self):
+        # a sensor fault first (the players can fix it), else a storage error
+        code = errors.sensor_code(self.sensors) if self._faults else 0
+        self.screens.fault_code = code or self.storage_error
 
     def _poll_buttons(self, pressed, now_ms):
         busy = 0
@@ -226,8 +237,39 @@ class App:
             self.screens.flash(ERR, net.take_notice(), now_ms)
 
     def upkeep(self, now_ms):
-        if not self.assembler.busy:
+        if self.assembler.busy:
+            return
+        if not self.storage_error:
             self.store.maintain()
+        elif ticks_diff(now_ms, self._storage_retry_at) >= 0:
+            # a failing or full flash is tried again now and then: a whole snapshot of
+            # the game, so that nothing is missing once it works
+            self._storage_retry_at = ticks_add(now_ms, STORAGE_RETRY_MS)
+            self._store(self.store.maintain)
+
+    # -- storage ----------------------------------------------------------------------------
+
+    def _store(self, action, *args):
+        """Run a store write; a flash failure becomes a storage error on the display and
+        the link (the game goes on in memory), and a write that works clears it."""
+        try:
+            action(*args)
+        except OSError as exc:
+            code = errors.STORAGE_FULL if exc.args and exc.args[0] == _ENOSPC else (
+                errors.STORAGE_FAILED)
+            if code != self.storage_error:
+                self.storage_error = code
+                self._storage_changed()
+            return False
+        if self.storage_error and not self.store.needs_snapshot:
+            self.storage_error = 0
+            self._storage_changed()
+        return True
+
+    def _storage_changed(self):
+        self._show_fault()
+        if self._started and self.link is not None and self.storage_error:
+            self.link.send_error(ERR_STORAGE, "Err %d" % self.storage_error)
 
     # -- game events ------------------------------------------------------------------------
 
@@ -240,7 +282,7 @@ class App:
             record = game.shot(pins, carom, fouls)
         except GameError:
             return
-        self.store.record(game, record)
+        self._store(self.store.record, game, record)
         if self.link is not None and self._started:
             # The event first, then the state that counts it: a host that has the state
             # has had its chance at every event in it.
@@ -254,7 +296,7 @@ class App:
         except GameError:
             self.screens.flash(ERR, errors.NOTHING_TO_UNDO, now_ms)
             return False
-        self.store.record_undo(self.game)
+        self._store(self.store.record_undo, self.game)
         if self.link is not None and self._started:
             self.link.send_undo(len(self.game.history) // 4, now_ms)
         self._changed(now_ms, shot_event=False)
@@ -268,7 +310,7 @@ class App:
         self.numbering.number = (self.numbering.number + 1) & 0xFFFF
         self.numbering.new_identity()
         self._number_link()
-        self.store.new_game(game)
+        self._store(self.store.new_game, game)
         self.assembler.reset()
         self._changed(now_ms, shot_event=False)
 
@@ -284,12 +326,7 @@ class App:
 
     def _drop_kept(self):
         self.kept = None
-        try:
-            self.kept_store.close()
-            for name in os.listdir(self.kept_store.dirpath):
-                os.remove(self.kept_store.dirpath + "/" + name)
-        except OSError:
-            pass
+        self.kept_store.erase()
 
     def _draw_ask(self, buf, now_ms):
         layout.text(buf, "nEW   ok")

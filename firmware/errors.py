@@ -11,6 +11,8 @@
 | 32 | a board configuration value was bad: its default is in use |
 | 41 | events were lost on flash: the game resumed at its last intact record |
 | 42 | the stored game could not be read at all: a new game was started |
+| 43 | the flash is full: the game goes on but is not stored until there is room again |
+| 44 | the flash fails to write: the game goes on, and is stored once a write works |
 | 51 | undo with nothing left to take back |
 | 61 | bad game settings from the host |
 | 62 | unknown host command |
@@ -33,6 +35,8 @@ CONFIG_BAD = const(31)
 CONFIG_VALUE = const(32)
 JOURNAL_CUT = const(41)
 JOURNAL_LOST = const(42)
+STORAGE_FULL = const(43)
+STORAGE_FAILED = const(44)
 NOTHING_TO_UNDO = const(51)
 BAD_SETTINGS = const(61)
 UNKNOWN_COMMAND = const(62)

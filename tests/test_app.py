@@ -14,7 +14,7 @@ from helpers import micropython_value, run_on_micropython
 SCENARIOS = [("boot_after_watchdog",), ("corrupt_config",), ("cut_off_journal", "ab"),
              ("cut_off_journal", "b"),
              ("dark_sensor",), ("pins_left_lying", "stood up"), ("pins_left_lying", "ok"),
-             ("setup_menu",), ("watchdog", False), ("watchdog", True)]
+             ("full_flash", 999, 40), ("setup_menu",), ("watchdog", False), ("watchdog", True)]
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +70,32 @@ def test_pins_left_lying_past_the_stuck_time_say_err_1n_and_still_score(scenario
     assert out["scored"] == [4, 0]  # pins 2 and 3: what fell scores (ddbu, 2 points each)
     assert not any(p.startswith("Err") for p in out["after"])  # standing again: no fault
     assert out["score"] == [6, 0] and out["shots"] == 2  # then pin 1 alone: 2 more
+
+
+def test_a_full_flash_says_err_43_keeps_scoring_and_recovers(scenarios, hostile_report):
+    out = scenarios[("full_flash", 999, 40)]
+    hostile_report("flash: full while scoring", shots=len(out["scores"]),
+                   storage_errors_sent=len(out["errors"]),
+                   recovered=int(out["error_after"] == 0 and out["same_after_reboot"]))
+    assert out["full_errno"] == 28  # the filler really ran the flash out of room
+    # every shot on the full flash still scored, as the rules core scores them
+    from rules_core import Game
+
+    game = Game("ddbu", distance=(999, 999))
+    for _ in range(40):
+        game.shot(pins=0b00011)
+    expected = []
+    for pins in (0b00001, 0b00110, 0b00100, 0b11000) * 4:
+        game.shot(pins=pins)
+        expected.append(game.state()["score"])
+    assert out["scores"] == [list(s) for s in expected]
+    assert out["error_while_full"] == 43
+    assert "Err   43" in out["pictures"]  # shown in turns with the scores
+    assert any(str(out["scores"][-1][0]) in p for p in out["pictures"]), out["pictures"]
+    assert out["errors"] == [[18, "Err 43"]]  # the host is told once
+    assert out["error_after"] == 0  # room again: the game was stored, the error cleared
+    assert not any(p.startswith("Err") for p in out["after"])
+    assert out["same_after_reboot"]  # everything scored while full is on flash now
 
 
 def test_setup_menu_starts_a_new_game_from_the_buttons(scenarios):

@@ -168,6 +168,65 @@ def pins_left_lying(state, end):
             "after": after, "score": app.state["score"], "shots": app.state["shots"]}
 
 
+def full_flash(state, distance, played_before):
+    """Shots scored while another file has filled the flash, then room again: a ddbu game
+    to `distance`, `played_before` shots of pins 1 and 2 before the flash fills."""
+    import os
+
+    sim, app = reboot(state, link=True)
+    t = play(app, 0, 1000)
+
+    def shot(t, pins):
+        for spot in range(5):
+            if pins & (1 << spot):
+                sim.set_spot(spot + 1, False)
+        t = play(app, t, t + 200)
+        sim.set_standing_mask(0x1F)
+        return play(app, t, t + 3000)
+
+    app.new_game({"rules": "ddbu", "distance": (distance, distance), "sets": 1, "first": 1}, t)
+    for _ in range(played_before):  # a game long enough that its snapshot needs blocks
+        t = shot(t, 0b00011)
+    fillers = []
+    full_errno = 0
+    for size in (4096, 512, 64):  # big pieces, then ever smaller ones into the gaps
+        while True:
+            name = FLASH_MOUNT + "/fill%d" % len(fillers)
+            try:
+                with open(name, "wb") as f:
+                    fillers.append(name)
+                    f.write(bytes(size))
+                    while size == 4096:
+                        f.write(bytes(size))
+                        f.flush()
+            except OSError as exc:
+                full_errno = exc.args[0]
+                break
+    scores = []
+    for pins in (0b00001, 0b00110, 0b00100, 0b11000) * 4:  # 16 shots on a full flash
+        t = shot(t, pins)
+        scores.append(list(app.state["score"]))
+    pictures = seen(sim, app, t, t + 4000)
+    t += 4005
+    error_while_full = app.storage_error
+    for name in fillers:  # room again
+        try:
+            os.remove(name)
+        except OSError:
+            pass
+    t = play(app, t, t + 6000)  # the next retry stores the game
+    error_after = app.storage_error
+    t = shot(t, 0b00001)
+    after = seen(sim, app, t, t + 4000)
+    played = app.game.state_json()
+    link_errors = app.link.errors
+    sim, app = reboot(state)
+    return {"full_errno": full_errno, "scores": scores, "pictures": pictures,
+            "error_while_full": error_while_full, "error_after": error_after,
+            "after": after, "errors": link_errors,
+            "same_after_reboot": app.game.state_json() == played}
+
+
 def setup_menu(state):
     sim, app = reboot(state)
     t = play(app, 0, 5000)
