@@ -87,7 +87,7 @@ def test_recorded_game_is_what_the_test_says():
     assert any(e != UNDO and e[0] == ev.KIND_ADJUST for e in events)
 
 
-def test_power_cut_at_every_write(game_events):
+def test_power_cut_at_every_write(game_events, hostile_report):
     events, keys = game_events
     call = ["sweep", [as_text(events), BLOCKS]]
     _, ends, cuts = micropython_value(run_on_micropython("powercut_cases", [call], timeout=600)[0])
@@ -114,6 +114,8 @@ def test_power_cut_at_every_write(game_events):
             assert out[1] == out[2] == out[3] == keys[keys.index(out[3])], cut
             assert out[3] in keys, "events recorded after a resume were not all kept"
     assert continued > 10
+    hostile_report("flash: power cut after every write", cuts=len(cuts),
+                   resumed_as_recorded=len(cuts), played_on_after=continued)
 
 
 def test_cut_device_matches_rebuilt_flash(game_events):
