@@ -15,6 +15,17 @@ CAROM, FOUL, OK, UNDO = 0, 1, 2, 3
 NEW = bytes([0, 40, 0, 40, 0, 1, 1])  # ddbu 40/40, one set, player 1 starts
 
 
+def files_under(path):
+    """Every file below `path` (a store keeps its copies in folders of their own)."""
+    out = []
+    for name in os.listdir(path):
+        if os.stat(path + "/" + name)[0] & 0x4000:  # a folder
+            out += files_under(path + "/" + name)
+        else:
+            out.append(name)
+    return out
+
+
 def boot(state_dir):
     try:
         os.umount(FLASH_MOUNT)
@@ -91,7 +102,7 @@ def scenario(state_dir):
                            app.kept is not None and app.kept.shots]
     t = send(app, stream, t, 0x86, 10, kept_id + bytes([1, 0]))   # its event 1, by number
     t = send(app, stream, t, 0x87, 11, kept_id)                   # logged: it may go
-    out["kept_after_logged"] = [app.kept is None, os.listdir(FLASH_MOUNT + DATA_DIR + "-kept")]
+    out["kept_after_logged"] = [app.kept is None, files_under(FLASH_MOUNT + DATA_DIR + "-kept")]
     t = knock(sim, app, t, 2)
     t = send(app, stream, t, 0x81, 12, NEW + b"\x01")          # REPLACE: no question asked
     out["after_replace"] = [app.state["shots"], binascii.hexlify(app.numbering.game_id).decode()]
