@@ -24,8 +24,7 @@ from boardlib.link import ERR_ASKED, ERR_REFUSED, ERR_STORAGE, PROTOCOL_VERSION
 from boardlib.ticks import ticks_add, ticks_diff
 from firmware import errors, menu
 from firmware.screens import ERR, Screens
-from rules_core import Game, GameError
-from rules_core.snapshot import pack_state
+from rules_core import Game, GameError, snapshot
 
 try:
     from micropython import const
@@ -360,7 +359,7 @@ class App:
             self._send_state(now_ms)
 
     def _send_state(self, now_ms):
-        self.link.send_state(pack_state(self.game), now_ms, self.game.history)
+        self.link.send_state(snapshot.pack_state(self.game), now_ms, self.game.history)
 
     # -- host commands ----------------------------------------------------------------------
 
@@ -447,14 +446,10 @@ class GameNumbering:
         self.game_id[:] = os.urandom(8)
 
     def pack(self, game):
-        from rules_core import snapshot
-
         return (b"ID" + bytes(self.game_id) + struct.pack("<H", self.number)
                 + snapshot.pack(game))
 
     def unpack(self, data):
-        from rules_core import snapshot
-
         if len(data) < 2:
             raise ValueError("stored game too short")
         at = 12 if bytes(data[0:2]) == b"ID" else 2  # an old game (game number 0x4449 ...
