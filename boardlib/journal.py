@@ -274,7 +274,8 @@ class GameStore:
             status = TRUNCATED
         self.records = applied
         self._game = game
-        if clean and applied == count and self._catch_up(found, base, journal):
+        if clean and journal is not None and applied == count \
+                and self._catch_up(found, base, journal):
             self._open_journals(len(journal))
         else:
             self._needs_snapshot = True
