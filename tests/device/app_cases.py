@@ -7,19 +7,12 @@ board does. Each scenario runs the real firmware (`firmware.app.App` on `tools.s
 in a state folder of its own and reads the display through the emulated chips.
 """
 
+from device.support import play
 from firmware.app import App
 from firmware.run import tick
 from tools.simboard.board import FLASH_MOUNT, build
 
 CAROM, FOUL, OK, UNDO = 0, 1, 2, 3
-
-
-def play(app, t0, t1):
-    t = t0
-    while t <= t1:
-        tick(app, t)
-        t += 5
-    return t
 
 
 def seen(sim, app, t0, t1, every=100):

@@ -7,6 +7,7 @@ MicroPython only (the simulated board's flash is littlefs). The board is
 `standing_level` runs: a board wired active-low but configured active-high shows it.
 """
 
+from device.support import play
 from firmware.app import App
 from firmware.board import Board, NoWatchdog
 from firmware.check import STEP_MS, STEPS
@@ -15,14 +16,6 @@ from tools.simboard.board import FLASH_MOUNT, build
 
 CAROM, FOUL, OK, UNDO = 0, 1, 2, 3
 SWEEP_MS = STEP_MS * STEPS
-
-
-def play(app, t0, t1):
-    t = t0
-    while t <= t1:
-        tick(app, t)
-        t += 5
-    return t
 
 
 def board(state, standing_level=0, wired_level=0):

@@ -5,9 +5,9 @@ import binascii
 import os
 
 from device import protocol_cases as cases
+from device.support import play
 from firmware.app import App
 from firmware.boards.esp32_devkit import DATA_DIR
-from firmware.run import tick
 from tools.simboard.board import FLASH_MOUNT, build
 
 HEAPSIZE = "4M"
@@ -37,14 +37,6 @@ def boot(state_dir):
     app = App(sim.board)
     app.boot(0)
     return sim, app, stream
-
-
-def play(app, t0, t1):
-    t = t0
-    while t <= t1:
-        tick(app, t)
-        t += 5
-    return t
 
 
 def knock(sim, app, t, spot):

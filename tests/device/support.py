@@ -5,6 +5,7 @@
     write(root + "/x", b"data")
     check(read(root + "/x") == b"data", "read back")
     Rng(7).below(10)                 # the same numbers on both interpreters
+    t = play(app, 0, 3000)           # the firmware's 5 ms steps in virtual time
 """
 
 import os
@@ -83,3 +84,15 @@ def scratch_dir(blocks=96):
         shutil.rmtree(_temp_dirs.pop(), ignore_errors=True)
     _temp_dirs.append(tempfile.mkdtemp(prefix="device-case-"))
     return _temp_dirs[-1]
+
+
+def play(app, t0, t1):
+    """Run the firmware's 5 ms steps (firmware.run.tick) from t0 to t1 in virtual time;
+    returns the first time not played."""
+    from firmware.run import STEP_MS, tick
+
+    t = t0
+    while t <= t1:
+        tick(app, t)
+        t += STEP_MS
+    return t
