@@ -6,10 +6,15 @@ on both interpreters.
     test_case = device_case_tests("journal_cases")       # each case_* on both interpreters
     device_value("micropython", "tm1637_cases", "scenarios")   # one function's result
     run_on_micropython("shot_cases", [["play", [text]], ...])  # many calls, one process
+    with repl_on_pty(cwd, env) as port:                  # a unix-port REPL as a USB board
+        mpremote(port, "exec", "print(1)")
 """
 
+import contextlib
 import json
 import os
+import subprocess
+import sys
 
 from tools import upy
 
@@ -143,3 +148,28 @@ def device_case_tests(name, interpreters=("cpython", "micropython")):
             micropython_value(results["case_" + case])
 
     return test_case
+
+
+@contextlib.contextmanager
+def repl_on_pty(cwd, env):
+    """A MicroPython unix-port REPL on a pty, reached as a USB-serial ESP32 would be;
+    yields the host's port path."""
+    from tools.linkpipe import LinkPipe
+
+    pipe = LinkPipe()
+    with open(pipe.device_path, "r+b", buffering=0) as tty:
+        proc = subprocess.Popen([upy.binary()], stdin=tty, stdout=tty, stderr=tty, cwd=cwd,
+                                env=env)
+        try:
+            yield pipe.host_path
+        finally:
+            proc.kill()
+            proc.wait()
+            pipe.close()
+
+
+def mpremote(port, *args):
+    """mpremote on `port`, resuming the REPL as it is (no soft reset between calls)."""
+    tool = os.path.join(os.path.dirname(sys.executable), "mpremote")
+    return subprocess.run([tool, "connect", port, "resume", *args], capture_output=True,
+                          text=True, timeout=120)

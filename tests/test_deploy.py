@@ -10,9 +10,9 @@ import subprocess
 import sys
 
 import pytest
+from helpers import mpremote, repl_on_pty
 
 from tools import deploy, upy
-from tools.linkpipe import LinkPipe
 
 
 @pytest.fixture
@@ -20,26 +20,10 @@ def board(tmp_path):
     """A MicroPython REPL on a pty; yields (port path, the board's filesystem folder)."""
     root = tmp_path / "board"
     root.mkdir()
-    pipe = LinkPipe()
-    with open(pipe.device_path, "r+b", buffering=0) as tty:
-        env = dict(os.environ)
-        env["MICROPYPATH"] = ".frozen"  # the board knows only what was copied to it
-        proc = subprocess.Popen(
-            [upy.binary()], stdin=tty, stdout=tty, stderr=tty, cwd=root, env=env
-        )
-        try:
-            yield pipe.host_path, root
-        finally:
-            proc.kill()
-            proc.wait()
-            pipe.close()
-
-
-def mpremote(port, *args):
-    tool = os.path.join(os.path.dirname(sys.executable), "mpremote")
-    return subprocess.run(
-        [tool, "connect", port, "resume", *args], capture_output=True, text=True, timeout=120
-    )
+    env = dict(os.environ)
+    env["MICROPYPATH"] = ".frozen"  # the board knows only what was copied to it
+    with repl_on_pty(root, env) as port:
+        yield port, root
 
 
 def test_deploy_copies_every_board_module_and_they_import(board):

@@ -5,15 +5,14 @@ place of `firmware.hw.build()` (tests/device/check_cases.py), with the real
 `firmware.board.Board` reading its pins.
 """
 
-import os
 import subprocess
 import sys
 
 import pytest
+from helpers import mpremote, repl_on_pty
 
 from tools import check as check_tool
 from tools import upy
-from tools.linkpipe import LinkPipe
 
 
 def setup(port, state, held):
@@ -28,22 +27,8 @@ def setup(port, state, held):
 @pytest.fixture
 def board(tmp_path):
     """A MicroPython REPL on a pty; yields the host's port path."""
-    pipe = LinkPipe()
-    with open(pipe.device_path, "r+b", buffering=0) as tty:
-        proc = subprocess.Popen([upy.binary()], stdin=tty, stdout=tty, stderr=tty,
-                                cwd=upy.ROOT, env=upy.env())
-        try:
-            yield pipe.host_path
-        finally:
-            proc.kill()
-            proc.wait()
-            pipe.close()
-
-
-def mpremote(port, *args):
-    tool = os.path.join(os.path.dirname(sys.executable), "mpremote")
-    return subprocess.run([tool, "connect", port, "resume", *args], capture_output=True,
-                          text=True, timeout=120)
+    with repl_on_pty(upy.ROOT, upy.env()) as port:
+        yield port
 
 
 def check(*args):
