@@ -100,6 +100,25 @@ def check_store(db, expected):
     return games[0]
 
 
+def ended_with(lg, returncode, out, err, expected, why=""):
+    """The simulated board ended well with the state `expected`, and the logger has it."""
+    assert returncode == 0, err
+    assert json.loads(out) == expected
+    assert lg.wait(lambda: lg.logger.last_state == expected), why
+
+
+def send_commands(port, topic, bodies):
+    """Publish each body on `topic` as the logger's MQTT user, each sent before the next."""
+    sender = paho.Client(paho.CallbackAPIVersion.VERSION2)
+    sender.username_pw_set("logger", USERS["logger"])
+    sender.connect("127.0.0.1", port)
+    sender.loop_start()
+    for body in bodies:
+        sender.publish(topic, body, qos=1).wait_for_publish(5)
+    sender.loop_stop()
+    sender.disconnect()
+
+
 def test_whole_game_through_the_broker_equals_replay(tmp_path, broker):
     events = random_game("ddbu", 13, length=24, distance=(30, 30))
     timeline, script = build("ddbu", events, distance=(30, 30))
@@ -108,9 +127,7 @@ def test_whole_game_through_the_broker_equals_replay(tmp_path, broker):
     try:
         cfg = board_cfg(tmp_path / "board.cfg", broker.port, "t1")
         proc = sim(tmp_path, timeline, cfg, "--rules", "ddbu", "--distance", "30")
-        assert proc.returncode == 0, proc.stderr
-        assert json.loads(proc.stdout) == expected
-        assert lg.wait(lambda: lg.logger.last_state == expected), broker.log()
+        ended_with(lg, proc.returncode, proc.stdout, proc.stderr, expected, broker.log())
     finally:
         lg.stop()
     check_store(tmp_path / "games.db", expected)
@@ -132,9 +149,7 @@ def test_broker_killed_and_restarted_mid_game(tmp_path, broker):
         time.sleep(2.0)
         broker.start()
         out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err
-        assert json.loads(out) == expected
-        assert lg.wait(lambda: lg.logger.last_state == expected), broker.log()
+        ended_with(lg, proc.returncode, out, err, expected, broker.log())
         assert lg.source.connects >= 2  # the logger came back too
     finally:
         if proc.poll() is None:
@@ -161,9 +176,7 @@ def test_network_drops_and_returns(tmp_path, broker):
         cfg = board_cfg(tmp_path / "board.cfg", broker.port, "t3")
         # on the heap a board with its code frozen has left (docs/performance.md)
         proc = sim(tmp_path, timeline, cfg, "--heapsize", "4M", "--heap-budget", "32K")
-        assert proc.returncode == 0, proc.stderr
-        assert json.loads(proc.stdout) == expected
-        assert lg.wait(lambda: lg.logger.last_state == expected), broker.log()
+        ended_with(lg, proc.returncode, proc.stdout, proc.stderr, expected, broker.log())
     finally:
         lg.stop()
         watcher.loop_stop()
@@ -264,19 +277,11 @@ def test_forged_replayed_and_garbled_commands_are_refused(tmp_path, broker):
             b"\x00garbage\xff" * 3,
             sign(KEYS["t5"], nonce, "t5", counter + 4, new_game)[:-1],  # cut short
         ]
-        sender = paho.Client(paho.CallbackAPIVersion.VERSION2)
-        sender.username_pw_set("logger", USERS["logger"])
-        sender.connect("127.0.0.1", broker.port)
-        sender.loop_start()
-        sender.publish("pinboard/t5/cmd", valid_ping, qos=1).wait_for_publish(5)
-        for body in attacks + [valid_ping, valid_ping]:  # ... and the ping replayed twice
-            sender.publish("pinboard/t5/cmd", body, qos=1).wait_for_publish(5)
-        sender.loop_stop()
-        sender.disconnect()
+        # the ping, the attacks, and the ping replayed twice
+        send_commands(broker.port, "pinboard/t5/cmd",
+                      [valid_ping] + attacks + [valid_ping, valid_ping])
         out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err
-        assert json.loads(out) == expected  # the game was not touched
-        assert lg.wait(lambda: lg.logger.last_state == expected)
+        ended_with(lg, proc.returncode, out, err, expected)  # the game was not touched
         refused = len(attacks) + 2
 
         def reported():
@@ -510,19 +515,11 @@ def test_signed_new_game_is_played_and_a_reconnection_keeps_the_games_apart(tmp_
         frame = host_frames.encode(host_frames.CMD_NEW_GAME, 7,
                                    host_frames.new_game_args(rules, (30, 30), 1, 2,
                                                              replace=True, teams=teams))
-        sender = paho.Client(paho.CallbackAPIVersion.VERSION2)
-        sender.username_pw_set("logger", USERS["logger"])
-        sender.connect("127.0.0.1", broker.port)
-        sender.loop_start()
-        sender.publish("pinboard/t2/cmd", sign(KEYS["t2"], nonce, "t2", time.time_ns(), frame),
-                       qos=1).wait_for_publish(5)
-        sender.loop_stop()
-        sender.disconnect()
+        send_commands(broker.port, "pinboard/t2/cmd",
+                      [sign(KEYS["t2"], nonce, "t2", time.time_ns(), frame)])
         out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err
-        assert json.loads(out) == expected
+        ended_with(lg, proc.returncode, out, err, expected)
         assert (expected["members"] is not None) == bool(teams)
-        assert lg.wait(lambda: lg.logger.last_state == expected)
     finally:
         if proc.poll() is None:
             proc.kill()
