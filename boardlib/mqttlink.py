@@ -239,7 +239,12 @@ class _Frames:
         return True
 
 
-class NetLink:
+class _Answers:
+    """A command as the application reads and answers it, forwarded to the Link that
+    received it (`_asked`): NetLink's own, or in Both the one the command came from."""
+
+    _asked: _link.Link
+
     NONE = _link.NONE
     CMD_NEW_GAME = _link.CMD_NEW_GAME
     CMD_UNDO = _link.CMD_UNDO
@@ -248,6 +253,33 @@ class NetLink:
     CMD_EVENT = _link.CMD_EVENT
     CMD_LOGGED = _link.CMD_LOGGED
 
+    @property
+    def cmd_seq(self):
+        return self._asked.cmd_seq
+
+    @property
+    def cmd_game(self):
+        return self._asked.cmd_game
+
+    @property
+    def cmd_index(self):
+        return self._asked.cmd_index
+
+    @property
+    def replace(self):
+        return self._asked.replace
+
+    def cmd_settings(self):
+        return self._asked.cmd_settings()
+
+    def ack(self, cmd_seq):
+        return self._asked.ack(cmd_seq)
+
+    def nack(self, cmd_seq, code):
+        return self._asked.nack(cmd_seq, code)
+
+
+class NetLink(_Answers):
     def __init__(self, net, wlan, now_ms, board_id=b"", clock=None, budget_ms=BUDGET_MS):
         self.net = net
         self.wlan = wlan
@@ -263,7 +295,7 @@ class NetLink:
         self._mac = Hmac(unhexlify(net["key"]))
         self._id_bytes = self.id.encode()
         self._frames = _Frames(self)
-        self.link = _link.Link(self._frames, now_ms, board_id=board_id)
+        self.link = self._asked = _link.Link(self._frames, now_ms, board_id=board_id)
         self.client = simple.MQTTClient(
             self._id_bytes, net["host"], net["port"], user=net["user"].encode() or None,
             password=net["pass"].encode() or None, keepalive=KEEPALIVE_S)
@@ -310,22 +342,6 @@ class NetLink:
     def game_id(self, shared):
         self.link.game_id = shared
 
-    @property
-    def cmd_seq(self):
-        return self.link.cmd_seq
-
-    @property
-    def cmd_game(self):
-        return self.link.cmd_game
-
-    @property
-    def cmd_index(self):
-        return self.link.cmd_index
-
-    @property
-    def replace(self):
-        return self.link.replace
-
     def send_hello(self, version, reset_cause, now_ms):
         return self.link.send_hello(version, reset_cause, now_ms)
 
@@ -348,15 +364,6 @@ class NetLink:
 
     def send_error(self, code, detail="", ref=_link.NO_REF):
         return self.link.send_error(code, detail, ref)
-
-    def cmd_settings(self):
-        return self.link.cmd_settings()
-
-    def ack(self, cmd_seq):
-        return self.link.ack(cmd_seq)
-
-    def nack(self, cmd_seq, code):
-        return self.link.nack(cmd_seq, code)
 
     def poll(self, now_ms):
         """One step of the network's work, then the first verified command (or NONE)."""
@@ -605,21 +612,13 @@ class NetLink:
         self._unreported += 1
 
 
-class Both:
+class Both(_Answers):
     """The serial link and the network link as one: frames go out on both, commands come
     from either and are answered on the one they came from."""
 
-    NONE = _link.NONE
-    CMD_NEW_GAME = _link.CMD_NEW_GAME
-    CMD_UNDO = _link.CMD_UNDO
-    CMD_STATE = _link.CMD_STATE
-    CMD_PING = _link.CMD_PING
-    CMD_EVENT = _link.CMD_EVENT
-    CMD_LOGGED = _link.CMD_LOGGED
-
     def __init__(self, first, second):
         self.links = (first, second)
-        self._from = first
+        self._asked = first
         second.game_id = first.game_id  # one identity, filled in place, for both
 
     @property
@@ -634,22 +633,6 @@ class Both:
     @property
     def game_id(self):
         return self.links[0].game_id
-
-    @property
-    def cmd_seq(self):
-        return self._from.cmd_seq
-
-    @property
-    def cmd_game(self):
-        return self._from.cmd_game
-
-    @property
-    def cmd_index(self):
-        return self._from.cmd_index
-
-    @property
-    def replace(self):
-        return self._from.replace
 
     def send_hello(self, version, reset_cause, now_ms):
         for lk in self.links:
@@ -675,18 +658,9 @@ class Both:
         for lk in self.links:
             kind = lk.poll(now_ms)
             if kind:
-                self._from = lk
+                self._asked = lk
                 return kind
         return _link.NONE
-
-    def cmd_settings(self):
-        return self._from.cmd_settings()
-
-    def ack(self, cmd_seq):
-        return self._from.ack(cmd_seq)
-
-    def nack(self, cmd_seq, code):
-        return self._from.nack(cmd_seq, code)
 
 
 def _ticks_ms():
