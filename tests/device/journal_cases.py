@@ -78,18 +78,24 @@ def exists(root, name):
     return name in os.listdir(root)
 
 
-def stored(root, rules, recs, maintain=True):
-    # a store holding new_game + recs; returns the game as played in memory
-    wipe(root)
-    store = GameStore(root)
-    game = new(rules)
-    store.new_game(game)
+def play_into(store, game, recs, maintain=False):
+    # every event of recs applied to game and recorded (maintain() after each when asked),
+    # then the store closed
     for rec in recs:
         step(game, rec)
         store.record(game, rec)
         if maintain:
             store.maintain()
     store.close()
+
+
+def stored(root, rules, recs, maintain=True):
+    # a store holding new_game + recs; returns the game as played in memory
+    wipe(root)
+    store = GameStore(root)
+    game = new(rules)
+    store.new_game(game)
+    play_into(store, game, recs, maintain)
     return game
 
 
@@ -173,9 +179,7 @@ def case_resumed_store_goes_on():
         check(same(back, game), "resume before going on")
         for rec in part:
             step(game, rec)
-            step(back, rec)
-            store.record(back, rec)
-        store.close()
+        play_into(store, back, part)
     back, status = load(root)
     check(status == OK and same(back, game), "events after a resume were lost")
 
@@ -298,10 +302,7 @@ def case_truncated_then_goes_on():
     store = GameStore(root)
     game, status = store.load()
     check(status == TRUNCATED, "status %r" % status)
-    for rec in recs[25:]:
-        step(game, rec)
-        store.record(game, rec)
-    store.close()
+    play_into(store, game, recs[25:])
     back, status = load(root)
     check(status == OK and same(back, game), "events after a truncated resume lost")
 
