@@ -275,13 +275,17 @@ class Link:
             self._last_bad_report = now_ms
             self._bad_unreported = 0
             self.send_error(ERR_BAD_FRAME, self.rx_bad)
+        if self._chunk_pos >= self._chunk_len and not self._read():
+            return NONE  # nothing has arrived: the idle poll ends here, in a small frame
+        return self._receive()
+
+    def _receive(self):
         chunk = self._chunk
         frame = self._frame
         # A few chunks at most per poll: a command split across reads still comes out in
         # one poll, and a flood of garbage cannot hold the caller for long.
+        # poll() has read the first; the last one read is decoded in the next poll.
         for _ in range(_READS_PER_POLL):
-            if self._chunk_pos >= self._chunk_len and not self._read():
-                return NONE
             while self._chunk_pos < self._chunk_len:
                 byte = chunk[self._chunk_pos]
                 self._chunk_pos += 1
@@ -296,6 +300,8 @@ class Link:
                     self._frame_len += 1
                 else:
                     self._overflow = True
+            if not self._read():
+                break
         return NONE
 
     # -- inside ---------------------------------------------------------------------------

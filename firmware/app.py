@@ -139,17 +139,19 @@ class App:
         # call, and this runs every 5 ms. The rare work is in the helpers below.
         if self.check is not None:  # the builders' wiring check (firmware.check)
             return self.check.run(self, now_ms)
-        down = self.sensors.update(self.board.read_spots(), now_ms)
+        board = self.board
+        down = self.sensors.update(board.read_spots(), now_ms)
         if self.sensors.fault != self._faults:
             self._faults_changed()
-        if down != self._down or self.assembler.busy:  # it only cares about changes
+        assembler = self.assembler  # each attribute lookup costs: the idle poll has few
+        if down != self._down or assembler.busy:  # it only cares about changes
             self._down = down
-            self.assembler.spots(down, now_ms, self.sensors.flapping)
-        pressed = self.board.read_buttons()
+            assembler.spots(down, now_ms, self.sensors.flapping)
+        pressed = board.read_buttons()
         if pressed or self._buttons_busy:  # all released and settled: nothing to time
             self._poll_buttons(pressed, now_ms)
-        if self.assembler.busy or self.assembler.waiting:
-            self._take(self.assembler.poll(now_ms), now_ms)
+        if assembler.busy or assembler.waiting:
+            self._take(assembler.poll(now_ms), now_ms)
 
     def _faults_changed(self):
         faults = self.sensors.fault
