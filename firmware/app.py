@@ -63,6 +63,7 @@ class App:
         self.kept = None
         self.asked = None  # new-game settings from the host, waiting for the players' ok
         self.link = board.link
+        self._net = board.net
         self.game = None
         self.state = None
         self.menu = None
@@ -233,7 +234,7 @@ class App:
         cmd = link.poll(now_ms)
         if cmd:
             self._command(cmd, now_ms)
-        net = self.board.net
+        net = self._net
         if net is not None and net.notice:  # the network failed: say why, once per try
             self.screens.flash(ERR, net.take_notice(), now_ms)
 
