@@ -280,14 +280,12 @@ class Link:
         return self._receive()
 
     def _receive(self):
-        chunk = self._chunk
-        frame = self._frame
         # A few chunks at most per poll: a command split across reads still comes out in
         # one poll, and a flood of garbage cannot hold the caller for long.
         # poll() has read the first; the last one read is decoded in the next poll.
         for _ in range(_READS_PER_POLL):
             while self._chunk_pos < self._chunk_len:
-                byte = chunk[self._chunk_pos]
+                byte = self._chunk[self._chunk_pos]
                 self._chunk_pos += 1
                 if byte == 0:
                     kind = self._end_frame()
@@ -296,30 +294,26 @@ class Link:
                 elif self._overflow:
                     pass
                 elif self._frame_len < _RX_FRAME:
-                    frame[self._frame_len] = byte
+                    self._frame[self._frame_len] = byte
                     self._frame_len += 1
                 else:
                     self._overflow = True
             if not self._read():
-                break
+                return NONE
         return NONE
 
     # -- inside ---------------------------------------------------------------------------
 
     def _read(self):
-        self._chunk_pos = 0
-        self._chunk_len = 0
+        # The bytes read (0: none). A UART error must not stop the board; the host re-asks.
+        self._chunk_pos = got = 0
         try:
-            if self._has_any and not self._stream.any():
-                return False
-            got = self._stream.readinto(self._chunk)
-        except OSError:  # a UART error must not stop the board; the host will re-ask
+            if not self._has_any or self._stream.any():
+                got = self._stream.readinto(self._chunk) or 0
+        except OSError:
             self._bad()
-            return False
-        if not got:
-            return False
         self._chunk_len = got
-        return True
+        return got
 
     def _bad(self):
         self.rx_bad += 1
