@@ -63,6 +63,7 @@ CMD_PING = const(0x84)
 CMD_HELLO = const(0x85)
 CMD_EVENT = const(0x86)
 CMD_LOGGED = const(0x87)
+CMD_RESTORE = const(0x88)
 
 # NEW_GAME flags.
 REPLACE = const(1)  # replace an unfinished game without asking the players
@@ -90,7 +91,7 @@ _MAX_RAW = const(91)  # _HEADER + _MAX_PAYLOAD + _CRC
 _MAX_WIRE = const(94)  # delimiter + COBS(_MAX_RAW) + delimiter
 _MAX_TEXT = const(32)
 _MAX_CAUSE = const(12)
-_RX_FRAME = const(32)  # longest command is 17 raw bytes; the rest is room for garbage
+_RX_FRAME = const(32)  # longest command is 21 raw bytes; the rest is room for garbage
 _RX_CHUNK = const(32)
 _READS_PER_POLL = const(4)
 _NEW_GAME_ARGS = const(7)
@@ -135,7 +136,8 @@ class Link:
         self.game = 0
         self.game_id = bytearray(_ID)
         self.cmd_game = bytearray(_ID)  # CMD_EVENT / CMD_LOGGED: which game
-        self.cmd_index = 0  # CMD_EVENT: which event
+        self.cmd_index = 0  # CMD_EVENT / CMD_RESTORE: which event (1 = first)
+        self.cmd_record = b""  # CMD_RESTORE: the event record to append
         self.replace = False  # the last CMD_NEW_GAME said REPLACE
         self._answers = bytearray(_REMEMBERED * _SLOT)
         self._answers_next = 0
@@ -367,12 +369,15 @@ class Link:
         elif kind == CMD_UNDO or kind == CMD_STATE or kind == CMD_PING or kind == CMD_HELLO:
             if args != 0:
                 return self._refuse(seq, ERR_BAD_LENGTH)
-        elif kind == CMD_EVENT or kind == CMD_LOGGED:
-            if args != (_ID + 2 if kind == CMD_EVENT else _ID):
+        elif kind == CMD_EVENT or kind == CMD_LOGGED or kind == CMD_RESTORE:
+            if args != (_ID if kind == CMD_LOGGED else
+                        _ID + 2 if kind == CMD_EVENT else _ID + 2 + _RECORD):
                 return self._refuse(seq, ERR_BAD_LENGTH)
             self.cmd_game[:] = frame[3:3 + _ID]
-            if kind == CMD_EVENT:
+            if kind != CMD_LOGGED:
                 self.cmd_index = frame[3 + _ID] | frame[4 + _ID] << 8
+            if kind == CMD_RESTORE:  # the event record to append (a new bytes: rare)
+                self.cmd_record = bytes(frame[5 + _ID:5 + _ID + _RECORD])
         else:
             return self._refuse(seq, ERR_UNKNOWN_COMMAND)
         self.rx_frames += 1
@@ -466,6 +471,7 @@ Link.CMD_PING = CMD_PING  # type: ignore[attr-defined]
 Link.CMD_HELLO = CMD_HELLO  # type: ignore[attr-defined]
 Link.CMD_EVENT = CMD_EVENT  # type: ignore[attr-defined]
 Link.CMD_LOGGED = CMD_LOGGED  # type: ignore[attr-defined]
+Link.CMD_RESTORE = CMD_RESTORE  # type: ignore[attr-defined]
 
 
 class _ReplStream:

@@ -400,6 +400,8 @@ class App:
             link.ack(seq)
         elif cmd == link.CMD_EVENT:
             self._resend_event(seq, now_ms)
+        elif cmd == link.CMD_RESTORE:
+            self._restore_event(seq, now_ms)
         elif cmd == link.CMD_LOGGED:
             if self.kept is not None and link.cmd_game == self.kept_numbering.game_id:
                 self._drop_kept()
@@ -407,6 +409,26 @@ class App:
         else:
             link.nack(seq, errors.UNKNOWN_COMMAND)
 
+    def _restore_event(self, seq, now_ms):
+        """CMD_RESTORE: the host hands back an event this game lost (a journal cut at
+        resume). Only the next event of the current game, in order; journaled and sent as
+        if played. Anything else is refused and changes nothing."""
+        link = self.link
+        game = self.game
+        if (link.cmd_game != self.numbering.game_id
+                or link.cmd_index != len(game.history) // 4 + 1):
+            link.nack(seq, ERR_REFUSED)
+            return
+        record = link.cmd_record
+        try:
+            game.apply(record)
+        except GameError:
+            link.nack(seq, ERR_REFUSED)
+            return
+        self._store(self.store.record, game, record)
+        link.ack(seq)
+        link.send_event(link.cmd_index, record, 0, 0, 0, now_ms, resent=True)
+        self._changed(now_ms, shot_event=False)
 
     def _resend_event(self, seq, now_ms):
         """CMD_EVENT: send event ``cmd_index`` of the current game again, by number."""

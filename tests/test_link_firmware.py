@@ -57,3 +57,25 @@ def test_commands_new_games_and_identities_on_the_firmware(tmp_path):
     assert out["after_replace"][0] == 0 and out["after_replace"][1] != out["after_ok"][1]
     assert _answers(second, 12) == [(frames.ACK, 0x81)]
     assert struct.calcsize("<BHHBB") + 1 == len(frames.new_game_args("ddbu", (40, 40)))
+
+
+def test_restore_appends_only_the_next_event_of_the_current_game(tmp_path):
+    (result,) = run_on_micropython("link_firmware_cases",
+                                   [["restore", [str(tmp_path / "flash")]]])
+    out = micropython_value(result)
+    parsed = _frames(out["wire"])
+    # A wrong game, an index past the end and one already held: refused, nothing changed.
+    assert out["refused"][0] == 1
+    for ref in (20, 21, 22):
+        assert _answers(parsed, ref) == [(frames.ERROR, 5)]
+    # The right ones, in order: appended once (the repeat is answered, not run again),
+    # sent as resent events, and on flash after a reboot.
+    assert _answers(parsed, 23) == [(frames.ACK, 0x88), (frames.ACK, 0x88)]
+    assert _answers(parsed, 24) == [(frames.ACK, 0x88)]
+    history = out["restored"][2]
+    assert out["restored"][0] == 3 and len(history) == 24
+    shots = [f for k, _, f in parsed if k == frames.SHOT and f["resent"]]
+    assert [(s["index"], frames.record_fields(s["record"])["pins"]) for s in shots] == [
+        (2, [2]), (3, [3])]
+    assert out["restored"][1] != out["refused"][1]
+    assert out["after_reboot"] == [history, out["restored"][1]]

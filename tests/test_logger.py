@@ -304,3 +304,116 @@ def test_export_of_a_state_stored_before_marked_and_members(tmp_path):
     (record,) = report.export_lines(store)
     assert json.loads(record)["final"] == old
     store.close()
+
+
+class _ShortBoard:
+    """A board, made by hand on a pty, that comes back from a restart with fewer events
+    than it sent before, and takes CMD_RESTORE as the firmware does (tests/
+    test_link_firmware.py tries the firmware itself)."""
+
+    def __init__(self, master):
+        self.master = master
+        self.seq = 0
+        self.stamp = 0
+        self.reader = frames.FrameReader()
+        self.restores = []
+
+    def send(self, kind, payload):
+        os.write(self.master, frames.encode(kind, self.seq, payload))
+        self.seq += 1
+
+    def hello(self, boot_id):
+        self.boot_id = boot_id
+        self.seq = 0
+        self.send(frames.HELLO, bytes([frames.PROTOCOL_VERSION]) + boot_id
+                  + b"\x01S\x03PWRshort")
+
+    def head(self):
+        self.stamp += 1
+        return (struct.pack("<H", 1) + b"G" * 8 + self.boot_id
+                + struct.pack("<I", self.stamp))
+
+    def shot(self, game, number):
+        record = bytes(game.history[(number - 1) * 4:number * 4])
+        self.send(frames.SHOT, self.head() + struct.pack("<H", number) + record
+                  + bytes([0, 0, 0, 0, 1]))
+
+    def state(self, game):
+        self.stamp += 1
+        self.send(frames.STATE, state_payload(game, self.stamp, boot_id=self.boot_id))
+
+    def serve(self, game):
+        """Answer the host's commands: RESTORE only for this game's next event."""
+        try:
+            data = os.read(self.master, 4096)
+        except BlockingIOError:
+            return
+        for kind, seq, payload in self.reader.feed(data):
+            if kind != frames.CMD_RESTORE:
+                continue
+            index = struct.unpack_from("<H", payload, 8)[0]
+            record = bytes(payload[10:14])
+            self.restores.append(index)
+            if payload[:8] != b"G" * 8 or index != len(game.history) // 4 + 1:
+                self.send(frames.ERROR, struct.pack("<BH", 5, seq))
+                continue
+            game.apply(record)
+            self.send(frames.ACK, struct.pack("<HB", seq, frames.CMD_RESTORE))
+            self.shot(game, index)
+            self.state(game)
+
+
+def _short_board_run(tmp_path, restore):
+    full = Game("ddbu", (200, 200))
+    for pins in (0b1, 0b11, 0b100, 0b1000, 0b10001):
+        full.shot(pins=pins)
+    short = Game("ddbu", (200, 200))
+    for at in range(0, 12, 4):
+        short.apply(full.history[at:at + 4])
+    master, slave = pty.openpty()
+    tty.setraw(slave)
+    tty.setraw(master)
+    os.set_blocking(master, False)
+    said = []
+    lg = Logger([os.ttyname(slave)], str(tmp_path / "short.db"), say=said.append,
+                restore_lost=restore, event_retry_s=0.2)
+    lg.step(0.01)
+    board = _ShortBoard(master)
+    board.hello(b"BOOA")
+    for number in range(1, 6):
+        board.shot(full, number)
+    board.state(full)
+    lg.run(stop_when=lambda lg: lg.store.final(1) is not None
+           and lg.store.final(1)["shots"] == 5, timeout=20)
+    board.hello(b"BOOB")  # restarted with a journal cut short: 3 of the 5 events
+    board.state(short)
+    lg.run(tick=lambda lg: board.serve(short), timeout=3)
+    export = [json.loads(line) for line in report.export_lines(lg.store)]
+    rows = lg.store.db.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+    losses = lg.store.db.execute(
+        "SELECT board_events, stored_events FROM losses").fetchall()
+    lg.close()
+    os.close(master)
+    os.close(slave)
+    return full, short, said, export, rows, losses, board.restores
+
+
+def test_a_board_back_with_fewer_events_is_reported_and_nothing_deleted(tmp_path):
+    full, short, said, export, rows, losses, restores = _short_board_run(tmp_path, False)
+    assert any("came back from the board with 3 events; 5 stored" in s for s in said), said
+    assert losses == [(3, 5)]
+    assert rows == 5 and restores == []  # kept, and nothing sent without being asked
+    (game,) = export
+    assert game["losses"] == 1 and game["lost_events"] == 2
+    assert game["final"]["shots"] == 3 and len(short.history) == 12
+
+
+def test_restore_lost_hands_the_missing_events_back(tmp_path):
+    full, short, said, export, rows, losses, restores = _short_board_run(tmp_path, True)
+    assert losses == [(3, 5)]
+    assert restores[:2] == [4, 5]
+    assert bytes(short.history) == bytes(full.history)  # the board has all five again
+    (game,) = export
+    assert game["final"] == full.state() and game["complete"]
+    assert game["lost_events"] == 0 and len(game["shots"]) == 5
+    assert any("every lost event is back" in s for s in said), said

@@ -100,3 +100,30 @@ def scenario(state_dir):
     out["after_replace"] = [app.state["shots"], binascii.hexlify(app.numbering.game_id).decode()]
     out["wire2"] = wire(stream)
     return out
+
+
+def restore(state_dir):
+    """CMD_RESTORE: only the current game's next event is appended; anything else,
+    refused, changes nothing; a repeat (same seq) is carried out once."""
+    from rules_core import events
+
+    out = {}
+    sim, app, stream = boot(state_dir)
+    t = play(app, 0, 3000)
+    t = knock(sim, app, t, 1)
+    game_id = bytes(app.numbering.game_id)
+    two = events.encode_shot(1 << 1, 0, ())   # pin 2 falls
+    three = events.encode_shot(1 << 2, 0, ())  # pin 3 falls
+    t = send(app, stream, t, 0x88, 20, b"\x01" * 8 + bytes([2, 0]) + two)  # another game
+    t = send(app, stream, t, 0x88, 21, game_id + bytes([3, 0]) + two)      # not the next
+    t = send(app, stream, t, 0x88, 22, game_id + bytes([1, 0]) + two)      # already held
+    out["refused"] = [len(app.game.history) // 4, app.state["score"]]
+    t = send(app, stream, t, 0x88, 23, game_id + bytes([2, 0]) + two)
+    t = send(app, stream, t, 0x88, 23, game_id + bytes([2, 0]) + two)      # asked again
+    t = send(app, stream, t, 0x88, 24, game_id + bytes([3, 0]) + three)
+    out["restored"] = [len(app.game.history) // 4, app.state["score"],
+                       binascii.hexlify(app.game.history).decode()]
+    out["wire"] = wire(stream)
+    sim, app, stream = boot(state_dir)                                     # journaled
+    out["after_reboot"] = [binascii.hexlify(app.game.history).decode(), app.state["score"]]
+    return out

@@ -82,6 +82,9 @@ def _log(argv):
         "the board, or --replace is given")
     ap.add_argument("--replace", action="store_true",
                     help="with --new-game: replace an unfinished game without asking")
+    ap.add_argument("--restore-lost", action="store_true",
+                    help="hand back to a board the events it lost (it came back with fewer "
+                    "than are stored); without it the loss is only reported")
     ap.add_argument("--live", action="store_true", help="redraw every table each second")
     ap.add_argument("--timeout", type=float, help="stop after this many seconds")
     args = ap.parse_args(argv)
@@ -106,7 +109,8 @@ def _log(argv):
             ap.error(str(exc))
         source = MqttSource(args.mqtt, keys, prefix=args.mqtt_prefix)
     logger = Logger(args.port, args.db, baud=args.baud, new_game=args.new_game, store=store,
-                    replace=args.replace, say=say_on_stderr, mqtt=source)
+                    replace=args.replace, say=say_on_stderr, mqtt=source,
+                    restore_lost=args.restore_lost)
     drawn = [0.0]
 
     def draw(lg):

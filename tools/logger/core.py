@@ -63,6 +63,8 @@ class Port:
         self.logged = set()  # game rows the board was told are logged
         self.event_requests = {}  # seq of a CMD_EVENT -> game row it asked about
         self.given_up = set()  # game rows whose missing events the board no longer has
+        self.restoring = set()  # game rows whose lost events are being handed back
+        self.restore_sent = {}  # (game row, number) -> when CMD_RESTORE was sent
         self.last_open_try = 0.0
         self.opened_once = False
         self.open_error = None  # the last reason the port could not be opened
@@ -78,7 +80,7 @@ class Port:
 class Logger:
     def __init__(self, ports, db, baud=115200, new_game=None, store=None,
                  state_retry_s=STATE_RETRY_S, replace=False, say=None,
-                 event_retry_s=EVENT_RETRY_S, mqtt=None):
+                 event_retry_s=EVENT_RETRY_S, mqtt=None, restore_lost=False):
         if isinstance(ports, str) and not isinstance(db, str):
             ports, db = db, ports  # Logger(db, ports) reads as well; the order is obvious
         self.store = store or Store(db)
@@ -96,6 +98,10 @@ class Logger:
         self.last_game = None
         self.mqtt = mqtt  # a tools.logger.mqtt.MqttSource: every board on a broker
         self._followups = []
+        self._lost = []  # (game, board's count, lost records) seen in this burst
+        # hand lost events back to a board that came back short (CMD_RESTORE); only
+        # when the person running the logger asks for it
+        self.restore_lost = restore_lost
 
     # -- public ---------------------------------------------------------------------------
 
@@ -322,6 +328,32 @@ class Logger:
                 return
         self._queue(port, kind, seq, fields)
 
+    def _tell_lost(self, port, game, count, records):
+        if not records:
+            if game in port.restoring:
+                port.restoring.discard(game)
+                self.say("%s: game %d: every lost event is back on the board"
+                         % (port.path, game))
+            return
+        if game not in port.restoring:
+            self.say("%s: game %d came back from the board with %d events; %d stored here "
+                     "are missing on the board (kept; %s)" % (
+                         port.path, game, count, count + len(records),
+                         "handing them back" if self.restore_lost else
+                         "--restore-lost hands them back"))
+        if not self.restore_lost or port.serial is None:
+            return
+        port.restoring.add(game)
+        now = time.monotonic()
+        if now - port.restore_sent.get((game, count + 1), -1e9) < self.event_retry_s:
+            return  # asked already (a second STATE of the same count)
+        port.restore_sent[(game, count + 1)] = now
+        row = self.store.db.execute("SELECT game_id FROM games WHERE id=?", (game,)).fetchone()
+        # One at a time: the board takes only its next event, and its STATE after each
+        # one brings the next.
+        self.send(port, frames.CMD_RESTORE,
+                  frames.restore_args(bytes.fromhex(row[0]), count + 1, records[0]))
+
     def _tell_error(self, port, fields):
         code = fields["code"]
         if code == frames.link.ERR_ASKED:
@@ -363,10 +395,11 @@ class Logger:
                 with self.store.transaction():
                     for port in ports:
                         self._followups = []
+                        self._lost = []
                         for _, kind, seq, fields in port.backlog:
                             self._store(port, kind, seq, fields)
                         self._save_stats(port)
-                        followups.append((port, self._followups))
+                        followups.append((port, self._followups, self._lost))
             except sqlite3.OperationalError as e:
                 if not is_busy(e):
                     raise
@@ -382,8 +415,10 @@ class Logger:
             break
         if self._burst_state is not None:
             self.last_state = self._burst_state  # committed: now others may see it
-        for port, port_followups in followups:
+        for port, port_followups, lost in followups:
             port.backlog = []
+            for game, count, records in lost:
+                self._tell_lost(port, game, count, records)
             for game, numbers in port_followups:
                 if game is not None:
                     self._note_complete(port, game, numbers)
@@ -412,11 +447,20 @@ class Logger:
             self._followups.append((None, None))  # a boot without a hello: who is it?
         rank = boot << 32 | fields["stamp"]
         game = store.game(board, fields)
+        before = store.final_rank(game) if kind == frames.STATE else None
         if kind == frames.SHOT:
             store.event(game, fields, rank)
         elif kind == frames.UNDO:
             store.undo(game, fields, rank)
+            port.restoring.discard(game)  # the players took a shot back: hand nothing more
         elif store.state(game, fields, rank, seq):
+            if (before is not None and before >> 32 != boot) or game in port.restoring:
+                # A game resumed after a restart (or being handed back) with fewer events
+                # than stored: the board lost some. Said, noted; nothing deleted.
+                lost = store.lost_events(game)
+                if lost and game not in port.restoring:
+                    store.loss(game, fields["history"], fields["history"] + len(lost))
+                self._lost.append((game, fields["history"], lost))
             self.last_game = game
             self._burst_state = fields["state"]
             if port.current_game != game:

@@ -32,6 +32,7 @@ PROTOCOL_VERSION = link.PROTOCOL_VERSION
 CMD_HELLO = link.CMD_HELLO
 CMD_EVENT = link.CMD_EVENT
 CMD_LOGGED = link.CMD_LOGGED
+CMD_RESTORE = link.CMD_RESTORE
 
 MAX_WIRE = 96
 GAME_HEAD = 18  # game u16, game_id (8), boot_id (4), stamp u32
@@ -95,6 +96,11 @@ def new_game_args(rules, distance, sets=1, first=1, replace=False, teams=0):
 def event_args(game_id, index):
     """Arguments of CMD_EVENT: which game (its 8-byte id) and which event (1 = first)."""
     return bytes(game_id) + struct.pack("<H", index)
+
+
+def restore_args(game_id, index, record):
+    """Arguments of CMD_RESTORE: which game, which event (1 = first) and its record."""
+    return bytes(game_id) + struct.pack("<H", index) + bytes(record)
 
 
 class FrameReader:

@@ -28,7 +28,10 @@ def game_record(store, row):
              for n, p, pts, to, record in store.shots(game)]
     return {"game": game, "board": board, "game_no": game_no, "game_id": game_id,
             "complete": bool(complete), "started": started, "updated": updated,
-            "final": json.loads(final), "shots": shots}
+            "final": json.loads(final), "shots": shots,
+            # times the board came back with fewer events than stored, and how many of
+            # the stored ones it still lacks (tools.logger --restore-lost hands them back)
+            "losses": store.losses(game), "lost_events": len(store.lost_events(game))}
 
 
 def export_lines(store, game=None, fmt="json"):

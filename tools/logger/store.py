@@ -65,12 +65,15 @@ CREATE TABLE IF NOT EXISTS link_stats (
     device_rx_frames INTEGER, device_rx_bad INTEGER, device_tx_frames INTEGER,
     replayed INTEGER, stale INTEGER, unknown_protocol INTEGER, events_requested INTEGER,
     db_busy INTEGER, updated REAL);
+CREATE TABLE IF NOT EXISTS losses (
+    id INTEGER PRIMARY KEY, game INTEGER NOT NULL REFERENCES games(id),
+    board_events INTEGER, stored_events INTEGER, received REAL);
 CREATE INDEX IF NOT EXISTS states_by_game ON states(game);
 CREATE INDEX IF NOT EXISTS events_by_game ON events(game, number);
 CREATE INDEX IF NOT EXISTS games_by_board ON games(board);
 """
 
-TABLES = ("boards", "boots", "games", "events", "states", "errors", "link_stats")
+TABLES = ("boards", "boots", "games", "events", "states", "errors", "link_stats", "losses")
 LINK_COUNTERS = ("frames", "bad_frames", "noise_bytes", "gaps", "missing", "state_requests",
                  "reconnects", "device_rx_frames", "device_rx_bad", "device_tx_frames",
                  "replayed", "stale", "unknown_protocol", "events_requested", "db_busy")
@@ -260,6 +263,38 @@ class Store:
         None where an event is missing."""
         row = self.db.execute("SELECT history FROM games WHERE id=?", (game,)).fetchone()
         count = row[0] if row and row[0] is not None else 0
+        held = self._held(game)[:count]
+        return held + [None] * (count - len(held))
+
+    def lost_events(self, game):
+        """The records stored beyond what the board's final state counts, when the board
+        holds a prefix of what is stored (its count and CRC match the first records): the
+        events a board that came back short has lost. [] when nothing is lost."""
+        row = self.db.execute("SELECT history, history_crc FROM games WHERE id=?",
+                              (game,)).fetchone()
+        if row is None or row[0] is None:
+            return []
+        count = row[0]
+        held = self._held(game)
+        if len(held) <= count or None in held:
+            return []
+        prefix = b"".join(held[:count])
+        if (zlib.crc32(prefix) if prefix else 0) != row[1]:
+            return []  # the board holds another story than the one stored: not a prefix
+        return held[count:]
+
+    def loss(self, game, board_events, stored_events):
+        """Note that the board came back with fewer events than are stored (a row; nothing
+        is deleted)."""
+        self.db.execute("INSERT INTO losses (game, board_events, stored_events, received) "
+                        "VALUES (?,?,?,?)", (game, board_events, stored_events, time.time()))
+
+    def losses(self, game):
+        return self.db.execute("SELECT COUNT(*) FROM losses WHERE game=?",
+                               (game,)).fetchone()[0]
+
+    def _held(self, game):
+        """Every record stored for the game in the board's order, undos applied."""
         rows = self.db.execute(
             "SELECT kind, number, record FROM events WHERE game=? ORDER BY rank",
             (game,)).fetchall()
@@ -276,8 +311,7 @@ class Store:
                 continue  # the same event again (a resend): nothing after it changes
             del held[number - 1:]
             held.append(bytes(record))
-        held = held[:count]
-        return held + [None] * (count - len(held))
+        return held
 
     def check_history(self, game):
         """Mark the game complete if its held events are exactly those its final state
@@ -321,6 +355,10 @@ class Store:
             "INSERT OR REPLACE INTO link_stats (port, board, connected, %s, updated) "
             "VALUES (?,?,?,%s,?)" % (", ".join(LINK_COUNTERS), ",".join("?" * len(values))),
             [port, board, int(connected), *values, time.time()])
+
+    def final_rank(self, game):
+        row = self.db.execute("SELECT final_rank FROM games WHERE id=?", (game,)).fetchone()
+        return None if row is None else row[0]
 
     def final(self, game):
         row = self.db.execute("SELECT final FROM games WHERE id=?", (game,)).fetchone()
