@@ -98,7 +98,7 @@ class Logger:
         self.last_game = None
         self.mqtt = mqtt  # a tools.logger.mqtt.MqttSource: every board on a broker
         self._followups = []
-        self._lost = []  # (game, board's count, lost records) seen in this burst
+        self._short = []  # (game, board's count, lost records) seen in this burst
         # hand lost events back to a board that came back short (CMD_RESTORE); only
         # when the person running the logger asks for it
         self.restore_lost = restore_lost
@@ -395,11 +395,11 @@ class Logger:
                 with self.store.transaction():
                     for port in ports:
                         self._followups = []
-                        self._lost = []
+                        self._short = []
                         for _, kind, seq, fields in port.backlog:
                             self._store(port, kind, seq, fields)
                         self._save_stats(port)
-                        followups.append((port, self._followups, self._lost))
+                        followups.append((port, self._followups, self._short))
             except sqlite3.OperationalError as e:
                 if not is_busy(e):
                     raise
@@ -460,7 +460,7 @@ class Logger:
                 lost = store.lost_events(game)
                 if lost and game not in port.restoring:
                     store.loss(game, fields["history"], fields["history"] + len(lost))
-                self._lost.append((game, fields["history"], lost))
+                self._short.append((game, fields["history"], lost))
             self.last_game = game
             self._burst_state = fields["state"]
             if port.current_game != game:
