@@ -1,0 +1,211 @@
+"""Shared pieces of the club web app's tests: a served app, boards, a headless Chromium.
+
+    with club(tmp_path, boards=2, pin="4711") as c:   # logger + app over FakeBoards
+        c.boards[0].send_state(game); c.wait_stored(game)
+        c.url("/")                                     # the app served on 127.0.0.1:free
+    driver = chromium()                                # or pytest.skip with the reason
+    browser                                            # module-scoped fixture: one Chromium
+
+Chromium is Debian's /usr/bin/chromium with /usr/bin/chromedriver (`.ci/run` installs
+them); where either is missing the browser tests are skipped and say why.
+"""
+
+import contextlib
+import os
+import shutil
+import socket
+import tempfile
+import threading
+import time
+
+import pytest
+
+CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
+CHROMEDRIVER = "/usr/bin/chromedriver"
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                  "--disable-quic", "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync")
+
+
+def client_for(app, **options):
+    """Starlette's TestClient (its import warns that httpx may be replaced one day)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+    return TestClient(app, **options)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Served:
+    """An ASGI app served by uvicorn in a thread on 127.0.0.1 and a free port."""
+
+    def __init__(self, app):
+        import uvicorn
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
+                                       daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the club app did not start")
+            time.sleep(0.02)
+
+    @property
+    def base(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def url(self, path):
+        return self.base + path
+
+    def stop(self):
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+        self.sock.close()
+
+
+class Club:
+    """FakeBoards, the logger on their ptys in a thread, the app served over the database."""
+
+    def __init__(self, db, boards, pin=None):
+        from tools.club.app import create_app
+        from tools.club.fakeboards import FakeBoard
+        from tools.club.live import LiveHub
+        from tools.club.logbridge import LoggerBridge
+        from tools.logger.core import Logger
+
+        self.db = db
+        self.boards = [FakeBoard(b"T%02d" % (i + 1)) for i in range(boards)]
+        self.logger = Logger([b.path for b in self.boards], db)
+        self.hub = LiveHub(db)
+        self.bridge = LoggerBridge(self.logger, on_commit=self.hub.notify).start()
+        self.app = create_app(db, pin=pin, commands=self.bridge, hub=self.hub)
+        self.served = None
+
+    def serve(self):
+        self.served = Served(self.app)
+        return self
+
+    def url(self, path):
+        return self.served.url(path)
+
+    def wait_stored(self, board, game, timeout=20.0):
+        """Wait until the logger stored ``game``'s state as ``board``'s latest."""
+        import json
+        import sqlite3
+
+        want = game.state()
+        deadline = time.monotonic() + timeout
+        db = sqlite3.connect(self.db)
+        try:
+            while time.monotonic() < deadline:
+                row = db.execute(
+                    "SELECT g.final FROM games g JOIN boards b ON b.id=g.board "
+                    "WHERE b.key=? ORDER BY g.updated DESC LIMIT 1", (board.key,)).fetchone()
+                if row and row[0] and json.loads(row[0]) == want:
+                    return
+                time.sleep(0.02)
+        finally:
+            db.close()
+        raise AssertionError("the logger did not store the state of board %s" % board.key)
+
+    def wait_live(self, board, game, timeout=20.0):
+        """Wait until the hub holds ``game``'s state for ``board`` (what the pages show)."""
+        want = game.state()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            table = self.hub.current.get(board.key)
+            if table is not None and table["state"] == want:
+                return table
+            time.sleep(0.02)
+        raise AssertionError("the live tables never showed board %s's state" % board.key)
+
+    def close(self):
+        if self.served is not None:
+            self.served.stop()
+        self.bridge.stop()
+        for board in self.boards:
+            board.close()
+
+
+@contextlib.contextmanager
+def club(tmp_path, boards=1, pin=None, serve=True):
+    c = Club(str(tmp_path / "games.db"), boards, pin)
+    try:
+        if serve:
+            c.serve()
+        yield c
+    finally:
+        c.close()
+
+
+def chromium_missing():
+    """Why the browser tests cannot run here, or None."""
+    if not any(os.path.exists(p) for p in CHROMIUM):
+        return "Chromium is not installed (Debian: apt-get install chromium chromium-driver)"
+    if not os.path.exists(CHROMEDRIVER):
+        return "chromedriver is not installed (Debian: apt-get install chromium-driver)"
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (make venv installs it)"
+    return None
+
+
+def chromium(width=1280, height=900):
+    """A fresh headless Chromium (selenium), its own profile folder, or pytest.skip."""
+    reason = chromium_missing()
+    if reason:
+        pytest.skip(reason)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="club-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = next(p for p in CHROMIUM if os.path.exists(p))
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    options.add_argument("--user-data-dir=" + profile)
+    options.add_argument("--window-size=%d,%d" % (width, height))
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    driver.set_page_load_timeout(30)
+    driver.profile_dir = profile
+    return driver
+
+
+def quit_chromium(driver):
+    try:
+        driver.quit()
+    finally:
+        shutil.rmtree(driver.profile_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium for a whole test module (skipped, with the reason, without)."""
+    driver = chromium()
+    try:
+        yield driver
+    finally:
+        quit_chromium(driver)
+
+
+def wait_until(check, timeout=10.0, step=0.02):
+    """check() until true; returns its last value (falsy on timeout)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(step)

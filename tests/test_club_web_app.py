@@ -1,0 +1,182 @@
+"""The club web app without a browser: pages, events, writes and their refusals.
+
+Board-shaped frames go over ptys into the real logger (tools.club.fakeboards), the app
+reads what the logger stored; requests go through Starlette's TestClient or, for the
+server-sent events, through uvicorn on 127.0.0.1.
+"""
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from club_helpers import client_for, club, wait_until
+
+from rules_core import Game
+from tools.club import security
+from tools.logger import frames
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _played(shots=3, rules="ddbu", distance=(40, 40)):
+    game = Game(rules, distance)
+    for i in range(shots):
+        game.shot(pins=0b10101 if i % 2 else 0b00010, carom=i % 2)
+    return game
+
+
+def test_pages_show_what_the_board_sent(tmp_path):
+    with club(tmp_path, boards=2, serve=False) as c:
+        game = _played()
+        c.boards[0].send_state(game)
+        c.wait_stored(c.boards[0], game)
+        with client_for(c.app) as client:
+            wait_until(lambda: c.hub.current.get(c.boards[0].key))
+            page = client.get("/")
+            assert page.status_code == 200
+            assert "Table %s" % c.boards[0].key in page.text
+            state = game.state()
+            assert ">%d</span>" % state["score"][0] in page.text
+            assert ">%d</span>" % state["score"][1] in page.text
+            tables = client.get("/api/tables").json()["tables"]
+            assert [t["board"] for t in tables] == [c.boards[0].key]
+            assert tables[0]["state"] == state
+            for path in ("/table/", "/overlay/"):
+                one = client.get(path + c.boards[0].key)
+                assert one.status_code == 200 and "Table %s" % c.boards[0].key in one.text
+            missing = client.get("/table/nosuchboard")
+            assert missing.status_code == 404 and "nosuchboard" in missing.text
+
+
+def _form(client, board, **fields):
+    page = client.get("/table/" + board)
+    token = page.text.split('name="csrf" value="')[1].split('"')[0]
+    form = {"csrf": token, "rules": "russian", "distance": "60", "sets": "1", "first": "2"}
+    form.update(fields)
+    return form
+
+
+def _new_game_commands(board):
+    return [struct.unpack("<BHHBBB", p) for k, _, p in board.commands
+            if k == frames.CMD_NEW_GAME]
+
+
+def test_a_new_game_needs_the_pin_and_the_form_token(tmp_path):
+    with club(tmp_path, pin="4711", serve=False) as c:
+        board = c.boards[0]
+        c.boards[0].send_state(_played(1))
+        with client_for(c.app, base_url="http://club.test") as client:
+            wait_until(lambda: c.hub.current.get(board.key))
+            url = "/table/%s/new-game" % board.key
+            guard = c.app.state.guard
+
+            wrong = client.post(url, data=_form(client, board.key, pin="1234"))
+            assert wrong.status_code == 403 and security.WRONG_PIN in wrong.text
+            assert guard.refusals["wrong_pin"] == 1
+
+            no_token = _form(client, board.key, pin="4711")
+            del no_token["csrf"]
+            stale = client.post(url, data=no_token)
+            assert stale.status_code == 403 and security.EXPIRED in stale.text
+            forged = client.post(url, data=dict(no_token, csrf="0" * 64))
+            assert forged.status_code == 403 and guard.refusals["csrf"] == 2
+
+            cross = client.post(url, data=_form(client, board.key, pin="4711"),
+                                headers={"Origin": "http://evil.test"})
+            assert cross.status_code == 403 and guard.refusals["cross_origin"] == 1
+
+            time.sleep(0.3)  # a refused write must not have reached the logger
+            assert _new_game_commands(board) == []
+            assert client.get("/status.json").json()["refusals"] == guard.refusals
+
+            done = client.post(url, data=_form(client, board.key, pin="4711"),
+                               headers={"Origin": "http://club.test"}, follow_redirects=False)
+            assert done.status_code == 303, done.text
+            assert wait_until(lambda: _new_game_commands(board), timeout=10)
+            # russian (index in the link's rules list), 60 each, one set, player 2 first
+            rules, d1, d2, sets, first, flags = _new_game_commands(board)[0]
+            assert frames.link.RULES[rules] == "russian"
+            assert (d1, d2, sets, first, flags) == (60, 60, 1, 2, 0)
+
+
+def test_without_a_pin_nothing_can_be_written(tmp_path):
+    with club(tmp_path, serve=False) as c:
+        board = c.boards[0]
+        board.send_state(_played(1))
+        with client_for(c.app) as client:
+            wait_until(lambda: c.hub.current.get(board.key))
+            page = client.get("/table/" + board.key)
+            assert "--pin" in page.text
+            refused = client.post("/table/%s/new-game" % board.key,
+                                  data=_form(client, board.key, pin=""))
+            assert refused.status_code == 403 and "--pin" in refused.text
+            assert c.app.state.guard.refusals["no_pin_set"] == 1
+            time.sleep(0.3)
+            assert _new_game_commands(board) == []
+
+
+def test_every_template_is_escaped(tmp_path):
+    from tools.club.app import make_templates
+
+    env = make_templates().env
+    for name in env.list_templates():
+        assert env.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;"
+        assert env.get_template(name).environment.autoescape is True
+
+
+def _events(url, count, timeout=20.0):
+    """The first ``count`` `tables` events of /events, as dicts."""
+    got = []
+    with httpx.stream("GET", url, timeout=timeout) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for line in response.iter_lines():
+            if line.startswith("data: "):
+                got.append(json.loads(line[6:]))
+                if len(got) >= count:
+                    break
+    return got
+
+
+def test_a_new_state_reaches_an_event_stream_client(tmp_path):
+    import threading
+
+    with club(tmp_path) as c:
+        game = _played(2)
+        c.boards[0].send_state(game)
+        c.wait_live(c.boards[0], game)
+        out = []
+        reader = threading.Thread(target=lambda: out.extend(_events(c.url("/events"), 2)))
+        reader.start()
+        assert wait_until(lambda: c.hub.clients, timeout=10)
+        game.shot(pins=0b11111, carom=1)
+        c.boards[0].send_state(game)
+        reader.join(timeout=20)
+        first, change = out
+        assert first["all"] and first["tables"][0]["state"] == _played(2).state()
+        assert [t["state"] for t in change["tables"]] == [game.state()]
+
+
+def test_command_line_refuses_bad_options(tmp_path):
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "tools.club", *args], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60)
+
+    bad = run("--db", str(tmp_path / "x.db"), "--listen", "nowhere")
+    assert bad.returncode == 2 and "HOST:PORT" in bad.stderr
+    bad = run("--db", str(tmp_path / "x.db"), "--demo", "0")
+    assert bad.returncode == 2 and "1 to 32" in bad.stderr
+    missing = run("--db", str(tmp_path / "none.db"))
+    assert missing.returncode == 2 and "no such database" in missing.stderr
+    assert not (tmp_path / "none.db").exists()
+
+
+@pytest.mark.parametrize("pin", ["", "   "])
+def test_an_empty_pin_is_an_error(tmp_path, pin):
+    done = subprocess.run([sys.executable, "-m", "tools.club", "--db", str(tmp_path / "x.db"),
+                           "--pin", pin], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--pin" in done.stderr

@@ -1,0 +1,125 @@
+"""Command line of the club scoreboard: the logger and the web app in one process.
+
+    python -m tools.club --db games.db --port /dev/ttyUSB1 [--port ...] [--pin PIN]
+    python -m tools.club --db games.db --mqtt mqtt://USER:PASSWORD@HOST:1883 --keys keys.txt
+    python -m tools.club --db games.db --demo 4          # four simulated tables playing
+    python -m tools.club --db games.db                   # the web app alone (a logger runs
+                                                         # elsewhere on the same file)
+Options: --listen HOST:PORT (default 127.0.0.1:8080; 0.0.0.0:8080 for the club's network),
+--pin PIN (without it nothing can be written from the web), --demo-speed X.
+"""
+
+import argparse
+import os
+import sys
+
+from tools.logger.store import Store, StoreError
+
+DEFAULT_LISTEN = "127.0.0.1:8080"
+
+
+def _listen(text):
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError("%r: expected HOST:PORT, e.g. 127.0.0.1:8080" % text)
+    return host.strip("[]"), int(port)
+
+
+def _count(text):
+    if not text.isdigit() or not 1 <= int(text) <= 32:
+        raise argparse.ArgumentTypeError("%r: the number of simulated tables is 1 to 32" % text)
+    return int(text)
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        prog="python -m tools.club",
+        description="The club scoreboard: log the boards into SQLite and show them on the "
+        "web (docs/club.md).")
+    ap.add_argument("--db", required=True, help="SQLite file of the logger (made if missing)")
+    ap.add_argument("--port", action="append", default=[], help="a board's serial port "
+                    "(repeatable)")
+    ap.add_argument("--baud", type=int, default=115200)
+    ap.add_argument("--mqtt", metavar="mqtt://USER:PASSWORD@HOST:PORT",
+                    help="also log every board on this MQTT broker (docs/network.md)")
+    ap.add_argument("--mqtt-prefix", default="", metavar="PREFIX")
+    ap.add_argument("--keys", metavar="FILE", help="the boards' command keys for --mqtt")
+    ap.add_argument("--listen", type=_listen, default=_listen(DEFAULT_LISTEN),
+                    metavar="HOST:PORT", help="where the web app listens (default %s)"
+                    % DEFAULT_LISTEN)
+    ap.add_argument("--pin", help="the club PIN that every write from the web needs "
+                    "(without it the web app only reads)")
+    ap.add_argument("--demo", type=_count, metavar="N",
+                    help="N simulated tables (the real firmware on the simulated board) "
+                    "play random games into --db")
+    ap.add_argument("--demo-speed", type=float, default=4.0, metavar="X",
+                    help="the simulated tables play X times faster than real time (default 4)")
+    args = ap.parse_args(argv)
+    if args.pin is not None and not args.pin.strip():
+        ap.error("--pin must not be empty")
+    if args.keys and not args.mqtt:
+        ap.error("--keys goes with --mqtt")
+    return ap, args
+
+
+def main(argv=None):
+    ap, args = parse_args(sys.argv[1:] if argv is None else argv)
+    import uvicorn
+
+    from tools.club.app import create_app
+    from tools.club.live import LiveHub
+    from tools.club.logbridge import LoggerBridge
+    from tools.logger.core import Logger, say_on_stderr
+
+    logs = bool(args.port or args.mqtt or args.demo)
+    try:
+        store = Store(args.db, create=logs)
+    except StoreError as e:
+        sys.stderr.write("club: %s\n" % e)
+        return 2
+    demo = None
+    ports = list(args.port)
+    if args.demo:
+        from tools.club.demo import Demo
+
+        demo = Demo(args.demo, speed=args.demo_speed)
+        ports += demo.host_paths
+    source = None
+    if args.mqtt:
+        from tools.logger.mqtt import MqttSource, load_keys, parse_url
+
+        try:
+            parse_url(args.mqtt)
+            keys = load_keys(args.keys) if args.keys else {}
+        except (OSError, ValueError) as e:
+            store.close()
+            ap.error(str(e))
+        source = MqttSource(args.mqtt, keys, prefix=args.mqtt_prefix)
+    hub = LiveHub(args.db)
+    bridge = None
+    if logs:
+        logger = Logger(ports, args.db, baud=args.baud, store=store, say=say_on_stderr,
+                        mqtt=source)
+        bridge = LoggerBridge(logger, on_commit=hub.notify).start()
+    else:
+        store.close()
+    app = create_app(args.db, pin=args.pin, commands=bridge, hub=hub)
+    host, port = args.listen
+    if demo is not None:
+        demo.start()
+    shown = "[%s]" % host if ":" in host else host
+    sys.stderr.write("club: http://%s:%d/ (%s)\n" % (
+        shown, port, "writes need the PIN" if args.pin else "read only: no --pin given"))
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
+    finally:
+        if demo is not None:
+            demo.stop()
+        if bridge is not None:
+            bridge.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""Board-shaped frames on a pty, for the club's tests and bench (docs/protocol.md framing).
+
+    board = FakeBoard(b"T01")            # a pty; board.path goes to the logger as a port
+    game = Game("ddbu", (40, 40)); game.shot(pins=0b101, carom=1)
+    board.send_state(game)               # the shot's SHOT frame, then its STATE frame
+    board.commands                       # [(kind, seq, payload)] the logger sent the board
+    board.close()
+
+It answers the logger's CMD_HELLO with a hello and CMD_STATE with its latest state, as
+the firmware does; it plays no rules of its own (the rules core makes the states).
+"""
+
+import os
+import pty
+import struct
+import threading
+import tty
+import zlib
+
+from rules_core.snapshot import pack_state
+from tools.logger import frames
+
+
+def state_payload(game, stamp, number=1, game_id=b"G" * 8, boot_id=b"BOOT"):
+    """A STATE frame's payload for the rules_core Game ``game``, as the board makes it."""
+    history = bytes(game.history)
+    return (struct.pack("<H", number) + game_id + boot_id + struct.pack("<I", stamp)
+            + struct.pack("<HI", len(history) // 4, zlib.crc32(history)) + pack_state(game))
+
+
+class FakeBoard:
+    def __init__(self, board_id, boot_id=b"BOOT", game_id=None, game_no=1):
+        self.board_id = bytes(board_id)
+        self.boot_id = bytes(boot_id)
+        self.game_id = game_id or (self.board_id + b"-game---")[:8]
+        self.game_no = game_no
+        self.master, self.slave = pty.openpty()
+        tty.setraw(self.master)
+        tty.setraw(self.slave)
+        self.path = os.ttyname(self.slave)
+        self.seq = 0
+        self.stamp = 0
+        self.commands = []
+        self.events = []  # (record, player, points, to) as sent, 1 = first
+        self.last_payload = None
+        self._lock = threading.Lock()
+        self._closed = False
+        self._reader = frames.FrameReader()
+        self._thread = threading.Thread(target=self._drain, daemon=True)
+        self._thread.start()
+
+    @property
+    def key(self):
+        """The board's key in the logger's database (its id in hex)."""
+        return self.board_id.hex()
+
+    def new_game(self, game_no=None):
+        """The next game on this board: a new identity, as after NEW_GAME."""
+        self.game_no = self.game_no + 1 if game_no is None else game_no
+        self.game_id = (self.board_id + b"%d" % self.game_no + b"--------")[:8]
+
+    def send_state(self, game):
+        """The frames the firmware sends after an event: SHOT (or UNDO) first, then STATE."""
+        history = bytes(game.history)
+        count = len(history) // 4
+        if count < len(self.events):
+            del self.events[count:]
+            self.stamp += 1
+            self._send(frames.UNDO, self._head() + struct.pack("<H", count))
+        state = game.state()
+        last = state["last"] or {"player": 0, "points": 0, "to": 0}
+        while len(self.events) < count:
+            n = len(self.events)
+            event = (history[4 * n:4 * n + 4], last["player"], last["points"], last["to"])
+            self.events.append(event)
+            self._send_event(n + 1, event, resent=False)
+        self.stamp += 1
+        payload = state_payload(game, self.stamp, self.game_no, self.game_id, self.boot_id)
+        self.last_payload = payload
+        self._send(frames.STATE, payload)
+        return payload
+
+    def _head(self):
+        return (struct.pack("<H", self.game_no) + self.game_id + self.boot_id
+                + struct.pack("<I", self.stamp))
+
+    def _send_event(self, index, event, resent):
+        self.stamp += 1
+        record, player, points, to = event
+        self._send(frames.SHOT, self._head() + struct.pack(
+            "<H4sBhBB", index, record, player, points, to, int(resent)))
+
+    def hello(self):
+        payload = (bytes([frames.PROTOCOL_VERSION]) + self.boot_id
+                   + bytes([len(self.board_id)]) + self.board_id + b"\x03PWR" + b"fake")
+        self._send(frames.HELLO, payload)
+
+    def _send(self, kind, payload):
+        with self._lock:
+            wire = frames.encode(kind, self.seq, payload)
+            self.seq = (self.seq + 1) & 0xFFFF
+            view = memoryview(wire)
+            while view:
+                view = view[os.write(self.master, view):]
+
+    def _drain(self):
+        while not self._closed:
+            try:
+                data = os.read(self.master, 4096)
+            except OSError:
+                return
+            if not data:
+                return
+            for kind, seq, payload in self._reader.feed(data):
+                self.commands.append((kind, seq, bytes(payload)))
+                if kind == frames.CMD_HELLO:
+                    self.hello()
+                elif kind == frames.CMD_EVENT and len(payload) == 10:
+                    index = struct.unpack_from("<H", payload, 8)[0]
+                    if bytes(payload[:8]) == self.game_id and 1 <= index <= len(self.events):
+                        self._send_event(index, self.events[index - 1], resent=True)
+                elif kind == frames.CMD_STATE and self.last_payload is not None:
+                    self.stamp += 1
+                    payload = bytearray(self.last_payload)
+                    struct.pack_into("<I", payload, 14, self.stamp)
+                    self._send(frames.STATE, bytes(payload))
+
+    def close(self):
+        self._closed = True
+        for fd in (self.master, self.slave):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
