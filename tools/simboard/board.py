@@ -33,7 +33,8 @@ IMAGE_NAME = "flash.img"
 
 class SimBoard:
     def __init__(self, display="tm1637", state_dir=None, link_path=None, bdev=None,
-                 config=None, wlan=None, reset_cause="PWR", make_watchdog=None, line_nf=None):
+                 config=None, wlan=None, reset_cause="PWR", make_watchdog=None, line_nf=None,
+                 board_id=b"sim"):
         # The emulators listen; no log to grow. The TM1637 lines carry line_nf nF each
         # ($PINBOARD_LINE_NF or 10): the display bus runs on the wire's virtual clock.
         line_nf = line_nf_default() if line_nf is None else line_nf
@@ -61,7 +62,9 @@ class SimBoard:
             from boardlib.link import Link
             from tools.simboard.uart import PtyUART
 
-            link = Link(PtyUART(link_path), 0, board_id=b"sim")
+            # A real board says machine.unique_id(); simulated tables side by side (the
+            # club demo) each need their own.
+            link = Link(PtyUART(link_path), 0, board_id=board_id)
         self.net = None
         if "net" in cfg and wlan is not None:
             from boardlib.mqttlink import Both, NetLink

@@ -35,7 +35,7 @@ def parse_args(argv):
         "timeline": None, "interactive": False, "state": None, "link": None, "speed": 0.0,
         "new_game": False, "display": None, "rules": None, "distance": None, "sets": None,
         "first": None, "heap_budget": None, "show_display": False, "check": False,
-        "config": None, "wifi": None, "display_log": False, "teams": False,
+        "config": None, "wifi": None, "display_log": False, "teams": False, "board_id": None,
     }
     flags = {
         "--interactive": "interactive", "--new-game": "new_game", "--show-display": "show_display",
@@ -46,7 +46,7 @@ def parse_args(argv):
         "--timeline": "timeline", "--state": "state", "--link": "link", "--speed": "speed",
         "--display": "display", "--rules": "rules", "--distance": "distance", "--sets": "sets",
         "--first": "first", "--heap-budget": "heap_budget", "--config": "config",
-        "--wifi": "wifi",
+        "--wifi": "wifi", "--board-id": "board_id",
     }
     i = 0
     while i < len(argv):
@@ -137,8 +137,9 @@ def build_board(opts, config=None, wlan=None):
     corrupted"): it may hold a game someone wants back."""
     state = opts["state"]
     try:
+        extra = {"board_id": opts["board_id"].encode()} if opts["board_id"] else {}
         return build(display=opts["display"], state_dir=state, link_path=opts["link"],
-                     config=config, wlan=wlan)
+                     config=config, wlan=wlan, **extra)
     except (OSError, ValueError) as exc:
         if state is None:
             raise
