@@ -7,7 +7,7 @@ PORT ?=
 DB ?= $(HOME)/.pinboard/games.db
 SIM_STATE ?= sim-state
 
-.PHONY: venv test lint sim deploy check log bench clean
+.PHONY: venv test lint sim club deploy check log bench clean
 
 venv: $(STAMP)
 
@@ -28,6 +28,14 @@ test: $(STAMP)
 
 sim: $(STAMP)
 	$(BIN)/python -m tools.sim --state $(SIM_STATE) --db $(DB)
+
+# The club scoreboard with simulated tables playing (docs/club.md); LISTEN=0.0.0.0:8080 for
+# the club's network, PIN=... to allow writes, TABLES=N simulated tables.
+TABLES ?= 4
+LISTEN ?= 127.0.0.1:8080
+CLUB_DB ?= club-demo.db
+club: $(STAMP)
+	$(BIN)/python -m tools.club --db $(CLUB_DB) --demo $(TABLES) --listen $(LISTEN) $(if $(PIN),--pin $(PIN))
 
 deploy: $(STAMP)
 	@test -n "$(PORT)" || { echo "usage: make deploy PORT=/dev/ttyUSB0 [MPY=1]" >&2; exit 2; }
