@@ -23,11 +23,13 @@ POLL_S = 0.25
 KEEPALIVE_S = 15.0
 QUEUE = 8  # messages waiting for one slow client; the oldest go first
 
+# Each board's latest game: the one whose state the board sent last in its own order (the
+# same choice as tools.club.store's current_games(), used instead when it is there).
 LATEST = """
-SELECT b.key, g.id, g.game_id, g.game_no, g.final, g.updated, g.started
+SELECT b.key, g.id, g.game_no, g.final, g.updated
 FROM boards b JOIN games g ON g.id = (
     SELECT g2.id FROM games g2 WHERE g2.board = b.id AND g2.final IS NOT NULL
-    ORDER BY g2.updated DESC, g2.id DESC LIMIT 1)
+    ORDER BY g2.final_rank DESC LIMIT 1)
 ORDER BY b.key
 """
 
@@ -83,34 +85,27 @@ class Tables:
 
     def read(self):
         """[table dict], one per board, ordered by board key."""
-        names = self._names()
         out = []
-        for key, game, game_id, game_no, final, updated, started in self.db.execute(LATEST):
-            state = json.loads(final)
+        for key, game, game_no, final, updated, names in self._latest():
+            state = json.loads(final) if isinstance(final, str) else final
             since = None
             if state.get("status") == "break":
                 since = self.db.execute(BREAK_SINCE, (game, state["shots"])).fetchone()[0]
             out.append({
-                "board": key, "game": game, "game_id": game_id, "game_no": game_no,
-                "state": state, "names": names.get(game) or [None, None],
-                "updated": updated, "started": started, "break_since": since,
+                "board": key, "game": game, "game_no": game_no, "state": state,
+                "names": list(names or (None, None)), "updated": updated,
+                "break_since": since,
             })
         return out
 
-    def _names(self):
-        if self._club is None:
-            return {}
-        try:
-            current = self._club.current_games()
-        except Exception:
-            return {}
-        names = {}
-        for row in current:
-            get = row.get if isinstance(row, dict) else (lambda k, row=row: getattr(row, k, None))
-            game = get("game") if get("game") is not None else get("id")
-            if game is not None and get("names"):
-                names[game] = list(get("names"))
-        return names
+    def _latest(self):
+        if self._club is not None:
+            try:
+                return [(row["board"], row["game"], row["game_no"], row["state"],
+                         row["updated"], row.get("names")) for row in self._club.current_games()]
+            except (sqlite3.Error, KeyError, TypeError):
+                pass  # the tables without names are better than none
+        return [row + (None,) for row in self.db.execute(LATEST)]
 
 
 class LiveHub:

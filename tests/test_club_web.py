@@ -1,0 +1,203 @@
+"""The live pages in a real headless Chromium (selenium with Debian's chromium-driver).
+
+Board-shaped frames go over ptys into the real logger (tools.club.fakeboards); the pages
+must follow them by server-sent events, without reloading. One browser serves the whole
+module; where Chromium or chromedriver is missing every test here is skipped with the
+reason (club_helpers.chromium_missing).
+"""
+
+import struct
+import time
+
+import pytest
+from club_helpers import (
+    Served,
+    browser,  # noqa: F401  (the module's Chromium, a fixture)
+    club,
+    wait_until,
+)
+
+from rules_core import Game
+from tools.logger import frames
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def _shots(game, masks):
+    for i, mask in enumerate(masks):
+        game.shot(pins=mask, carom=i % 2)
+    return game
+
+
+def _text(driver, board, field):
+    return driver.execute_script(
+        "const c = document.querySelector('.card[data-board=\"' + arguments[0] + '\"]');"
+        "if (!c) return null; const e = c.querySelector('[data-f=\"' + arguments[1] + '\"]');"
+        "return e ? e.textContent : null;", board, field)
+
+
+def _navigations(driver):
+    return driver.execute_script(
+        "return [performance.getEntriesByType('navigation').length, window.clubMarker,"
+        " window.clubLive && window.clubLive.loadedAt]")
+
+
+def test_a_shot_appears_on_the_tables_page_without_a_reload(tmp_path, browser):  # noqa: F811
+    with club(tmp_path, boards=2) as c:
+        first, second = c.boards
+        game = _shots(Game("ddbu", (40, 40)), [0b00100, 0b10001])
+        first.send_state(game)
+        c.wait_live(first, game)
+        browser.get(c.url("/"))
+        assert wait_until(lambda: _text(browser, first.key, "score1") is not None)
+        assert wait_until(lambda: browser.execute_script(
+            "return window.clubLive && window.clubLive.events > 0"))
+        browser.execute_script("window.clubMarker = 'still the same page'")
+        before = _navigations(browser)
+
+        game.shot(pins=0b11111, carom=1)
+        sent = time.monotonic()
+        first.send_state(game)
+        want = game.state()
+        shown = wait_until(lambda: _text(browser, first.key, "score1") == str(want["score"][0])
+                           and _text(browser, first.key, "score2") == str(want["score"][1]),
+                           timeout=5, step=0.01)
+        took = time.monotonic() - sent
+        assert shown, "the shot never reached the page"
+        assert took < 1.0, "the shot took %.2f s to reach the page" % took
+        # a table the page has never seen comes in as a new card, still without a reload
+        other = _shots(Game("ceb", (60, 60), sets=3), [0b00001, 0b00110])
+        second.send_state(other)
+        assert wait_until(lambda: _text(browser, second.key, "score1")
+                          == str(other.state()["score"][0]), timeout=10)
+        assert _text(browser, second.key, "rules") == "CEB five-pins"
+        marked = other.state()["marked"]
+        assert browser.execute_script(
+            "return document.querySelector('.card[data-board=\"%s\"] [data-f=\"marked%d\"]')"
+            ".hidden" % (second.key, marked)) is False
+        after = _navigations(browser)
+        assert after == before and after[1] == "still the same page" and after[0] == 1
+
+
+def test_the_winner_and_the_break_are_announced(tmp_path, browser):  # noqa: F811
+    with club(tmp_path) as c:
+        (board,) = c.boards
+        game = Game("ddbu", (40, 40))
+        board.send_state(game)
+        c.wait_live(board, game)
+        browser.get(c.url("/table/" + board.key))
+        assert wait_until(lambda: _text(browser, board.key, "score1") == "0")
+        shots = 0
+        while game.state()["status"] == "playing":
+            # two points, two points, a miss (the series ends): the break comes at a
+            # series' end once half the distance is reached (Seed 000 4.1)
+            game.shot(pins=0b00001 if shots % 3 != 2 else 0)
+            shots += 1
+            if "20-remaining:1" in game.state()["announce"]:
+                board.send_state(game)
+                assert wait_until(lambda: _text(browser, board.key, "announce")
+                                  == "20 remaining: Player 1", timeout=10)
+        assert game.state()["status"] == "break"
+        board.send_state(game)
+        assert wait_until(lambda: _text(browser, board.key, "announce")
+                          in ("Break 5:00", "Break 4:59", "Break 4:58"), timeout=10), \
+            _text(browser, board.key, "announce")
+        assert browser.execute_script(
+            "return document.querySelector('.card').classList.contains('break')")
+        while not game.finished:
+            game.shot(pins=0b00001)
+        board.send_state(game)
+        winner = game.state()["winner"]
+        assert wait_until(lambda: _text(browser, board.key, "announce")
+                          == "Winner: Player %d" % winner, timeout=10)
+
+
+def test_the_overlay_has_a_transparent_background(tmp_path, browser):  # noqa: F811
+    with club(tmp_path) as c:
+        (board,) = c.boards
+        game = _shots(Game("russian", (60, 60)), [0b01000])
+        board.send_state(game)
+        c.wait_live(board, game)
+        browser.get(c.url("/overlay/" + board.key))
+        assert wait_until(lambda: _text(browser, board.key, "score1") is not None)
+        colours = browser.execute_script(
+            "return [getComputedStyle(document.documentElement).backgroundColor,"
+            " getComputedStyle(document.body).backgroundColor,"
+            " getComputedStyle(document.querySelector('main')).backgroundColor]")
+        assert colours == ["rgba(0, 0, 0, 0)"] * 3
+        assert browser.execute_script("return document.querySelector('nav')") is None
+
+
+def _new_games(board):
+    return [struct.unpack("<BHHBBB", p) for k, _, p in board.commands
+            if k == frames.CMD_NEW_GAME]
+
+
+def _submit(driver, pin, drop_token=False):
+    from selenium.webdriver.common.by import By
+
+    form = driver.find_element(By.CSS_SELECTOR, "form.form")
+    driver.execute_script("arguments[0].querySelector('[name=rules]').value = 'ceb';"
+                          "arguments[0].querySelector('[name=distance]').value = '50';",
+                          form)
+    if drop_token:
+        driver.execute_script("arguments[0].querySelector('[name=csrf]').remove()", form)
+    form.find_element(By.NAME, "pin").send_keys(pin)
+    form.submit()
+
+
+def test_a_new_game_from_the_phone_page_needs_the_pin(tmp_path, browser):  # noqa: F811
+    with club(tmp_path, pin="2468") as c:
+        (board,) = c.boards
+        board.send_state(Game("ddbu", (40, 40)))
+        c.wait_live(board, Game("ddbu", (40, 40)))
+        guard = c.app.state.guard
+        browser.get(c.url("/table/" + board.key))
+        _submit(browser, "1111")
+        assert wait_until(lambda: "wrong PIN" in browser.page_source)
+        assert guard.refusals["wrong_pin"] == 1
+
+        browser.get(c.url("/table/" + board.key))
+        _submit(browser, "2468", drop_token=True)
+        assert wait_until(lambda: "form expired, reload the page" in browser.page_source)
+        assert guard.refusals["csrf"] == 1
+        time.sleep(0.3)
+        assert _new_games(board) == [], "a refused write reached the board"
+
+        browser.get(c.url("/table/" + board.key))
+        _submit(browser, "2468")
+        assert wait_until(lambda: "Sent to the board" in browser.page_source)
+        assert wait_until(lambda: _new_games(board), timeout=10)
+        rules, d1, d2, sets, first, flags = _new_games(board)[0]
+        assert (frames.link.RULES[rules], d1, d2) == ("ceb", 50, 50)
+        assert sum(guard.refusals.values()) == 2
+
+
+def test_a_form_posted_from_another_site_is_refused(tmp_path, browser):  # noqa: F811
+    from starlette.applications import Starlette
+    from starlette.responses import HTMLResponse
+    from starlette.routing import Route
+
+    with club(tmp_path, pin="2468") as c:
+        (board,) = c.boards
+        board.send_state(Game("ddbu", (40, 40)))
+        c.wait_live(board, Game("ddbu", (40, 40)))
+        browser.get(c.url("/table/" + board.key))  # the browser holds a session cookie
+        token = browser.execute_script("return document.querySelector('[name=csrf]').value")
+        evil_form = (
+            '<form method="post" action="%s"><input name="csrf" value="%s">'
+            '<input name="pin" value="2468"><input name="rules" value="ddbu">'
+            '<input name="distance" value="40"></form>'
+            "<script>document.forms[0].submit()</script>"
+            % (c.url("/table/%s/new-game" % board.key), token))
+        evil = Served(Starlette(routes=[Route("/", lambda r: HTMLResponse(evil_form))]))
+        try:
+            browser.get(evil.url("/"))
+            assert wait_until(lambda: "Refused" in browser.title or "refused" in
+                              browser.page_source, timeout=10)
+        finally:
+            evil.stop()
+        guard = c.app.state.guard
+        assert guard.refusals["cross_origin"] + guard.refusals["csrf"] == 1
+        time.sleep(0.3)
+        assert _new_games(board) == []
