@@ -65,7 +65,7 @@ _OUTBOX = const(_RING + 16)  # frames waiting for the broker; the oldest go when
 _TX_BUF = const(1024)
 _RX_BUF = const(256)
 _CMD_BUF = const(128)
-_MAX_CMD = const(64)  # counter + the longest command frame + tag, with room to spare
+_MAX_CMD = const(72)  # counter + the longest command frame (RESTORE: 24) + tag + room
 _TAG = const(32)
 _REPORT_MS = const(1000)
 _READS_PER_POLL = const(4)
@@ -252,6 +252,7 @@ class _Answers:
     CMD_PING = _link.CMD_PING
     CMD_EVENT = _link.CMD_EVENT
     CMD_LOGGED = _link.CMD_LOGGED
+    CMD_RESTORE = _link.CMD_RESTORE
 
     @property
     def cmd_seq(self):
@@ -264,6 +265,10 @@ class _Answers:
     @property
     def cmd_index(self):
         return self._asked.cmd_index
+
+    @property
+    def cmd_record(self):
+        return self._asked.cmd_record
 
     @property
     def replace(self):

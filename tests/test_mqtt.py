@@ -46,10 +46,10 @@ def board_cfg(path, broker_port, board, **net):
 
 
 class LoggerThread:
-    def __init__(self, port, db):
+    def __init__(self, port, db, **options):
         self.source = MqttSource("mqtt://logger:%s@127.0.0.1:%d" % (USERS["logger"], port),
                                  keys=KEYS)
-        self.logger = Logger([], str(db), mqtt=self.source)
+        self.logger = Logger([], str(db), mqtt=self.source, **options)
         self.thread = threading.Thread(target=self.logger.run_forever, daemon=True)
         self.thread.start()
 
@@ -302,6 +302,33 @@ def test_forged_replayed_and_garbled_commands_are_refused(tmp_path, broker):
         watcher.disconnect()
         lg.stop()
     check_store(db, expected)
+
+
+def test_restore_lost_hands_a_board_its_lost_events_over_mqtt(tmp_path, broker):
+    shots = [Shot(pins=(1,)), Shot(pins=(2, 3)), Shot(), Shot(pins=(4,)), Shot(pins=(5,))]
+    timeline, script = build("ddbu", shots, distance=(40, 40))
+    expected = replay(tmp_path, script)
+    db = tmp_path / "games.db"
+    state = tmp_path / "state"
+    said = []
+    lg = LoggerThread(broker.port, db, restore_lost=True, say=said.append)
+    try:
+        cfg = board_cfg(tmp_path / "board.cfg", broker.port, "t2")
+        proc = sim(tmp_path, timeline, cfg, "--state", str(state))
+        ended_with(lg, proc.returncode, proc.stdout, proc.stderr, expected, broker.log())
+        # The board restarts with the last two events gone from its flash: the logger
+        # hands them back, one signed RESTORE at a time, over the broker.
+        assert device_value("micropython", "net_cases", "cut_journal",
+                            str(state / "flash.img"), 3) == [3, 3]
+        proc = sim(tmp_path, "20000 pins up 1 2 3 4 5\n", cfg, "--state", str(state),
+                   "--speed", "4")
+        ended_with(lg, proc.returncode, proc.stdout, proc.stderr, expected, said)
+        assert lg.wait(lambda: any("every lost event is back" in s for s in said)), said
+    finally:
+        lg.stop()
+    assert any("came back from the board with 3 events; 5 stored" in s for s in said), said
+    game = check_store(db, expected)
+    assert game["losses"] == 1 and game["lost_events"] == 0 and game["complete"]
 
 
 @pytest.mark.parametrize("wrong, code", [

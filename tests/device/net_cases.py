@@ -88,3 +88,33 @@ def idle_poll_alloc(port, user, password):
     for _ in range(1000):
         link.poll(now)
     return (gc.mem_alloc() - before) // 1000
+
+
+def cut_journal(image, keep):
+    """Cut the game's journal on a simulated board's flash (`image`, a --state folder's
+    flash.img) to its first `keep` events, in both copies: a board that comes back from a
+    restart with fewer events than it had sent."""
+    micropython_only("the flash image is littlefs, mounted by the unix port")
+    import os
+
+    from tools.simboard.flash import FileBlockDev, mount
+
+    bdev = FileBlockDev(image)
+    mount(bdev, "/cut", format_blank=False)
+    kept = []
+    try:
+        for copy in ("a", "b"):
+            path = "/cut/game/%s/game.jrn" % copy
+            with open(path, "rb") as f:
+                data = f.read()
+            at, count = 12, 0  # after the header: magic, generation, CRC
+            while count < keep and at < len(data):
+                at += 1 + data[at] + 4  # length byte, record, CRC-32
+                count += 1
+            with open(path, "wb") as f:
+                f.write(data[:at])
+            kept.append(count)
+    finally:
+        os.umount("/cut")
+        bdev.close()
+    return kept
