@@ -20,6 +20,7 @@ import sqlite3
 import time
 
 POLL_S = 0.25
+GATHER_S = 0.05  # after a commit, wait this long for more before reading the tables
 KEEPALIVE_S = 15.0
 QUEUE = 8  # messages waiting for one slow client; the oldest go first
 
@@ -74,6 +75,7 @@ class Tables:
         self.db_path = db_path
         self.db = connect(db_path)
         self._club = _club_store(db_path)
+        self._cache = {}  # board key -> ((game, final text, names), table dict)
 
     def close(self):
         self.db.close()
@@ -84,19 +86,29 @@ class Tables:
         return self.db.execute("PRAGMA data_version").fetchone()[0]
 
     def read(self):
-        """[table dict], one per board, ordered by board key."""
+        """[table dict], one per board, ordered by board key. A board whose latest game,
+        state and names are as last time gives the same dict again (nothing parsed)."""
         out = []
+        cache = {}
         for key, game, game_no, final, updated, names in self._latest():
-            state = json.loads(final) if isinstance(final, str) else final
-            since = None
-            if state.get("status") == "break":
-                since = self.db.execute(BREAK_SINCE, (game, state["shots"])).fetchone()[0]
-            out.append({
-                "board": key, "game": game, "game_no": game_no, "state": state,
-                "names": list(names or (None, None)), "updated": updated,
-                "break_since": since,
-            })
+            names = list(names or (None, None))
+            known = self._cache.get(key)
+            if known is not None and known[0] == (game, final, names):
+                table = known[1]
+            else:
+                table = self._table(key, game, game_no, final, updated, names)
+            cache[key] = ((game, final, names), table)
+            out.append(table)
+        self._cache = cache
         return out
+
+    def _table(self, key, game, game_no, final, updated, names):
+        state = json.loads(final) if isinstance(final, str) else final
+        since = None
+        if state.get("status") == "break":
+            since = self.db.execute(BREAK_SINCE, (game, state["shots"])).fetchone()[0]
+        return {"board": key, "game": game, "game_no": game_no, "state": state,
+                "names": names, "updated": updated, "break_since": since}
 
     def _latest(self):
         if self._club is not None:
@@ -111,9 +123,10 @@ class Tables:
 class LiveHub:
     """Pushes the tables to every connected browser when the database changes."""
 
-    def __init__(self, db_path, poll_s=POLL_S):
+    def __init__(self, db_path, poll_s=POLL_S, gather_s=GATHER_S):
         self.db_path = db_path
         self.poll_s = poll_s
+        self.gather_s = gather_s
         self.tables = None
         self.current = {}  # board key -> table dict as last sent
         self.clients = set()
@@ -158,6 +171,10 @@ class LiveHub:
                 woken = True
             except asyncio.TimeoutError:
                 woken = False
+            if woken and self.gather_s:
+                # Commits come in bursts (32 tables, a shot each a second): what comes in
+                # the next moment goes out in the same event, one write per client.
+                await asyncio.sleep(self.gather_s)
             self._wake.clear()
             try:
                 await self._refresh(force=woken)
@@ -172,7 +189,7 @@ class LiveHub:
         tables = await asyncio.to_thread(self.tables.read)
         changed = []
         for table in tables:
-            if self.current.get(table["board"]) != table:
+            if self.current.get(table["board"]) is not table:
                 self.current[table["board"]] = table
                 changed.append(table)
         if changed:
