@@ -77,6 +77,7 @@ KEYS = (
     "check_mpy_bytes", "net_mpy_bytes", "net_poll_gap_max_ms", "net_link_step_max_ms",
     "mqtt_frames_per_s",
     "mqtt_p99_ms", "mqtt_lost_frames", "flash_bitflip_silent_losses", "flash_bitflip_whole_pct",
+    "club_sse_p99_ms", "club_sse_missed",
 )
 TARGETS = {
     "idle_alloc_bytes": ("<=", 0), "esp32_poll_us_est": ("<=", 250),
@@ -89,6 +90,8 @@ TARGETS = {
     "mqtt_p99_ms": ("<=", 250), "mqtt_lost_frames": ("<=", 0),
     # docs/persistence.md: one flipped bit never loses more than the last event silently
     "flash_bitflip_silent_losses": ("<=", 0), "flash_bitflip_whole_pct": (">=", 95),
+    # docs/club.md: 32 tables live, 50 browsers on /events, board frame to browser
+    "club_sse_p99_ms": ("<=", 300), "club_sse_missed": ("<=", 0),
 }
 
 
@@ -475,6 +478,20 @@ def bitflip_figures(sizes):
             "flash_bitflip_whole_pct": round(100.0 * got["whole"] / got["flips"], 1)}
 
 
+# -- the club web app (tools/club/bench.py) --------------------------------------------------
+
+def club_figures(smoke):
+    """32 tables into the logger, 50 event-stream clients: board frame to client (p99)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "tools.club.bench"] + (["--smoke"] if smoke else []),
+        capture_output=True, text=True, cwd=upy.ROOT, timeout=600, check=False)
+    if proc.returncode != 0:
+        raise Unavailable("tools.club.bench failed: %s" % proc.stderr.strip()[-300:])
+    got = json.loads(proc.stdout)
+    return {"club_sse_p99_ms": got["club_sse_p99_ms"], "club_sse_missed": got["club_sse_missed"],
+            "club_sse": {key: got[key] for key in sorted(got)}}
+
+
 # -- all of it -----------------------------------------------------------------------------
 
 def measure(smoke=False, install=True):
@@ -498,6 +515,7 @@ def measure(smoke=False, install=True):
         ("logger", lambda: logger_figures(sizes, workdir)),
         ("bitflip", lambda: bitflip_figures(sizes)),
         ("network", lambda: network_figures(smoke)),
+        ("club", lambda: club_figures(smoke)),
     )
     try:
         for name, part in parts:
@@ -537,7 +555,7 @@ def table(result):
         if key == "logger_vs_line_rate" and value is not None:
             extra = "%s >= 20" % ("ok " if value >= 20 else "MISS")
         rows.append("%-34s %14s  %s" % (key, shown, extra))
-    for name in ("net_poll_gaps_ms", "mqtt_runs", "net_load_average"):
+    for name in ("net_poll_gaps_ms", "mqtt_runs", "net_load_average", "club_sse"):
         if name in result:
             rows.append("%s: %s" % (name, json.dumps(result[name], sort_keys=True)))
     for name, why in sorted(result["notes"].items()):
