@@ -2,7 +2,10 @@
 #   make -C ports/esp32 BOARD=ESP32_GENERIC FROZEN_MANIFEST=/path/to/firmware/manifest.py
 # Frozen bytecode runs from flash, which leaves the heap to the game.
 include("$(PORT_DIR)/boards/manifest.py")
-require("umqtt.simple")  # micropython-lib: the MQTT client of boardlib/mqttlink.py
+# micropython-lib's MQTT client of boardlib/mqttlink.py: the release pinned in
+# upy-requirements.txt, the very files `make test` runs (`make venv` unpacks them into
+# .venv/upylib), not whatever version a micropython-lib checkout has.
+package("umqtt", base_path="../.venv/upylib")
 
 package("rules_core", base_path="..")
 package("boardlib", base_path="..")

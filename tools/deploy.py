@@ -2,10 +2,15 @@
 
     python -m tools.deploy --port /dev/ttyUSB0          # sources
     python -m tools.deploy --port /dev/ttyUSB0 --mpy    # compiled with mpy-cross first
+    python -m tools.deploy --port /dev/ttyUSB0 --net    # umqtt too, with no net settings yet
     python -m tools.deploy --list                       # what would be copied
 
 The board gets `rules_core/`, `boardlib/` and `firmware/` as packages at the root of its
 filesystem, and `firmware/boot.py` and `firmware/main.py` as its `boot.py` and `main.py`.
+A board whose /board.cfg has `net` settings (or any board, with --net) also gets the MQTT
+client the network link imports, micropython-lib's `umqtt.simple`, in `lib/umqtt/`: the
+very files `make test` runs, the release pinned with its hash in upy-requirements.txt
+(unpacked into .venv/upylib by `make venv`), not a download at deploy time.
 The files are staged in `build/deploy/` first, so nothing else in the tree reaches it.
 
 A board that runs the scoreboard has an armed watchdog that nothing can stop, and may
@@ -29,6 +34,8 @@ import subprocess
 import sys
 import time
 
+from tools import upylib
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = ("rules_core", "boardlib", "firmware")
 ENTRY = ("boot.py", "main.py")
@@ -49,8 +56,14 @@ try:
     _m = 1
 except OSError:
     _m = 0
+try:
+    import json
+    with open('board.cfg') as _c:
+        _n = int('net' in json.load(_c))
+except Exception:
+    _n = 0
 print(repr((tuple(sys.implementation.version[:3]), getattr(sys.implementation, '_mpy', 0),
-            _f, _m)))
+            _f, _m, _n)))
 """
 
 
@@ -78,10 +91,29 @@ def device_files():
 
 
 VERSION = "0.1.0"
-# micropython-lib packages the board imports (the network link's MQTT client); mip fetches
-# them with the board's modules. `make test` runs the release pinned in
-# upy-requirements.txt (tools.upylib).
-DEPS = [["umqtt.simple", "latest"]]
+# micropython-lib's MQTT client, which the network link imports: the release pinned in
+# upy-requirements.txt, which `make test` runs. `make deploy` copies those files from
+# .venv/upylib; mip (package.json) asks micropython-lib's index for the same version.
+UMQTT = "umqtt.simple"
+UMQTT_VERSION = {name: version for name, version, _ in upylib.pins()}[
+    "micropython-" + UMQTT]
+DEPS = [[UMQTT, UMQTT_VERSION]]
+LIBRARIES = ("umqtt",)  # packages in .venv/upylib that go to the board's lib/
+
+
+def library_files():
+    """(source, path on the board) of the pinned micropython-lib modules, `lib/umqtt/...`."""
+    out = []
+    for package in LIBRARIES:
+        folder = os.path.join(upylib.TARGET, package)
+        if not os.path.isdir(folder) or not os.path.exists(
+                upylib.stamp("micropython-" + UMQTT, UMQTT_VERSION)):
+            raise DeployError("%s %s is not in .venv/upylib: run make venv first"
+                              % (UMQTT, UMQTT_VERSION))
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".py"):
+                out.append((os.path.join(folder, name), "lib/%s/%s" % (package, name)))
+    return out
 
 
 def package_json():
@@ -127,14 +159,16 @@ def _compile(src, mpy_path):
     shutil.copyfile(cached, mpy_path)
 
 
-def stage(dest, mpy=False):
-    """Stage the board's files in dest. With mpy, modules compile to bytecode .mpy files,
-    which every MicroPython of SUPPORTED loads (.mpy version 6; the sub-version only
-    matters for machine code); a module with viper or native code stays a .py: the
-    board's own compiler makes machine code of its own sub-version from it."""
+def stage(dest, mpy=False, libraries=False):
+    """Stage the board's files in dest (with `libraries`, umqtt's too). With mpy, modules
+    compile to bytecode .mpy files, which every MicroPython of SUPPORTED loads (.mpy
+    version 6; the sub-version only matters for machine code); a module with viper or
+    native code stays a .py: the board's own compiler makes machine code of its own
+    sub-version from it."""
     shutil.rmtree(dest, ignore_errors=True)
     staged = []
-    for src, target in device_files():
+    files = device_files() + (library_files() if libraries else [])
+    for src, target in files:
         path = os.path.join(dest, target)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         if mpy and target not in ENTRY:
@@ -238,7 +272,7 @@ def copy(board, dest, say):
             path = os.path.join(folder, name)
             files.append((path, os.path.relpath(path, dest).replace(os.sep, "/")))
     files.sort(key=lambda f: f[1] == "main.py")  # main.py last: the firmware starts from it
-    folders = sorted({os.path.dirname(t) for _, t in files if "/" in t})
+    folders = sorted({t[:i] for _, t in files for i in range(len(t)) if t[i] == "/"})
     board.run("import os\nfor d in %r:\n try:\n  os.mkdir(d)\n except OSError:\n  pass"
               % (folders,))
     total = 0
@@ -269,18 +303,23 @@ def copy(board, dest, say):
               % (stale,))
 
 
-def deploy(port, mpy=False, reset=True, say=print):
+def deploy(port, mpy=False, reset=True, say=print, net=False):
     dest = os.path.join(ROOT, "build", "deploy")
     stage(dest, mpy=mpy)
     board = connect(port, ANSWER_WAIT_S)
     try:
-        version, mpy_version, firmware_file, has_main = eval(board.run(PROBE).strip())
+        version, mpy_version, firmware_file, has_main, has_net = eval(
+            board.run(PROBE).strip())
         problem = check_board(version, mpy_version, firmware_file)
         if problem:
             if reset and has_main:
                 board.reset()  # back to the game it was playing
             raise DeployError(problem)
         say("board: MicroPython %s" % ".".join(str(v) for v in version))
+        if has_net or net:
+            stage(dest, mpy=mpy, libraries=True)
+            say("%s %s to lib/umqtt (%s)" % (UMQTT, UMQTT_VERSION, "the board has net settings"
+                                              if has_net else "--net"))
         if reset:
             # Come back without the firmware: no watchdog, the REPL free, whatever the
             # firmware on the board does (even an older one).
@@ -302,6 +341,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m tools.deploy", description=__doc__.split("\n")[0])
     p.add_argument("--port", help="the board's serial port, e.g. /dev/ttyUSB0")
     p.add_argument("--mpy", action="store_true", help="copy compiled .mpy files")
+    p.add_argument("--net", action="store_true",
+                   help="install umqtt even if the board's board.cfg has no net settings yet")
     p.add_argument("--no-reset", action="store_true",
                    help="copy only: no resets (for a board whose firmware is not running)")
     p.add_argument("--list", action="store_true", help="list what would be copied and stop")
@@ -312,13 +353,18 @@ def main(argv=None):
             f.write(package_json())
         return 0
     if args.list:
-        for _, target in device_files():
+        try:
+            extra = library_files() if args.net else []
+        except DeployError as exc:
+            sys.stderr.write("deploy: %s\n" % exc)
+            return 1
+        for _, target in device_files() + extra:
             print(target)
         return 0
     if not args.port:
         p.error("--port is required")
     try:
-        deploy(args.port, mpy=args.mpy, reset=not args.no_reset)
+        deploy(args.port, mpy=args.mpy, reset=not args.no_reset, net=args.net)
     except DeployError as exc:
         sys.stderr.write("deploy: %s\n" % exc)
         return 1

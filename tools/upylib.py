@@ -73,13 +73,13 @@ def modules(archive):
     return out
 
 
-def _stamp(name, version):
+def stamp(name, version):
     return os.path.join(TARGET, ".%s-%s" % (_normal(name), version))
 
 
 def install(target=TARGET):
     wanted = pins()
-    if all(os.path.exists(_stamp(n, v)) for n, v, _ in wanted):
+    if all(os.path.exists(stamp(n, v)) for n, v, _ in wanted):
         return 0
     shutil.rmtree(target, ignore_errors=True)
     os.makedirs(target)
@@ -94,14 +94,14 @@ def install(target=TARGET):
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "wb") as f:
                 f.write(body)
-        open(_stamp(name, version), "w").close()
+        open(stamp(name, version), "w").close()
         print("upylib: %s %s" % (name, version))
     return 0
 
 
 def main(argv):
     if argv == ["--check"]:
-        missing = [n for n, v, _ in pins() if not os.path.exists(_stamp(n, v))]
+        missing = [n for n, v, _ in pins() if not os.path.exists(stamp(n, v))]
         if missing:
             print("upylib: missing %s: run make venv" % ", ".join(missing))
             return 1

@@ -1,0 +1,49 @@
+"""The MQTT client on the board is the one the tests run: micropython-lib's `umqtt.simple`
+at the version pinned (with its hash) in upy-requirements.txt, copied by `make deploy`
+from .venv/upylib onto a board that has `net` settings, named at the same version in
+package.json for mip, and frozen from the same files by firmware/manifest.py
+(docs/network.md, "Installing on a board")."""
+
+import hashlib
+import json
+import os
+
+from twin_helpers import booted, flash, list_flash, mpremote, read_flash, run_deploy
+
+from tools import deploy, upy, upylib
+
+NET = {"ssid": "club", "password": "pinboard", "host": "127.0.0.1", "port": 1883,
+       "user": "t1", "pass": "t1-pw", "key": "ab" * 32, "id": "t1"}
+
+
+def test_one_pinned_umqtt_for_tests_mip_and_frozen_builds():
+    (name, version, digest), = [p for p in upylib.pins() if "umqtt" in p[0]]
+    assert name == "micropython-umqtt.simple" and len(digest) == 64
+    with open(os.path.join(upy.ROOT, "package.json")) as f:
+        assert json.load(f)["deps"] == [["umqtt.simple", version]]  # not "latest"
+    with open(os.path.join(upy.ROOT, "firmware", "manifest.py")) as f:
+        manifest = f.read()
+    assert 'package("umqtt", base_path="../.venv/upylib")' in manifest
+    assert "require(" not in manifest  # a micropython-lib checkout's version: not ours
+    # what deploy copies is what the unix-port tests import
+    files = deploy.library_files()
+    assert [t for _, t in files] == ["lib/umqtt/simple.py"]
+    assert files[0][0] == os.path.join(upy.UPYLIB, "umqtt", "simple.py")
+
+
+def test_deploy_installs_the_pinned_umqtt_on_a_board_with_net_settings(tmp_path):
+    flash(tmp_path, cfg={"net": NET}, firmware=False)
+    with booted(tmp_path) as twin:
+        out = run_deploy(twin.usb_path, "--no-reset")
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "umqtt.simple %s to lib/umqtt" % deploy.UMQTT_VERSION in out.stdout
+        # the network link and its MQTT client import on the board, umqtt from /lib
+        got = mpremote(twin.usb_path, "exec", "import umqtt.simple, boardlib.mqttlink\n"
+                       "print(umqtt.simple.__file__)")
+        assert got.returncode == 0, got.stdout + got.stderr
+        assert "lib/umqtt/simple.py" in got.stdout
+    assert list_flash(tmp_path, "lib/umqtt") == ["simple.py"]
+    with open(os.path.join(upy.UPYLIB, "umqtt", "simple.py"), "rb") as f:
+        pinned = f.read()
+    on_board = read_flash(tmp_path, "lib/umqtt/simple.py").encode()
+    assert hashlib.sha256(on_board).hexdigest() == hashlib.sha256(pinned).hexdigest()
