@@ -11,20 +11,12 @@ them); where either is missing the browser tests are skipped and say why.
 """
 
 import contextlib
-import os
-import shutil
-import socket
-import tempfile
-import threading
 import time
 
 import pytest
 
-CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
-CHROMEDRIVER = "/usr/bin/chromedriver"
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                  "--disable-quic", "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync")
+from tools.club import serving
+from tools.club.serving import Served, chromium_missing, quit_chromium  # noqa: F401
 
 
 def client_for(app, **options):
@@ -35,44 +27,6 @@ def client_for(app, **options):
         warnings.simplefilter("ignore")
         from starlette.testclient import TestClient
     return TestClient(app, **options)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Served:
-    """An ASGI app served by uvicorn in a thread on 127.0.0.1 and a free port."""
-
-    def __init__(self, app):
-        import uvicorn
-
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
-                                       daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the club app did not start")
-            time.sleep(0.02)
-
-    @property
-    def base(self):
-        return "http://127.0.0.1:%d" % self.port
-
-    def url(self, path):
-        return self.base + path
-
-    def stop(self):
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-        self.sock.close()
 
 
 class Club:
@@ -150,45 +104,12 @@ def club(tmp_path, boards=1, pin=None, serve=True):
         c.close()
 
 
-def chromium_missing():
-    """Why the browser tests cannot run here, or None."""
-    if not any(os.path.exists(p) for p in CHROMIUM):
-        return "Chromium is not installed (Debian: apt-get install chromium chromium-driver)"
-    if not os.path.exists(CHROMEDRIVER):
-        return "chromedriver is not installed (Debian: apt-get install chromium-driver)"
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is not installed (make venv installs it)"
-    return None
-
-
 def chromium(width=1280, height=900):
     """A fresh headless Chromium (selenium), its own profile folder, or pytest.skip."""
     reason = chromium_missing()
     if reason:
         pytest.skip(reason)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    profile = tempfile.mkdtemp(prefix="club-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = next(p for p in CHROMIUM if os.path.exists(p))
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.add_argument("--user-data-dir=" + profile)
-    options.add_argument("--window-size=%d,%d" % (width, height))
-    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
-    driver.set_page_load_timeout(30)
-    driver.profile_dir = profile
-    return driver
-
-
-def quit_chromium(driver):
-    try:
-        driver.quit()
-    finally:
-        shutil.rmtree(driver.profile_dir, ignore_errors=True)
+    return serving.chromium(width, height)
 
 
 @pytest.fixture(scope="module")

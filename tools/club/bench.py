@@ -39,6 +39,7 @@ def measure(tables=32, clients=50, seconds=10.0):
     from tools.club.fakeboards import FakeBoard
     from tools.club.live import LiveHub
     from tools.club.logbridge import LoggerBridge
+    from tools.club.serving import Served
     from tools.logger.core import Logger
     from tools.upy import ROOT
 
@@ -48,7 +49,7 @@ def measure(tables=32, clients=50, seconds=10.0):
     logger = Logger([b.path for b in boards], db)
     hub = LiveHub(db)
     bridge = LoggerBridge(logger, on_commit=hub.notify).start()
-    served = _serve(create_app(db, commands=bridge, hub=hub))
+    served = Served(create_app(db, commands=bridge, hub=hub))
     reader = None
     try:
         games = [Game("ddbu", (200, 200)) for _ in boards]
@@ -120,33 +121,6 @@ def _wait(check, timeout, message):
         if time.monotonic() > deadline:
             raise RuntimeError(message)
         time.sleep(0.02)
-
-
-def _serve(app):
-    import socket
-
-    import uvicorn
-
-    class Served:
-        def __init__(self):
-            self.sock = socket.socket()
-            self.sock.bind(("127.0.0.1", 0))
-            self.port = self.sock.getsockname()[1]
-            self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-            self.thread = threading.Thread(target=self.server.run,
-                                           kwargs={"sockets": [self.sock]}, daemon=True)
-            self.thread.start()
-            _wait(lambda: self.server.started, 30, "the club app did not start")
-
-        def url(self, path):
-            return "http://127.0.0.1:%d%s" % (self.port, path)
-
-        def stop(self):
-            self.server.should_exit = True
-            self.thread.join(timeout=10)
-            self.sock.close()
-
-    return Served()
 
 
 # -- the clients' side (another process) ------------------------------------------------------
