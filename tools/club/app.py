@@ -64,7 +64,7 @@ def create_app(db_path, pin=None, commands=None, hub=None, poll_s=None):
 
     async def table_page(request):
         table = _board_table(request.path_params["board"])
-        return render(request, "table.html", table=table, title="Table %s" % table["board"],
+        return render(request, "table.html", table=table, title="Table %s" % table["label"],
                       can_command=commands is not None, rules=NEW_GAME_RULES,
                       sent=request.query_params.get("sent"))
 

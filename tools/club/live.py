@@ -56,6 +56,18 @@ def _quote(path):
     return quote(os.path.abspath(path))
 
 
+def board_label(key):
+    """How a table is called on the pages: its board id as text where the id is short
+    printable text (T01, a simulated table), else as the logger keys it (hex)."""
+    try:
+        text = bytes.fromhex(key).decode("ascii")
+    except (ValueError, UnicodeDecodeError):
+        return key
+    if 1 <= len(text) <= 12 and all(c.isalnum() or c in "-_" for c in text):
+        return text
+    return key
+
+
 def _club_store(db_path):
     """The club's own store (names at the tables) where that part is there, else None."""
     try:
@@ -107,7 +119,8 @@ class Tables:
         since = None
         if state.get("status") == "break":
             since = self.db.execute(BREAK_SINCE, (game, state["shots"])).fetchone()[0]
-        return {"board": key, "game": game, "game_no": game_no, "state": state,
+        return {"board": key, "label": board_label(key), "game": game, "game_no": game_no,
+                "state": state,
                 "names": names, "updated": updated, "break_since": since}
 
     def _latest(self):

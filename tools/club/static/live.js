@@ -54,7 +54,7 @@
     card.dataset.board = t.board;
     card.classList.remove("playing", "break", "finished");
     card.classList.add(s.status);
-    set(card, "table", "Table " + t.board);
+    set(card, "table", "Table " + (t.label || t.board));
     set(card, "rules", RULES[s.rules] || s.rules);
     const d = s.distance;
     set(card, "distance", d[0] === d[1] ? "to " + d[0] : "to " + d[0] + " / " + d[1]);
