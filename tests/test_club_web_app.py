@@ -180,3 +180,62 @@ def test_an_empty_pin_is_an_error(tmp_path, pin):
     done = subprocess.run([sys.executable, "-m", "tools.club", "--db", str(tmp_path / "x.db"),
                            "--pin", pin], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--pin" in done.stderr
+
+
+def test_the_demo_tables_play_and_stop_with_the_app(tmp_path):
+    # `make club`: the real firmware on a simulated board, through the logger, on the page
+    import signal
+    import urllib.request
+
+    with __import__("socket").socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    db = tmp_path / "demo.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tools.club", "--db", str(db), "--demo", "1", "--demo-speed",
+         "10", "--listen", "127.0.0.1:%d" % port], cwd=ROOT, stderr=subprocess.PIPE,
+        start_new_session=True)
+
+    def shots():
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d/api/tables" % port,
+                                        timeout=5) as r:
+                tables = json.loads(r.read())["tables"]
+        except OSError:
+            return None
+        return tables[0]["state"]["shots"] if tables else None
+
+    try:
+        first = wait_until(lambda: shots(), timeout=90, step=0.2)
+        assert first, "no shot of the simulated table reached the app"
+        assert wait_until(lambda: (shots() or 0) > first, timeout=60, step=0.2), \
+            "the simulated table stopped playing"
+        with urllib.request.urlopen("http://127.0.0.1:%d/" % port, timeout=5) as r:
+            assert "Table T01" in r.read().decode()
+        boards = _descendants(proc.pid)
+        assert boards, "no simulated board process"
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in the terminal: the whole group
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err.decode()
+    assert wait_until(lambda: not any(os.path.exists("/proc/%d" % p) for p in boards),
+                      timeout=10), "simulated boards left running"
+
+
+def _descendants(pid):
+    """Process ids below ``pid`` (Linux /proc)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as f:
+                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        children = [p for p, pp in parents.items() if pp == parent]
+        found += children
+        todo += children
+    return found
