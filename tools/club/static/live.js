@@ -95,9 +95,17 @@
     card = template.content.firstElementChild.cloneNode(true);
     const after = Array.from(root.querySelectorAll(".card")).find((c) => c.dataset.board > board);
     root.insertBefore(card, after || null);
+    density();
     const empty = document.getElementById("empty");
     if (empty) empty.hidden = true;
     return card;
+  }
+
+  // Many tables on one TV: smaller cards, more of them a row (club.css .dense, .denser).
+  function density() {
+    const count = root.querySelectorAll(".card").length;
+    root.classList.toggle("dense", count > 6 && count <= 12);
+    root.classList.toggle("denser", count > 12);
   }
 
   function now() { return Date.now() / 1000 + clockOffset; }
@@ -130,5 +138,6 @@
       if (card) set(card, "announce", announcement(t, now()));
     }
   }, 1000);
+  if (!only) density();
   connect();
 })();
