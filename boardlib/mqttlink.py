@@ -22,6 +22,12 @@ first connection. Every (re)connection, and every state request of the host, the
 the current game's last shots again and the full state: the journal on flash stays the
 truth, and the host's store takes the shots again without doubling them.
 
+With `"tls": true` the connection is TLS 1.2 (RSA key exchange, AES-128-GCM), the broker's
+certificate checked against the CA certificate in the board's flash (`ca.der` beside
+/board.cfg). A handshake is a few calls of mbedtls, each too long for one poll if given the
+broker's whole answer at once: `_Gate` hands mbedtls one TLS record a poll, so that the
+work is done in steps that each fit (docs/network.md, "TLS").
+
 Commands on `.../cmd` are `counter (u64 LE) | frame | HMAC-SHA256(key, nonce | id |
 counter | frame)`. The nonce is new at every boot and published with `online`; the counter
 must grow. Anything else is refused, counted (`refused`) and reported in an ERROR frame
@@ -29,6 +35,7 @@ must grow. Anything else is refused, counted (`refused`) and reported in an ERRO
 """
 
 import errno
+import io
 import os
 import select
 import socket
@@ -52,11 +59,15 @@ ERR_COMMAND_REFUSED = const(63)
 ERR_WIFI = const(71)
 ERR_BROKER = const(72)
 ERR_LOGIN = const(73)
-ERR_TLS = const(74)
+ERR_TLS = const(74)  # no CA certificate, or the handshake failed (certificate refused)
 
 BUDGET_MS = const(20)  # the longest one poll may wait on the broker
 JOIN_MS = const(15000)  # a WiFi join that takes longer has failed
 DIAL_MS = const(5000)  # so has a TCP connect
+HANDSHAKE_MS = const(10000)  # and a TLS handshake
+# The one cipher suite offered: a key exchange whose every step fits a poll on the ESP32
+# (docs/network.md, "TLS": ECDHE takes half a second in one call of mbedtls).
+TLS_CIPHER = "TLS-RSA-WITH-AES-128-GCM-SHA256"
 BACKOFF_MS = const(1000)
 BACKOFF_MAX_MS = const(30000)
 KEEPALIVE_S = const(30)
@@ -78,7 +89,14 @@ LOGIN = const(3)
 SUBSCRIBE = const(4)
 UP = const(5)
 WAIT = const(6)
-STATE_NAMES = ("off", "join", "dial", "login", "subscribe", "up", "wait")
+HANDSHAKE = const(7)
+STATE_NAMES = ("off", "join", "dial", "login", "subscribe", "up", "wait", "handshake")
+
+_POLL = const(3)  # MicroPython's stream ioctl requests: poll, close
+_CLOSE = const(4)
+_TLS_HEADER = const(5)  # record header: type, version (2), length (2)
+_CHANGE_CIPHER_SPEC = const(20)
+_HANDSHAKE_RECORD = const(22)
 
 
 class _Sock:
@@ -191,6 +209,67 @@ class _Sock:
         return True
 
 
+class _Gate(io.IOBase):
+    """The TCP socket as mbedtls reads it: during the handshake at most one TLS record a
+    poll (`next_record()` allows the next), so each poll's share of the handshake is the
+    work of one record of the broker's; afterwards, everything as it comes.
+
+    Non-blocking: a read with nothing there gives None, which mbedtls takes for "wait"."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.poller = select.poll()
+        self.poller.register(sock, select.POLLIN | select.POLLOUT)
+        self.header = bytearray(_TLS_HEADER)
+        self.header_len = 0
+        self.left = 0  # bytes of the current record mbedtls has still to read
+        self.allowed = True  # may a new record begin in this poll
+        self.gated = True
+        self.cipher_changed = False
+        self.finished = False  # the broker's Finished is read: the handshake is over
+
+    def next_record(self):
+        self.allowed = True
+
+    def readinto(self, buf):
+        if not self.gated:
+            return self.sock.readinto(buf)
+        if self.header_len < _TLS_HEADER:
+            if self.header_len == 0 and not self.allowed:
+                return None
+            n = self.sock.readinto(memoryview(buf)[:min(len(buf), _TLS_HEADER - self.header_len)])
+            if n:
+                self.header[self.header_len:self.header_len + n] = buf[:n]
+                self.header_len += n
+                if self.header_len == _TLS_HEADER:
+                    self.allowed = False
+                    self.left = self.header[3] << 8 | self.header[4]
+            return n
+        n = self.sock.readinto(memoryview(buf)[:min(len(buf), self.left)])
+        if n:
+            self.left -= n
+            if not self.left:
+                self.header_len = 0
+                kind = self.header[0]
+                if kind == _CHANGE_CIPHER_SPEC:
+                    self.cipher_changed = True
+                elif kind == _HANDSHAKE_RECORD and self.cipher_changed:
+                    self.finished = True
+        return n
+
+    def write(self, buf):
+        return self.sock.write(buf)
+
+    def ioctl(self, request, arg):
+        if request == _POLL:
+            for _, events in self.poller.ipoll(0):
+                return events & arg
+            return 0
+        if request == _CLOSE:
+            self.sock.close()
+        return 0
+
+
 class _Dialed:
     """Stands in for the socket module inside umqtt.simple: its connect() gets the socket
     NetLink has already connected, instead of opening one and blocking on it."""
@@ -285,8 +364,13 @@ class _Answers:
 
 
 class NetLink(_Answers):
-    def __init__(self, net, wlan, now_ms, board_id=b"", clock=None, budget_ms=BUDGET_MS):
+    def __init__(self, net, wlan, now_ms, board_id=b"", clock=None, budget_ms=BUDGET_MS,
+                 ca_path="/ca.der"):
         self.net = net
+        self.ca_path = ca_path
+        self._tls = None  # the TLS context, made once
+        self._gate = None
+        self._ssl = None
         self.wlan = wlan
         self.clock = clock or _ticks_ms
         self.budget_ms = budget_ms
@@ -414,6 +498,8 @@ class NetLink(_Answers):
             self._join(now_ms)
         elif state == DIAL:
             self._dial(now_ms)
+        elif state == HANDSHAKE:
+            self._handshake(now_ms)
         elif state == LOGIN:
             self._login(now_ms)
         elif state == SUBSCRIBE:
@@ -429,9 +515,6 @@ class NetLink(_Answers):
         wlan = self.wlan
         if wlan.isconnected():
             self._joining = False
-            if self.net["tls"]:
-                self._fail(now_ms, ERR_TLS)  # not in this firmware: say so, stay off
-                return
             self._open(now_ms)
             return
         if not self._joining:
@@ -477,10 +560,55 @@ class NetLink(_Answers):
                 self._drop(now_ms, ERR_BROKER)
                 return
             if events & select.POLLOUT:
+                if self.net["tls"]:
+                    self._start_tls(now_ms)
+                    return
                 self._sock = _Sock(self._raw_sock, self.clock)
                 self._enter(LOGIN, now_ms)
                 return
         if ticks_diff(now_ms, self._since) >= DIAL_MS:
+            self._drop(now_ms, ERR_BROKER)
+
+    def _start_tls(self, now_ms):
+        try:
+            if self._tls is None:
+                import tls
+
+                context = tls.SSLContext(tls.PROTOCOL_TLS_CLIENT)
+                with open(self.ca_path, "rb") as f:
+                    context.load_verify_locations(f.read())  # DER
+                context.verify_mode = tls.CERT_REQUIRED  # type: ignore[attr-defined]
+                context.set_ciphers([TLS_CIPHER])
+                self._tls = context
+            self._gate = _Gate(self._raw_sock)
+            self._ssl = self._tls.wrap_socket(self._gate, server_hostname=self.net["host"],
+                                              do_handshake_on_connect=False)
+        except (OSError, ValueError, ImportError):
+            self._drop(now_ms, ERR_TLS)  # no CA certificate (or not one), or no TLS
+            return
+        self._enter(HANDSHAKE, now_ms)
+        self._handshake(now_ms)  # the ClientHello goes at once
+
+    def _handshake(self, now_ms):
+        """One record of the broker's handshake a poll, and mbedtls's work on it."""
+        gate = self._gate
+        gate.next_record()
+        try:
+            self._ssl.recv(1)  # drives the handshake; no application data comes before it ends
+        except ValueError:  # the broker's certificate refused (the reason is in the text)
+            self._drop(now_ms, ERR_TLS)
+            return
+        except OSError as exc:
+            code = exc.args[0]
+            if code != errno.EAGAIN:
+                # mbedtls's errors are negative, the socket's positive
+                self._drop(now_ms, ERR_TLS if code < 0 else ERR_BROKER)
+                return
+        if gate.finished and not gate.left and not gate.header_len:
+            gate.gated = False
+            self._sock = _Sock(self._ssl, self.clock)
+            self._enter(LOGIN, now_ms)
+        elif ticks_diff(now_ms, self._since) >= HANDSHAKE_MS:
             self._drop(now_ms, ERR_BROKER)
 
     def _login(self, now_ms):
@@ -562,7 +690,7 @@ class NetLink(_Answers):
                 self._raw_sock.close()
             except OSError:
                 pass
-        self._raw_sock = self._sock = self._poller = None
+        self._raw_sock = self._sock = self._poller = self._gate = self._ssl = None
         self.client.sock = None
         self._outbox = []
         if was_up and not code:

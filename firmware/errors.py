@@ -20,7 +20,7 @@
 | 71 | the WiFi could not be joined (wrong SSID or password, out of range); retried |
 | 72 | the MQTT broker could not be reached, or stopped answering |
 | 73 | the broker refused the board's user name or password |
-| 74 | `tls` is on, which this firmware does not do yet: the board stays off the network |
+| 74 | TLS: no CA certificate (`ca.der` beside board.cfg), or the broker's one refused |
 """
 
 try:
@@ -46,7 +46,7 @@ COMMAND_REFUSED = const(63)
 WIFI = const(71)
 BROKER = const(72)
 BROKER_LOGIN = const(73)
-TLS_UNSUPPORTED = const(74)
+TLS = const(74)
 
 
 def is_storage(code):

@@ -6,6 +6,7 @@ Skipped, saying why, where no mosquitto is installed (.ci/run installs it).
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -355,6 +356,50 @@ def test_wrong_settings_show_err_and_play_goes_on(tmp_path, broker, wrong, code)
 def test_an_idle_connected_poll_allocates_nothing(broker):
     assert device_value("micropython", "net_cases", "idle_poll_alloc", broker.port, "t1",
                         USERS["t1"]) == 0
+
+
+@pytest.fixture
+def tls_broker(tmp_path):
+    """The broker with a TLS listener too, its certificate from a CA made here by openssl;
+    and a second CA, which the broker's certificate is not from."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed (.ci/run installs it): no test certificates")
+    certs, other = tmp_path / "certs", tmp_path / "other-ca"
+    certs.mkdir()
+    other.mkdir()
+    broker_tool.make_certificates(str(certs))
+    broker_tool.make_certificates(str(other))
+    tls_port = broker_tool.free_port()
+    with broker_tool.Mosquitto(str(tmp_path / "broker"), USERS, BOARDS,
+                               extra=broker_tool.tls_listener_text(str(certs), tls_port)) as b:
+        b.tls_port, b.ca, b.other_ca = tls_port, certs / "ca.der", other / "ca.der"
+        yield b
+
+
+def test_tls_checks_the_brokers_certificate_and_takes_a_record_a_poll(tls_broker):
+    b = tls_broker
+    seen = []
+    watcher = _watch(b.port, "pinboard/t1/status", seen)  # the plain listener, as the logger
+    try:
+        where, error, connects, polls, records = device_value(
+            "micropython", "net_cases", "tls_connect", b.tls_port, str(b.ca), "t1", USERS["t1"])
+        assert (where, error, connects) == ("up", 0, 1), b.log()
+        # ServerHello, Certificate, ServerHelloDone, ChangeCipherSpec, Finished: mbedtls got
+        # each in a poll of its own, never the broker's whole answer at once
+        assert records >= 5 and polls >= records
+        deadline = time.monotonic() + 10
+        while not any(p.startswith(b"online ") for p in seen) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert any(p.startswith(b"online ") for p in seen), seen  # through TLS, to the logger
+    finally:
+        watcher.loop_stop()
+        watcher.disconnect()
+    # a broker whose certificate is not from the board's CA, and a board without a CA file:
+    # Err 74, no connection
+    assert device_value("micropython", "net_cases", "tls_connect", b.tls_port,
+                        str(b.other_ca), "t1", USERS["t1"])[:3] == ["wait", 74, 0]
+    assert device_value("micropython", "net_cases", "tls_connect", b.tls_port, None, "t1",
+                        USERS["t1"]) == ["wait", 74, 0, 0, 0]
 
 
 def test_acl_keeps_each_board_to_its_own_topics(broker):

@@ -81,4 +81,4 @@ def test_net_timeline_lines():
 def test_error_codes_agree():
     assert device_value("micropython", "net_cases", "error_codes") == [
         errors.COMMAND_REFUSED, errors.WIFI, errors.BROKER, errors.BROKER_LOGIN,
-        errors.TLS_UNSUPPORTED]
+        errors.TLS]

@@ -9,6 +9,9 @@ the bench, a broker process on 127.0.0.1.
     with Mosquitto(tmp_dir, users={"t1": "pw"}, boards=["t1"], logger=("logger", "pw")) as b:
         b.port; b.kill(); b.start(); b.pause(); b.resume()
 
+    python -m tools.broker DIR --board table1 --tls 192.168.1.10   # a TLS listener too
+        # also DIR/ca.der (for each board's flash), DIR/server.crt and DIR/server.key
+
 The ACL gives each board (MQTT user = board id) write access to its own pinboard/<id>/state,
 events and status and read access to its own pinboard/<id>/cmd, nothing else; the logger
 user reads every board's state, events and status and writes every board's cmd. Anonymous
@@ -203,6 +206,89 @@ class Mosquitto:
             return ""
 
 
+# The certificates of a club's TLS listener (docs/network.md, "TLS"): a CA of the club's
+# own, whose certificate goes to each board's flash as ca.der, and the broker's RSA 2048
+# certificate (the key exchange the boards use is RSA), issued for the broker's address.
+# Both are valid from 1999: an ESP32 whose clock was never set thinks it is 2000, and
+# mbedtls refuses a certificate that is not valid yet.
+VALID_FROM = "19991231000000Z"
+VALID_UNTIL = "20991231000000Z"
+_CA_CONF = """[ca]
+default_ca = club
+[club]
+dir = {dir}
+database = {dir}/index.txt
+new_certs_dir = {dir}
+serial = {dir}/serial
+default_md = sha256
+policy = anything
+copy_extensions = copy
+[anything]
+commonName = supplied
+[ca_cert]
+basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign
+subjectKeyIdentifier = hash
+[broker_cert]
+basicConstraints = CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment, keyAgreement
+extendedKeyUsage = serverAuth
+authorityKeyIdentifier = keyid
+"""
+
+
+def make_certificates(directory, address="127.0.0.1", openssl=None, key="rsa"):
+    """ca.der, ca.crt, server.crt and server.key in `directory`, made by `openssl`; the
+    broker's certificate names `address` (an IP address or a host name). key "ec": P-256
+    keys instead of RSA 2048 (for tools.tlscost's comparison; boards use RSA)."""
+    openssl = openssl or shutil.which("openssl") or "openssl"
+    newkey = (["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"] if key == "ec"
+              else ["-newkey", "rsa:2048"])
+    work = os.path.join(directory, "ca-work")
+    os.makedirs(work, exist_ok=True)
+    conf = os.path.join(work, "ca.cnf")
+    with open(conf, "w") as f:
+        f.write(_CA_CONF.format(dir=work))
+    open(os.path.join(work, "index.txt"), "w").close()
+    with open(os.path.join(work, "serial"), "w") as f:
+        f.write("%016x\n" % secrets.randbits(63))
+    path = {name: os.path.join(directory, name)
+            for name in ("ca.key", "ca.crt", "ca.der", "server.key", "server.crt")}
+    is_ip = all(part.isdigit() for part in address.split(".")) and address.count(".") == 3
+    san = ("IP:" if is_ip else "DNS:") + address
+
+    def run(*args):
+        subprocess.run([openssl, *args], check=True, capture_output=True)
+
+    dates = ["-startdate", VALID_FROM, "-enddate", VALID_UNTIL]
+    run("req", "-new", *newkey, "-nodes", "-keyout", path["ca.key"],
+        "-out", os.path.join(work, "ca.csr"), "-subj", "/CN=pinboard club CA")
+    run("ca", "-batch", "-config", conf, "-selfsign", "-keyfile", path["ca.key"],
+        "-in", os.path.join(work, "ca.csr"), "-out", path["ca.crt"], "-extensions", "ca_cert",
+        "-notext", *dates)
+    run("req", "-new", *newkey, "-nodes", "-keyout", path["server.key"],
+        "-out", os.path.join(work, "server.csr"), "-subj", "/CN=" + address,
+        "-addext", "subjectAltName=" + san)
+    run("ca", "-batch", "-config", conf, "-cert", path["ca.crt"], "-keyfile", path["ca.key"],
+        "-in", os.path.join(work, "server.csr"), "-out", path["server.crt"],
+        "-extensions", "broker_cert", "-notext", *dates)
+    run("x509", "-in", path["ca.crt"], "-outform", "der", "-out", path["ca.der"])
+    os.chmod(path["server.key"], 0o600)
+    return path
+
+
+def tls_listener_text(directory, port, bind="127.0.0.1"):
+    """Mosquitto's lines for a TLS 1.2 listener with the certificates of make_certificates
+    (the users, passwords and ACL of the plain listener hold for it too)."""
+    return "\n".join([
+        "listener %d %s" % (port, bind),
+        "certfile %s" % os.path.join(directory, "server.crt"),
+        "keyfile %s" % os.path.join(directory, "server.key"),
+        "tls_version tlsv1.2",
+        "",
+    ])
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m tools.broker",
                                  description="Write a Mosquitto configuration for the club.")
@@ -212,13 +298,25 @@ def main(argv=None):
     ap.add_argument("--logger", default="logger", help="the logger's user name")
     ap.add_argument("--port", type=int, default=1883)
     ap.add_argument("--bind", default="0.0.0.0", help="the address to listen on")
+    ap.add_argument("--tls", metavar="ADDRESS",
+                    help="also a TLS listener (--tls-port); its certificate names ADDRESS, "
+                         "the broker's address as the boards' net.host gives it")
+    ap.add_argument("--tls-port", type=int, default=8883)
     args = ap.parse_args(argv)
     if available():
         print(available(), file=sys.stderr)
         return 2
     users = {name: secrets.token_urlsafe(12) for name in [args.logger, *args.board]}
-    write_config(args.directory, args.port, users, args.board, args.logger, args.bind)
-    print("wrote %s (mosquitto.conf, acl, passwd)" % args.directory)
+    extra = ""
+    if args.tls:
+        os.makedirs(args.directory, exist_ok=True)
+        make_certificates(args.directory, args.tls)
+        extra = tls_listener_text(args.directory, args.tls_port, args.bind)
+    write_config(args.directory, args.port, users, args.board, args.logger, args.bind,
+                 extra=extra)
+    print("wrote %s (mosquitto.conf, acl, passwd%s)" % (
+        args.directory, ", ca.der for each board's flash, server.crt, server.key"
+        if args.tls else ""))
     for name, password in users.items():
         if name == args.logger:
             print("logger %s password %s" % (name, password))

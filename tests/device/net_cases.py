@@ -118,3 +118,39 @@ def cut_journal(image, keep):
         os.umount("/cut")
         bdev.close()
     return kept
+
+
+def tls_connect(port, ca_file, user, password):
+    """A link with `"tls": true` against the broker's TLS listener on `port`, checking its
+    certificate against the CA certificate `ca_file` (None: none), copied to the board's
+    flash as ca.der: [where the link ended, its last error code, connections made, polls
+    spent in the handshake, TLS records mbedtls got in them]."""
+    micropython_only("umqtt and the tls module")
+    import time
+
+    from boardlib import mqttlink
+    from tools.simboard.flash import RamBlockDev, mount
+    from tools.simboard.wlan import FakeWLAN
+
+    mount(RamBlockDev(blocks=16), "/board")  # a little flash: the heap is 2 MB
+    if ca_file is not None:
+        with open(ca_file, "rb") as f, open("/board/ca.der", "wb") as g:
+            g.write(f.read())
+    net = {"ssid": "club", "password": "pinboard", "host": "127.0.0.1", "port": port,
+           "user": user, "pass": password, "tls": True, "key": "00" * 16, "id": user}
+    link = mqttlink.NetLink(net, FakeWLAN(time.ticks_ms), time.ticks_ms(),
+                            ca_path="/board/ca.der")
+    handshake_polls = records = 0
+    for _ in range(1500):
+        gate = link._gate
+        before = link.state
+        link.poll(time.ticks_ms())
+        if before == mqttlink.HANDSHAKE or link.state == mqttlink.HANDSHAKE:
+            handshake_polls += 1
+            if gate is not None and gate.header_len == 0 and not gate.allowed:
+                records += 1  # the poll's record was read whole
+        if (link.state == mqttlink.UP and not link._outbox) or link.last_error:
+            break
+        time.sleep_ms(10)
+    return [mqttlink.STATE_NAMES[link.state], link.last_error, link.connects,
+            handshake_polls, records]

@@ -70,7 +70,8 @@ class SimBoard:
             from boardlib.mqttlink import Both, NetLink
 
             # The id names the board in its HELLO too: boards on one broker stay apart.
-            self.net = NetLink(cfg["net"], wlan, 0, board_id=cfg["net"]["id"].encode() or b"sim")
+            self.net = NetLink(cfg["net"], wlan, 0, board_id=cfg["net"]["id"].encode() or b"sim",
+                               ca_path=FLASH_MOUNT + "/ca.der")  # beside board.cfg
             link = self.net if link is None else Both(link, self.net)
         data_dir = FLASH_MOUNT + profile.DATA_DIR
         try:
