@@ -62,11 +62,31 @@ def parse_args(argv):
     return ap, args
 
 
+def _server_class():
+    import uvicorn
+
+    class ClubServer(uvicorn.Server):
+        """uvicorn, but Ctrl-C first ends the pages' event streams (they never end by
+        themselves, and the server waits for open responses)."""
+
+        def __init__(self, config, hub):
+            super().__init__(config)
+            self.hub = hub
+
+        def handle_exit(self, sig, frame):
+            self.hub.close_streams()
+            super().handle_exit(sig, frame)
+
+    return ClubServer
+
+
 def main(argv=None):
     ap, args = parse_args(sys.argv[1:] if argv is None else argv)
     import uvicorn
 
     from tools.club.app import create_app
+
+    ClubServer = _server_class()
     from tools.club.live import LiveHub
     from tools.club.logbridge import LoggerBridge
     from tools.logger.core import Logger, say_on_stderr
@@ -111,7 +131,12 @@ def main(argv=None):
     sys.stderr.write("club: http://%s:%d/ (%s)\n" % (
         shown, port, "writes need the PIN" if args.pin else "read only: no --pin given"))
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                lifespan="on", timeout_graceful_shutdown=1)
+        try:
+            ClubServer(config, hub).run()
+        except KeyboardInterrupt:
+            pass  # uvicorn raises the Ctrl-C again once it has shut down
     finally:
         if demo is not None:
             demo.stop()

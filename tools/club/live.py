@@ -144,6 +144,7 @@ class LiveHub:
         self.current = {}  # board key -> table dict as last sent
         self.clients = set()
         self.sent = 0  # messages put in clients' queues
+        self.closing = False
         self._loop = None
         self._wake = None
         self._task = None
@@ -163,10 +164,23 @@ class LiveHub:
                 await self._task
             except asyncio.CancelledError:
                 pass
-        for queue in list(self.clients):
-            queue.put_nowait(None)
+        self._end_all()
         if self.tables is not None:
             self.tables.close()
+
+    def close_streams(self):
+        """End every client's event stream (from any thread): the server is stopping, and
+        it waits for open responses to end."""
+        self.closing = True
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._end_all)
+
+    def _end_all(self):
+        for queue in list(self.clients):
+            if queue.full():
+                queue.get_nowait()
+            queue.put_nowait(None)
 
     def notify(self):
         """Something was committed (call from any thread)."""
@@ -218,6 +232,8 @@ class LiveHub:
 
     async def stream(self, first=True):
         """The bytes of one client's event stream: every table first, then the changes."""
+        if self.closing:
+            return
         queue = asyncio.Queue(QUEUE)
         self.clients.add(queue)
         try:

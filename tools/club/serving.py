@@ -29,10 +29,13 @@ class Served:
     def __init__(self, app, timeout=30.0):
         import uvicorn
 
+        self.app = app
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        # The event streams never end by themselves: on stop they get a second to go.
+        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on",
+                                                    timeout_graceful_shutdown=1))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
                                        daemon=True)
         self.thread.start()
@@ -50,6 +53,9 @@ class Served:
         return self.base + path
 
     def stop(self):
+        hub = getattr(getattr(self.app, "state", None), "hub", None)
+        if hub is not None:
+            hub.close_streams()  # the open event streams end first, then the server
         self.server.should_exit = True
         self.thread.join(timeout=10)
         self.sock.close()
