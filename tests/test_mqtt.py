@@ -402,6 +402,24 @@ def test_tls_checks_the_brokers_certificate_and_takes_a_record_a_poll(tls_broker
                         USERS["t1"]) == ["wait", 74, 0, 0, 0]
 
 
+def test_whole_game_over_tls_with_the_ca_on_the_boards_flash(tmp_path, tls_broker):
+    b = tls_broker
+    shots = [Shot(pins=(1,)), Shot(pins=(2, 3)), Shot(), Shot(pins=(4,))]
+    timeline, script = build("ddbu", shots, distance=(40, 40))
+    expected = replay(tmp_path, script)
+    db = tmp_path / "games.db"
+    lg = LoggerThread(b.port, db)
+    try:
+        cfg = board_cfg(tmp_path / "board.cfg", b.tls_port, "t2", tls=True)
+        proc = sim(tmp_path, timeline, cfg, "--ca", str(b.ca), "--display-log")
+        ended_with(lg, proc.returncode, proc.stdout, proc.stderr, expected, b.log())
+    finally:
+        lg.stop()
+    check_store(db, expected)
+    shown = [line for line in proc.stderr.splitlines() if line.startswith("display ")]
+    assert not any("Err" in line for line in shown), shown
+
+
 def test_acl_keeps_each_board_to_its_own_topics(broker):
     def client(user, password=None):
         c = paho.Client(paho.CallbackAPIVersion.VERSION2)

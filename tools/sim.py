@@ -136,6 +136,11 @@ def parse_args(argv):
         help="write FILE to the board's flash as /board.cfg first (e.g. its `net` settings)",
     )
     p.add_argument(
+        "--ca", metavar="FILE",
+        help="write FILE, the club's CA certificate (DER), to the board's flash as /ca.der "
+             "(for `\"tls\": true`, docs/network.md)",
+    )
+    p.add_argument(
         "--wifi", metavar="SSID:PASSWORD",
         help="the simulated club WiFi a board with `net` settings joins (default club:pinboard)",
     )
@@ -185,11 +190,11 @@ def device_args(args, link_path=None, state_dir=None):
     out = []
     for flag in (
         "timeline", "rules", "distance", "sets", "first", "state", "display", "heap_budget",
-        "config", "wifi",
+        "config", "wifi", "ca",
     ):
         value = getattr(args, flag, None)
         if value is not None:
-            if flag in ("timeline", "state", "config"):
+            if flag in ("timeline", "state", "config", "ca"):
                 value = os.path.abspath(value)
             out += ["--" + flag.replace("_", "-"), str(value)]
     if args.speed:

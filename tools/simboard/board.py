@@ -34,7 +34,7 @@ IMAGE_NAME = "flash.img"
 class SimBoard:
     def __init__(self, display="tm1637", state_dir=None, link_path=None, bdev=None,
                  config=None, wlan=None, reset_cause="PWR", make_watchdog=None, line_nf=None,
-                 board_id=b"sim"):
+                 board_id=b"sim", ca=None):
         # The emulators listen; no log to grow. The TM1637 lines carry line_nf nF each
         # ($PINBOARD_LINE_NF or 10): the display bus runs on the wire's virtual clock.
         line_nf = line_nf_default() if line_nf is None else line_nf
@@ -49,6 +49,9 @@ class SimBoard:
         if config is not None:  # as `mpremote cp board.cfg :board.cfg` would
             with open(cfg_path, "wb") as f:
                 f.write(config)
+        if ca is not None:  # the club's CA certificate, beside board.cfg
+            with open(FLASH_MOUNT + "/ca.der", "wb") as f:
+                f.write(ca)
         cfg, cfg_error = load_config(cfg_path)
         if display:
             cfg["display"] = display

@@ -36,6 +36,7 @@ def parse_args(argv):
         "new_game": False, "display": None, "rules": None, "distance": None, "sets": None,
         "first": None, "heap_budget": None, "show_display": False, "check": False,
         "config": None, "wifi": None, "display_log": False, "teams": False, "board_id": None,
+        "ca": None,
     }
     flags = {
         "--interactive": "interactive", "--new-game": "new_game", "--show-display": "show_display",
@@ -46,7 +47,7 @@ def parse_args(argv):
         "--timeline": "timeline", "--state": "state", "--link": "link", "--speed": "speed",
         "--display": "display", "--rules": "rules", "--distance": "distance", "--sets": "sets",
         "--first": "first", "--heap-budget": "heap_budget", "--config": "config",
-        "--wifi": "wifi", "--board-id": "board_id",
+        "--wifi": "wifi", "--board-id": "board_id", "--ca": "ca",
     }
     i = 0
     while i < len(argv):
@@ -136,8 +137,14 @@ def build_board(opts, config=None, wlan=None):
     is refused and left as it is, as the ESP32 refuses it ("The filesystem appears to be
     corrupted"): it may hold a game someone wants back."""
     state = opts["state"]
+    extra = {"board_id": opts["board_id"].encode()} if opts["board_id"] else {}
+    if opts["ca"]:
+        try:
+            with open(opts["ca"], "rb") as f:
+                extra["ca"] = f.read()
+        except OSError:
+            fail("cannot read %s" % opts["ca"])
     try:
-        extra = {"board_id": opts["board_id"].encode()} if opts["board_id"] else {}
         return build(display=opts["display"], state_dir=state, link_path=opts["link"],
                      config=config, wlan=wlan, **extra)
     except (OSError, ValueError) as exc:
