@@ -47,9 +47,9 @@ def board_cfg(path, broker_port, board, **net):
 
 
 class LoggerThread:
-    def __init__(self, port, db, **options):
-        self.source = MqttSource("mqtt://logger:%s@127.0.0.1:%d" % (USERS["logger"], port),
-                                 keys=KEYS)
+    def __init__(self, port, db, scheme="mqtt", ca=None, **options):
+        self.source = MqttSource("%s://logger:%s@127.0.0.1:%d" % (scheme, USERS["logger"], port),
+                                 keys=KEYS, ca=ca)
         self.logger = Logger([], str(db), mqtt=self.source, **options)
         self.thread = threading.Thread(target=self.logger.run_forever, daemon=True)
         self.thread.start()
@@ -403,12 +403,14 @@ def test_tls_checks_the_brokers_certificate_and_takes_a_record_a_poll(tls_broker
 
 
 def test_whole_game_over_tls_with_the_ca_on_the_boards_flash(tmp_path, tls_broker):
+    # the board and the logger both on the TLS listener, each checking the broker's
+    # certificate against the club's CA
     b = tls_broker
     shots = [Shot(pins=(1,)), Shot(pins=(2, 3)), Shot(), Shot(pins=(4,))]
     timeline, script = build("ddbu", shots, distance=(40, 40))
     expected = replay(tmp_path, script)
     db = tmp_path / "games.db"
-    lg = LoggerThread(b.port, db)
+    lg = LoggerThread(b.tls_port, db, scheme="mqtts", ca=str(b.ca.with_suffix(".crt")))
     try:
         cfg = board_cfg(tmp_path / "board.cfg", b.tls_port, "t2", tls=True)
         proc = sim(tmp_path, timeline, cfg, "--ca", str(b.ca), "--display-log")

@@ -1,6 +1,7 @@
 """Command line of the host logger; see tools/logger/__init__.py for the forms."""
 
 import argparse
+import os
 import sys
 import time
 
@@ -68,7 +69,10 @@ def _log(argv):
     )
     ap.add_argument("--port", action="append", default=[], help="serial port (repeatable)")
     ap.add_argument("--mqtt", metavar="mqtt://USER:PASSWORD@HOST:PORT",
-                    help="also log every board on this MQTT broker (docs/network.md)")
+                    help="also log every board on this MQTT broker (docs/network.md); "
+                    "mqtts://... over TLS")
+    ap.add_argument("--ca", metavar="FILE",
+                    help="with mqtts://: the club's CA certificate (PEM, tools.broker's ca.crt)")
     ap.add_argument("--mqtt-prefix", default="", metavar="PREFIX",
                     help="topics under PREFIX (a federation's central broker, e.g. clubs/x/)")
     ap.add_argument("--keys", metavar="FILE",
@@ -107,7 +111,10 @@ def _log(argv):
         except (OSError, ValueError) as exc:
             store.close()
             ap.error(str(exc))
-        source = MqttSource(args.mqtt, keys, prefix=args.mqtt_prefix)
+        if args.ca and not os.path.exists(args.ca):
+            store.close()
+            ap.error("--ca: no such file %s" % args.ca)
+        source = MqttSource(args.mqtt, keys, prefix=args.mqtt_prefix, ca=args.ca)
     logger = Logger(args.port, args.db, baud=args.baud, new_game=args.new_game, store=store,
                     replace=args.replace, say=say_on_stderr, mqtt=source,
                     restore_lost=args.restore_lost)

@@ -1,6 +1,7 @@
 """The logger's MQTT side: every board on a broker, logged like a serial port.
 
     source = MqttSource("mqtt://logger:secret@127.0.0.1:1883", keys={"table1": key_bytes})
+    source = MqttSource("mqtts://logger:secret@club-pc:8883", ca="club/ca.crt")  # TLS
     logger = Logger([], "games.db", mqtt=source)      # or together with serial ports
     logger.run(...)
 
@@ -36,12 +37,14 @@ _DUPLICATE_WINDOW = 0x8000
 
 
 def parse_url(url):
-    """mqtt://user:password@host:port -> (host, port, user or None, password or None)."""
+    """mqtt://user:password@host:port -> (host, port, user or None, password or None).
+    mqtts:// is the same over TLS (port 8883 by default)."""
     parts = urllib.parse.urlsplit(url)
-    if parts.scheme != "mqtt" or not parts.hostname:
-        raise ValueError("expected mqtt://[user:password@]host[:port], not %r" % url)
+    if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
+        raise ValueError("expected mqtt://[user:password@]host[:port] (or mqtts://), not %r"
+                         % url)
     try:
-        port = parts.port or 1883
+        port = parts.port or (8883 if parts.scheme == "mqtts" else 1883)
     except ValueError:
         raise ValueError("bad port in %r" % url) from None
     user = urllib.parse.unquote(parts.username) if parts.username else None
@@ -89,7 +92,7 @@ class _Commands:
 
 
 class MqttSource:
-    def __init__(self, url, keys=None, client_id=None, keepalive=30, prefix=""):
+    def __init__(self, url, keys=None, client_id=None, keepalive=30, prefix="", ca=None):
         self.host, self.port, user, password = parse_url(url)
         # A central broker of a federation holds each club's boards under a prefix such
         # as "clubs/berlin/" or, for every club, "clubs/+/" (docs/scaling.md); a club's
@@ -112,6 +115,10 @@ class MqttSource:
                                   client_id=client_id or "pinboard-logger-%d" % os.getpid())
         if user is not None:
             self.client.username_pw_set(user, password)
+        if url.startswith("mqtts:"):
+            # the broker's certificate checked against the club's CA (PEM), or the
+            # system's CAs without one
+            self.client.tls_set(ca_certs=ca)
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
         self.client.on_message = self._on_message
