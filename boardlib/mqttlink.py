@@ -685,11 +685,12 @@ class NetLink(_Answers):
         """Close the connection; `code` 0 when it was up (try again at once), else the
         error that ended the attempt."""
         was_up = self.state == UP
-        if self._raw_sock is not None:
-            try:
-                self._raw_sock.close()
-            except OSError:
-                pass
+        for sock in (self._ssl, self._raw_sock):
+            if sock is not None:
+                try:
+                    sock.close()  # TLS: mbedtls's buffers go now, not at the next collection
+                except (OSError, ValueError):
+                    pass
         self._raw_sock = self._sock = self._poller = self._gate = self._ssl = None
         self.client.sock = None
         self._outbox = []
