@@ -72,7 +72,7 @@ def measure(valgrind, work, port, ca, cipher, gated):
     return list(zip(states, polls, strict=True))
 
 
-def run():
+def run(cases=CASES):
     valgrind = shutil.which("valgrind")
     missing = [name for name, found in (("valgrind", valgrind), ("openssl", shutil.which(
         "openssl"))) if not found] + ([] if broker.available() is None else ["mosquitto"])
@@ -90,7 +90,7 @@ def run():
             extra += broker.tls_listener_text(folder, ports[key])
         with broker.Mosquitto(os.path.join(work, "broker"), {USER: PASSWORD}, [USER],
                               extra=extra):
-            for name, key, cipher, gated in CASES:
+            for name, key, cipher, gated in cases:
                 polls = measure(valgrind, work, ports[key],
                                 os.path.join(work, key, "ca.der"), cipher, gated)
                 costs = [n for state, n in polls if state in CONNECTION]
