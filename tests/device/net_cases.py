@@ -124,7 +124,8 @@ def tls_connect(port, ca_file, user, password):
     """A link with `"tls": true` against the broker's TLS listener on `port`, checking its
     certificate against the CA certificate `ca_file` (None: none), copied to the board's
     flash as ca.der: [where the link ended, its last error code, connections made, polls
-    spent in the handshake, TLS records mbedtls got in them]."""
+    spent in the handshake, TLS records mbedtls got in them, bytes an idle poll allocates
+    once connected (None: not connected)]."""
     micropython_only("umqtt and the tls module")
     import time
 
@@ -152,5 +153,17 @@ def tls_connect(port, ca_file, user, password):
         if (link.state == mqttlink.UP and not link._outbox) or link.last_error:
             break
         time.sleep_ms(10)
+    idle = None
+    if link.state == mqttlink.UP:
+        import gc
+
+        now = time.ticks_ms()
+        for _ in range(20):
+            link.poll(now)
+        gc.collect()
+        before = gc.mem_alloc()
+        for _ in range(500):
+            link.poll(now)
+        idle = (gc.mem_alloc() - before) // 500
     return [mqttlink.STATE_NAMES[link.state], link.last_error, link.connects,
-            handshake_polls, records]
+            handshake_polls, records, idle]
