@@ -17,7 +17,8 @@ power cut nor one damaged spot on the flash costs a scored event.
 Two copies, `a/` and `b/` in the store's directory, each its own directory and so its own
 littlefs metadata pair. Every write goes to both, copy a first:
 
-- `game.snp`  snapshot: magic, generation, length, CRC-32, then the codec's bytes.
+- `game.snp`  snapshot: magic, generation, length, CRC-32, then the codec's bytes
+  (written piece by piece as the codec gives them: no copy of a long game in the heap).
 - `game.jrn`  journal: magic, the generation of the snapshot it follows and a CRC-32 of
   both, then one frame per event: length byte, the event record exactly as the game
   applied it, CRC-32 of both salted with the generation and the frame's number (a frame
@@ -126,8 +127,8 @@ class GameStore:
     def __init__(self, dirpath, journal_limit=_JOURNAL_LIMIT, codec=None):
         self.dirpath = dirpath.rstrip("/")  # "" for the root: paths still start with "/"
         self.journal_limit = journal_limit
-        # codec: pack(game) -> bytes and unpack(bytes) -> game; rules_core.snapshot unless
-        # a caller stores something else the same way.
+        # codec: parts(game) -> the stored bytes as a tuple of buffers, and unpack(bytes)
+        # -> game; rules_core.snapshot unless a caller stores something else that way.
         self._codec = codec
         self.generation = 0
         self.records = 0  # frames in the current journal
@@ -150,10 +151,10 @@ class GameStore:
     def _path(self, *names):
         return self.dirpath + "/" + "/".join(names)
 
-    def _pack(self, game):
+    def _parts(self, game):
         if self._codec is None:
             self._codec = _default_codec()
-        return self._codec.pack(game)
+        return self._codec.parts(game)
 
     def _unpack(self, data):
         if self._codec is None:
@@ -388,7 +389,7 @@ class GameStore:
         self._close_journals()
         self._needs_snapshot = True
         self._game = game
-        payload = self._pack(game)
+        parts = self._parts(game)
         if not self.generation:
             # Not loaded first: step past whatever is stored, so that no journal left
             # from an earlier game can ever pass for this game's.
@@ -399,8 +400,14 @@ class GameStore:
         gen = self.generation
         header = bytearray(_SNAP_HEADER)
         header[0:4] = _SNAP_MAGIC
-        struct.pack_into("<II", header, 4, gen, len(payload))
-        struct.pack_into("<I", header, 12, crc32(payload, crc32(memoryview(header)[4:12])))
+        length = 0
+        for part in parts:
+            length += len(part)
+        struct.pack_into("<II", header, 4, gen, length)
+        check = crc32(memoryview(header)[4:12])
+        for part in parts:
+            check = crc32(part, check)
+        struct.pack_into("<I", header, 12, check)
         jheader = bytearray(_JOURNAL_HEADER)
         jheader[0:4] = _JOURNAL_MAGIC
         struct.pack_into("<I", jheader, 4, gen)
@@ -411,7 +418,8 @@ class GameStore:
             try:
                 with open(tmp, "wb") as f:
                     f.write(header)
-                    f.write(payload)
+                    for part in parts:
+                        f.write(part)
             except OSError:
                 _remove(tmp)  # half a snapshot only takes space a full flash lacks
                 raise

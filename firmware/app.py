@@ -470,9 +470,9 @@ class GameNumbering:
 
         self.game_id[:] = os.urandom(8)
 
-    def pack(self, game):
-        return (b"ID" + bytes(self.game_id) + struct.pack("<H", self.number)
-                + snapshot.pack(game))
+    def parts(self, game):
+        # in pieces, written one after the other: a long game needs no large block of heap
+        return (b"ID", self.game_id, struct.pack("<H", self.number)) + snapshot.parts(game)
 
     def unpack(self, data):
         if len(data) < 2:

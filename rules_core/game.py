@@ -44,6 +44,7 @@ _STATUS_NAMES = ("playing", "break", "finished")
 
 _MAX_COUNT = const(0xFFFF)
 CHECKPOINT_EVERY = const(32)
+_HISTORY_ROOM = const(256)  # bytes: the history grows by this much at a time
 
 
 class Game:
@@ -200,8 +201,16 @@ class Game:
         except GameError:
             self._load(saved)
             raise
-        self.history.extend(record)
-        n = len(self.history) // events.RECORD_SIZE
+        history = self.history
+        n = len(history)
+        if not n % _HISTORY_ROOM:
+            # Room for the next events taken in one piece (and the bytes taken off again:
+            # the room stays): a bytearray grows by exactly what is added, so the history
+            # would otherwise move in the heap every few events, leaving it in pieces.
+            history.extend(bytes(_HISTORY_ROOM))
+            history[n:] = b""
+        history.extend(record)
+        n = len(history) // events.RECORD_SIZE
         if n % CHECKPOINT_EVERY == 0:
             self._marks.extend(self._save())
 

@@ -2,6 +2,7 @@
 
     from rules_core import snapshot
     data = snapshot.pack(game)          # settings + state + history + checkpoints
+    pieces = snapshot.parts(game)       # the same bytes in pieces (what a journal writes)
     game2 = snapshot.unpack(data)       # game2.state() == game.state(); undo still works
     payload = snapshot.pack_state(game) # 27 bytes: the board state only
     state = snapshot.unpack_state(payload)  # == game.state()
@@ -23,10 +24,17 @@ _HEAD_SIZE = 7
 
 
 def pack(game):
+    return b"".join(parts(game))
+
+
+def parts(game):
+    """pack(game) as the pieces it is joined from, the history and checkpoints being the
+    game's own buffers (no copy): a journal writes them one after the other, so a long
+    game's snapshot never needs one large block of heap. Valid until the game changes."""
     marks = len(game._marks) // SAVE_SIZE
     records = len(game.history) // events.RECORD_SIZE
-    return (struct.pack(_HEAD, _MAGIC, records, marks) + game._save() + bytes(game._marks)
-            + bytes(game.history))
+    return (struct.pack(_HEAD, _MAGIC, records, marks), game._save(), game._marks,
+            game.history)
 
 
 def unpack(data):

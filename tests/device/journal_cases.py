@@ -152,6 +152,21 @@ def case_roundtrip():
         check(same(back, game), rules + ": undo after resume differs")
 
 
+def case_snapshot_file_is_the_packed_game():
+    # written piece by piece, the snapshot on flash is still header + snapshot.pack(game)
+    from rules_core import snapshot
+
+    root = scratch_dir()
+    recs = make_events("ceb", 150, 3)
+    game = stored(root, "ceb", recs, maintain=False)
+    GameStore(root).new_game(game)  # a compaction of the whole game
+    packed = snapshot.pack(game)
+    for copy in COPIES:
+        data = read(root + "/" + copy + "/game.snp")
+        check(data[16:] == packed, copy + ": the snapshot is not snapshot.pack(game)")
+        check(journal._parse_snapshot(data)[1] is not None, copy + ": header CRC")
+
+
 def case_load_after_every_event():
     root = scratch_dir()
     recs = make_events("ddbu", 120, 5)
