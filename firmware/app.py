@@ -22,7 +22,7 @@ from boardlib.display import Display
 from boardlib.journal import GameStore
 from boardlib.link import ERR_ASKED, ERR_REFUSED, ERR_STORAGE, PROTOCOL_VERSION
 from boardlib.ticks import ticks_add, ticks_diff
-from firmware import errors, menu
+from firmware import errors
 from firmware.screens import ERR, Screens
 from rules_core import Game, GameError, snapshot
 
@@ -208,8 +208,12 @@ class App:
         self.assembler.button(which, kind, now_ms)
 
     def _open_menu(self, now_ms):
+        # Imported here, not at the top: a board loads the setup menu only when a player
+        # opens it (the bench counts it apart, docs/performance.md).
+        from firmware.menu import Menu
+
         st = self.state
-        self.menu = menu.Menu(
+        self.menu = Menu(
             {
                 "rules": st["rules"],
                 "distance": st["distance"],

@@ -12,9 +12,7 @@ import machine
 
 from boardlib.config import load_config
 from boardlib.display import Display
-from boardlib.max7219 import MAX7219
 from boardlib.shot import BUTTON_NAMES
-from boardlib.tm1637 import TM1637
 from firmware.board import Board, NoWatchdog
 from firmware.boards import esp32_devkit as profile
 
@@ -37,7 +35,10 @@ def reset_cause():
 
 def _display(cfg):
     Pin = machine.Pin
+    # Each driver is imported only by a board that has its display: a board loads one.
     if cfg["display"] == "max7219":
+        from boardlib.max7219 import MAX7219
+
         m = profile.MAX7219
         # miso=None: otherwise SPI(2) claims its default MISO, GPIO 19, which the right
         # TM1637 module's CLK uses in the default wiring (ports/esp32/machine_hw_spi.c).
@@ -46,6 +47,8 @@ def _display(cfg):
         )
         return Display.max7219(MAX7219(spi, Pin(m["cs"], Pin.OUT, value=1)))
     if cfg["display"] == "tm1637":
+        from boardlib.tm1637 import TM1637
+
         left, right = profile.TM1637_LEFT, profile.TM1637_RIGHT
         return Display.tm1637(
             TM1637(Pin(left["clk"]), Pin(left["dio"])),

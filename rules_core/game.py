@@ -14,7 +14,7 @@ restores the nearest checkpoint (a compact copy of the state taken every few eve
 replays the records after it, so undo costs the same on a long game as on a short one.
 """
 
-from rules_core import ceb, ddbu, events, jsonout, russian, savedstate
+from rules_core import ceb, ddbu, events, russian, savedstate
 from rules_core.common import (
     A_BREAK,
     A_DISTANCE,
@@ -164,7 +164,11 @@ class Game:
         }
 
     def state_json(self):
-        return jsonout.state_json(self.state())
+        # Imported here: the firmware never calls this (the host tools and the simulator
+        # do), so a board never loads rules_core.jsonout.
+        from rules_core.jsonout import state_json
+
+        return state_json(self.state())
 
     # ----- events -------------------------------------------------------------------------
 

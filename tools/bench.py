@@ -74,8 +74,8 @@ KEYS = (
     "frame_bytes", "line_rate_frames_per_s", "logger_frames_per_s", "resume_ms_upy",
     "resume_ms_esp32_est", "firmware_mpy_bytes", "flash_erases_per_shot",
     "flash_years_at_1000_shots_a_day",
-    "check_mpy_bytes", "net_mpy_bytes", "net_poll_gap_max_ms", "net_link_step_max_ms",
-    "tls_poll_ms_esp32_est", "mqtt_frames_per_s",
+    "check_mpy_bytes", "menu_mpy_bytes", "net_mpy_bytes", "net_poll_gap_max_ms",
+    "net_link_step_max_ms", "tls_poll_ms_esp32_est", "mqtt_frames_per_s",
     "mqtt_p99_ms", "mqtt_lost_frames", "flash_bitflip_silent_losses", "flash_bitflip_whole_pct",
     "club_sse_p99_ms", "club_sse_missed",
 )
@@ -228,9 +228,13 @@ def game_figures(sizes, workdir):
     if got["shots"] != sizes["game"]:
         raise Unavailable("the game scored %s of %d shots" % (got["shots"], sizes["game"]))
     per_shot = got["erases"] / got["shots"]
+    loaded = str(got.get("loaded", "")).split(",")
+    # firmware_mpy_bytes leaves these out: measure() drops it if the game imported one
+    apart = [rel for rel in NOT_IN_PLAY if rel[:-3].replace(os.sep, ".") in loaded]
     frame = got["frame_max"]
     out = {"flash_erases_per_shot": round(per_shot, 4), "frame_bytes": frame,
-           "line_rate_frames_per_s": round(BAUD / BITS_PER_BYTE / frame, 1)}
+           "line_rate_frames_per_s": round(BAUD / BITS_PER_BYTE / frame, 1),
+           "loaded_apart": apart}
     if per_shot > 0:
         years = FLASH_BLOCKS * ERASE_CYCLES / (per_shot * SHOTS_PER_DAY * 365)
         out["flash_years_at_1000_shots_a_day"] = round(years, 1)
@@ -272,9 +276,33 @@ NET_MODULES = tuple(os.path.join("boardlib", name + ".py")
 # The builders' wiring check (docs/building.md): imported only when a builder chooses it in
 # the setup menu or runs `make check`, so it is counted apart too (check_mpy_bytes).
 CHECK_MODULES = (os.path.join("firmware", "check.py"),)
+# The setup menu: imported only when a player opens it (menu_mpy_bytes).
+MENU_MODULES = (os.path.join("firmware", "menu.py"),)
+# Never imported by the firmware: the board state as JSON, for the host tools and the
+# simulator (Game.state_json imports it when called).
+HOST_MODULES = (os.path.join("rules_core", "jsonout.py"),)
+# A board imports the driver of its own display only (firmware/hw.py): the larger of the
+# two is counted.
+DISPLAY_DRIVERS = tuple(os.path.join("boardlib", name + ".py") for name in ("tm1637", "max7219"))
+APART = NET_MODULES + CHECK_MODULES + MENU_MODULES + HOST_MODULES + DISPLAY_DRIVERS
+# Modules normal play must not import; `game_figures` checks it on the simulated board.
+NOT_IN_PLAY = NET_MODULES + CHECK_MODULES + MENU_MODULES + HOST_MODULES
 
 
-def compile_tree(packages, dest, march=None, only=None, skip=NET_MODULES + CHECK_MODULES):
+def firmware_size(workdir, march="xtensawin"):
+    """firmware_mpy_bytes and the modules counted apart (docs/performance.md)."""
+    def size(name, modules):
+        return compile_tree((), os.path.join(workdir, march + "-" + name), march, only=modules)
+
+    drivers = max(size("display%d" % i, (rel,)) for i, rel in enumerate(DISPLAY_DRIVERS))
+    return {"firmware_mpy_bytes": drivers + compile_tree(
+                DEVICE_PACKAGES, os.path.join(workdir, march), march),
+            "net_mpy_bytes": size("net", NET_MODULES),
+            "check_mpy_bytes": size("check", CHECK_MODULES),
+            "menu_mpy_bytes": size("menu", MENU_MODULES)}
+
+
+def compile_tree(packages, dest, march=None, only=None, skip=APART):
     """Every module of `packages` (or just `only`) as .mpy under dest, but `skip`; returns
     the total size in bytes."""
     tool = mpy_cross()
@@ -520,13 +548,7 @@ def measure(smoke=False, install=True):
         ("allocation", lambda: alloc_figures(sizes)),
         ("game", lambda: game_figures(sizes, workdir)),
         ("resume", lambda: resume_figures(sizes, workdir)),
-        ("firmware size", lambda: {"firmware_mpy_bytes": compile_tree(
-            DEVICE_PACKAGES, os.path.join(workdir, "xtensawin"), "xtensawin"),
-            "net_mpy_bytes": compile_tree(
-                (), os.path.join(workdir, "xtensawin-net"), "xtensawin", only=NET_MODULES),
-            "check_mpy_bytes": compile_tree(
-                (), os.path.join(workdir, "xtensawin-check"), "xtensawin",
-                only=CHECK_MODULES)}),
+        ("firmware size", lambda: firmware_size(workdir)),
         ("heap", lambda: heap_figures(sizes, workdir)),
         ("logger", lambda: logger_figures(sizes, workdir)),
         ("bitflip", lambda: bitflip_figures(sizes)),
@@ -544,6 +566,11 @@ def measure(smoke=False, install=True):
                 notes[name] = str(exc)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+    apart = result.pop("loaded_apart", None)
+    if apart:
+        result["firmware_mpy_bytes"] = None
+        notes["firmware_mpy_bytes"] = ("a played game imported modules it leaves out: %s"
+                                       % ", ".join(apart))
     if result["logger_frames_per_s"] and result["line_rate_frames_per_s"]:
         result["logger_vs_line_rate"] = round(
             result["logger_frames_per_s"] / result["line_rate_frames_per_s"], 1)

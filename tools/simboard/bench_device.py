@@ -298,6 +298,10 @@ def mode_game(shots, state_dir):
     print("bytes_written", flash.bytes_written - w0)
     print("frame_max", sink.largest)
     print("frames", sink.frames - frames0)
+    # the application's modules this game imported (tools.bench: none counted apart)
+    print("loaded", ",".join(sorted(name for name in sys.modules
+                                    if name.split(".")[0] in ("rules_core", "boardlib",
+                                                              "firmware"))))
     app.store.close()
     os.umount(FLASH_MOUNT)  # littlefs writes what it still holds, as at a clean power-off
     flash.close()
