@@ -13,8 +13,11 @@ What `start` does at power-up, in order (docs/esp32.md says why):
 1. `undo` held down: safe mode. The display says SAFE; no game, no watchdog, the REPL
    (USB serial) stays free, e.g. to fix /board.cfg after `link: "uart0"`.
 2. Otherwise the game is loaded (journal replay), then the watchdog is armed, then the
-   tasks run. Should an exception ever escape them, the board shows Err 91 and keeps
-   feeding the watchdog: a hard fault is shown, not turned into a reset loop.
+   tasks run. On the ESP32 the modules that build the board (BOOT_MODULES) are dropped
+   first, before the application's modules are imported and the game is read: a board
+   that loads its code into the heap (.mpy files) does not keep them. Should an
+   exception ever escape the tasks, the board shows Err 91 and keeps feeding the
+   watchdog: a hard fault is shown, not turned into a reset loop.
 """
 
 import asyncio
@@ -22,7 +25,6 @@ import time
 
 from boardlib import layout
 from firmware import errors
-from firmware.app import App
 from firmware.board import UNDO_BUTTON
 
 INPUT_MS = 5
@@ -89,6 +91,9 @@ def tick(app, now_ms):
 
 
 SAFE_WORD = "SAFE"
+# Used once, to build the ESP32 board: firmware.hw, the board profile and the configuration
+# file's reader and checks (tools.bench counts them apart, as boot_mpy_bytes).
+BOOT_MODULES = ("firmware.hw", "firmware.boards.esp32_devkit", "boardlib.config")
 
 
 def hold_word(board):
@@ -107,14 +112,14 @@ def show_text(board, text):
 
 def start(board=None, clock=time.ticks_ms):
     if board is None:
-        from firmware import hw
-
-        board = hw.build()
+        board = _build()
     word = hold_word(board)
     if word is not None:
         show_text(board, word)
         print("pinboard: %s: the firmware is not running, the REPL is free" % word)
         return word
+    from firmware.app import App
+
     app = App(board)
     app.boot(clock())
     board.arm_watchdog()  # after the journal replay: a slow boot must not reset the board
@@ -122,6 +127,24 @@ def start(board=None, clock=time.ticks_ms):
         asyncio.run(Runner(app, clock).main())
     except Exception as exc:  # the board shows it instead of resetting
         _halt(board, exc)
+
+
+def _build():
+    """The ESP32 board (firmware.hw); then BOOT_MODULES are forgotten, so that nothing
+    holds them once the board is built and the collector can take them."""
+    import sys
+
+    from firmware import hw
+
+    board = hw.build()
+    for name in BOOT_MODULES:
+        sys.modules.pop(name, None)
+        parent, _, child = name.rpartition(".")
+        try:  # an imported submodule is also an attribute of its package
+            delattr(sys.modules[parent], child)
+        except (KeyError, AttributeError):
+            pass
+    return board
 
 
 def _halt(board, exc):

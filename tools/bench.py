@@ -74,8 +74,8 @@ KEYS = (
     "frame_bytes", "line_rate_frames_per_s", "logger_frames_per_s", "resume_ms_upy",
     "resume_ms_esp32_est", "firmware_mpy_bytes", "flash_erases_per_shot",
     "flash_years_at_1000_shots_a_day",
-    "check_mpy_bytes", "menu_mpy_bytes", "net_mpy_bytes", "net_poll_gap_max_ms",
-    "net_link_step_max_ms", "tls_poll_ms_esp32_est", "mqtt_frames_per_s",
+    "boot_mpy_bytes", "check_mpy_bytes", "menu_mpy_bytes", "net_mpy_bytes",
+    "net_poll_gap_max_ms", "net_link_step_max_ms", "tls_poll_ms_esp32_est", "mqtt_frames_per_s",
     "mqtt_p99_ms", "mqtt_lost_frames", "flash_bitflip_silent_losses", "flash_bitflip_whole_pct",
     "club_sse_p99_ms", "club_sse_missed",
 )
@@ -276,6 +276,11 @@ NET_MODULES = tuple(os.path.join("boardlib", name + ".py")
 # The builders' wiring check (docs/building.md): imported only when a builder chooses it in
 # the setup menu or runs `make check`, so it is counted apart too (check_mpy_bytes).
 CHECK_MODULES = (os.path.join("firmware", "check.py"),)
+# Used once at power-up to build the board, then dropped before the application is imported
+# and the game read (firmware/run.py, BOOT_MODULES): boot_mpy_bytes.
+BOOT_MODULES = (os.path.join("firmware", "hw.py"),
+                os.path.join("firmware", "boards", "esp32_devkit.py"),
+                os.path.join("boardlib", "config.py"))
 # The setup menu: imported only when a player opens it (menu_mpy_bytes).
 MENU_MODULES = (os.path.join("firmware", "menu.py"),)
 # Never imported by the firmware: the board state as JSON, for the host tools and the
@@ -284,7 +289,8 @@ HOST_MODULES = (os.path.join("rules_core", "jsonout.py"),)
 # A board imports the driver of its own display only (firmware/hw.py): the larger of the
 # two is counted.
 DISPLAY_DRIVERS = tuple(os.path.join("boardlib", name + ".py") for name in ("tm1637", "max7219"))
-APART = NET_MODULES + CHECK_MODULES + MENU_MODULES + HOST_MODULES + DISPLAY_DRIVERS
+APART = (NET_MODULES + CHECK_MODULES + MENU_MODULES + HOST_MODULES + DISPLAY_DRIVERS
+         + BOOT_MODULES)
 # Modules normal play must not import; `game_figures` checks it on the simulated board.
 NOT_IN_PLAY = NET_MODULES + CHECK_MODULES + MENU_MODULES + HOST_MODULES
 
@@ -299,7 +305,8 @@ def firmware_size(workdir, march="xtensawin"):
                 DEVICE_PACKAGES, os.path.join(workdir, march), march),
             "net_mpy_bytes": size("net", NET_MODULES),
             "check_mpy_bytes": size("check", CHECK_MODULES),
-            "menu_mpy_bytes": size("menu", MENU_MODULES)}
+            "menu_mpy_bytes": size("menu", MENU_MODULES),
+            "boot_mpy_bytes": size("boot", BOOT_MODULES)}
 
 
 def compile_tree(packages, dest, march=None, only=None, skip=APART):

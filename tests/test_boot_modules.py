@@ -1,0 +1,48 @@
+"""What a board keeps loaded while it plays: the modules counted apart by `make bench`
+(tools/bench.py, docs/performance.md) are not among them.
+
+An ESP32 twin boots the firmware as deployed (sources, and .mpy files), plays a shot, and
+is interrupted (Ctrl-C, as mpremote does); its REPL then lists the modules the firmware
+had imported.
+"""
+
+import ast
+import os
+
+import pytest
+from twin_helpers import booted, flash, mpremote, play_shot, scores_shown
+
+from tools import bench
+
+LIST_MODULES = "import sys; print(repr(sorted(sys.modules)))"
+
+
+def module_name(rel):
+    return rel[:-3].replace("/", ".")
+
+
+@pytest.mark.parametrize("mpy", [False, True], ids=["sources", "mpy"])
+def test_a_playing_board_holds_none_of_the_modules_counted_apart(tmp_path, mpy):
+    flash(tmp_path, mpy=mpy)
+    with booted(tmp_path) as twin:
+        twin.wait_display(scores_shown, timeout=60)
+        play_shot(twin, fallen=(1, 2))
+        out = mpremote(twin.usb_path, "resume", "exec", LIST_MODULES)
+    assert out.returncode == 0, out.stdout + out.stderr
+    loaded = ast.literal_eval(out.stdout.strip().splitlines()[-1])
+    assert "firmware.app" in loaded and "rules_core.game" in loaded  # it was playing
+    assert "boardlib.tm1637" in loaded  # the default display's driver
+    apart = (bench.NOT_IN_PLAY + bench.BOOT_MODULES
+             + (bench.DISPLAY_DRIVERS[1],))  # a TM1637 board has no MAX7219 driver
+    assert [m for m in map(module_name, apart) if m in loaded] == []
+
+
+def test_the_bench_counts_apart_the_modules_the_firmware_drops_after_boot():
+    from tools.bench import BOOT_MODULES
+
+    with open(os.path.join(bench.upy.ROOT, "firmware", "run.py")) as f:
+        source = f.read()
+    tree = ast.parse(source)
+    dropped = next(node.value for node in tree.body if isinstance(node, ast.Assign)
+                   and node.targets[0].id == "BOOT_MODULES")
+    assert sorted(ast.literal_eval(dropped)) == sorted(map(module_name, BOOT_MODULES))
