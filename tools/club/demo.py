@@ -75,16 +75,20 @@ class Demo:
                     "--first", str(1 + seed % 2)]
             if self.games_played[table]:
                 args.append("--new-game")
-            proc = upy.popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            proc = upy.popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             self._procs[table] = proc
-            _, err = proc.communicate()
+            out, err = proc.communicate()
             if self._stop.is_set() or proc.returncode < 0:
                 return  # stopped, or killed with the app (Ctrl-C reaches the whole group)
             if proc.returncode != 0:
                 # A board that fails is shown as it stopped; say why once, do not spin.
-                message = err.decode(errors="replace").strip().splitlines()[-1:] or ["?"]
-                sys.stderr.write("club demo: table T%02d stopped: %s\n"
-                                 % (table + 1, message[0]))
+                # (The unix port prints an uncaught exception on stdout; a board that a
+                # Ctrl-C stopped says nothing.)
+                said = (err + out).decode(errors="replace").strip().splitlines()
+                lines = [line for line in said if not line.startswith("{")]
+                if lines and not lines[-1].startswith("KeyboardInterrupt"):
+                    sys.stderr.write("club demo: table T%02d stopped: %s\n"
+                                     % (table + 1, lines[-1]))
                 return
             self.games_played[table] += 1
 
