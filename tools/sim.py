@@ -21,7 +21,9 @@ USB-serial REPL is a pty, printed first as `usb: /dev/pts/N`, for mpremote. It r
 real time until killed. --micropython X.Y.Z is the MicroPython version it plays,
 --ticks-start MS the ticks_ms value at power-up (e.g. 1073738824, three seconds before
 the 2**30 wrap), --baud N the serial speed. Display changes and resets are printed as
-they happen.
+they happen. --frozen flashes it with a build that freezes firmware/manifest.py (its
+modules outside the flash filesystem, as `.frozen`); the board keeps that build, as a
+real one keeps its firmware, until --stock flashes a stock MicroPython (docs/esp32.md).
 
 --line-nf N (any mode) is the capacitance on each TM1637 line with the modules' 10 kOhm
 pull-ups: 10 nF by default, as on common modules; 0 for ideal lines.
@@ -155,6 +157,12 @@ def parse_args(argv):
     p.add_argument("--ticks-start", type=int, default=0, metavar="MS",
                    help="with --usb: ticks_ms at power-up (it wraps at 2**30)")
     p.add_argument("--baud", type=int, default=115200, help="with --usb: serial speed")
+    flashed = p.add_mutually_exclusive_group()
+    flashed.add_argument("--frozen", action="store_true",
+                         help="with --usb: flash the twin with a build that freezes "
+                         "firmware/manifest.py first (it keeps it until --stock)")
+    flashed.add_argument("--stock", action="store_true",
+                         help="with --usb: flash the twin with a stock MicroPython first")
     p.add_argument(
         "--heap-budget", metavar="BYTES",
         help="heap left for the firmware's data once its code is loaded, e.g. 64K: what a "
@@ -171,6 +179,8 @@ def parse_args(argv):
             p.error("--micropython takes a version like 1.22.2")
         if args.baud < 300 or not 0 <= args.ticks_start < 1 << 30:
             p.error("--baud >= 300, --ticks-start 0..2**30-1")
+    elif args.frozen or args.stock:
+        p.error("--frozen and --stock flash the ESP32 twin: they need --usb")
     if args.line_nf is not None:
         if not 0 <= args.line_nf <= 1000:
             p.error("--line-nf takes nF from 0 to 1000")
@@ -284,7 +294,17 @@ def run_timeline(args):
 
 
 def run_usb(args):
+    from tools.simboard import frozen
     from tools.simboard.twin import Twin
+
+    if args.stock:
+        frozen.remove(args.state)
+    elif args.frozen:
+        try:
+            frozen.build(args.state)
+        except frozen.BuildError as exc:
+            sys.stderr.write("python -m tools.sim: error: --frozen: %s\n" % exc)
+            return 2
 
     def say(kind, what):
         print("%s: %s" % (kind, what), flush=True)

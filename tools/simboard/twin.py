@@ -9,7 +9,9 @@
     twin.power_cycle()                # power off and on (the flash keeps its files)
     twin.close()
 
-`python -m tools.sim --state DIR --usb` runs one from the command line.
+`python -m tools.sim --state DIR --usb` runs one from the command line. A board flashed
+with a frozen build (tools/simboard/frozen.py, `--frozen`) runs it at every boot until it
+is flashed with a stock MicroPython again.
 
 The chip is the real MicroPython interpreter (the unix port) running
 tools/simboard/esp32/rom.py, one process per boot. This side is what is outside the
@@ -33,6 +35,7 @@ import tty
 from boardlib.shot import BUTTON_NAMES
 from firmware.boards import esp32_devkit as profile
 from tools import upy
+from tools.simboard import frozen
 
 ROM = os.path.join("tools", "simboard", "esp32", "rom.py")
 BUTTONS = BUTTON_NAMES
@@ -199,6 +202,8 @@ class Twin:
                 "--ctl-in", str(to_chip_r), "--ctl-out", str(from_chip_w)]
         if self.link_path:
             args += ["--link", self.link_path]
+        if frozen.is_frozen(self.state_dir):  # the firmware it was flashed with
+            args += ["--frozen", frozen.folder(self.state_dir)]
         proc = upy.popen(args, heapsize=self.heapsize, stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          pass_fds=(to_chip_r, from_chip_w), bufsize=0)

@@ -3,7 +3,7 @@
     micropython tools/simboard/esp32/rom.py --state DIR [--cause PWR|HARD|WDT|SOFT]
         [--mode friendly|raw] [--version 1.24.1] [--ticks-start MS] [--uptime-ms MS]
         [--display tm1637|max7219] [--line-nf N] [--inputs GPIO=LEVEL,...]
-        [--ctl-in FD --ctl-out FD] [--link PTY]
+        [--ctl-in FD --ctl-out FD] [--link PTY] [--frozen DIR]
 
 Started by tools.simboard.twin (the host side), once per boot: a soft or hard reset ends
 this process and the host starts the next. Follows ports/esp32/main.c: the board's
@@ -14,6 +14,13 @@ Ctrl-D alone is a soft reset that stays in raw mode, so main.py does not run), f
 mode (Ctrl-B; Ctrl-D is a soft reset that runs main.py), Ctrl-C interrupts running code
 only while the interrupt character is on (it is while code runs, unless the code turned
 it off with micropython.kbd_intr(-1)).
+
+--frozen DIR: the board runs a frozen build (tools/simboard/frozen.py made DIR). DIR is
+mounted read-only at /.frozen, outside the flash filesystem, and sys.path is
+['', '/.frozen', '.frozen', '/lib']: the build's modules come where the ESP32 has
+'.frozen', after the filesystem; '.frozen' after it is the unix port's own frozen modules
+(asyncio), which the ESP32 build has in the same place. A frozen `boot.py` or `main.py`
+runs instead of the filesystem's (shared/runtime/pyexec.c, `pyexec_file_if_exists`).
 """
 
 import os
@@ -28,13 +35,14 @@ ROM_TEXT = {
     "WDT": "rst:0xc (SW_CPU_RESET),boot:0x13 (SPI_FAST_FLASH_BOOT)",
 }
 PROJECT = ("boardlib", "rules_core", "firmware", "tools")
+FROZEN_MOUNT = "/.frozen"
 
 
 def parse(argv):
     opts = {"--state": None, "--cause": "PWR", "--mode": "friendly", "--version": "1.24.1",
             "--ticks-start": "0", "--uptime-ms": "0", "--display": "tm1637",
             "--line-nf": "10", "--inputs": "", "--ctl-in": None, "--ctl-out": None,
-            "--link": None}
+            "--link": None, "--frozen": None}
     for i in range(0, len(argv) - 1, 2):
         if argv[i] not in opts:
             raise SystemExit("rom: unknown option " + argv[i])
@@ -70,6 +78,7 @@ class Chip:
         self.esptime = esptime
         self.console = Console()
         self.globals = {"__name__": "__main__"}
+        self.frozen = opts["--frozen"] and FROZEN_MOUNT
 
     # -- running code ---------------------------------------------------------------------
 
@@ -111,12 +120,17 @@ class Chip:
             return 0
 
     def run_file(self, path):
-        try:
-            with open(path) as f:
-                source = f.read()
-        except OSError:
-            return 1  # pyexec_file_if_exists: no file is not an error
-        return self.execute(source, path)
+        """pyexec_file_if_exists: a frozen script of that name first, then the file."""
+        for where in (self.frozen + "/" + path if self.frozen else None, path):
+            if where is None:
+                continue
+            try:
+                with open(where) as f:
+                    source = f.read()
+            except OSError:
+                continue
+            return self.execute(source, path)
+        return 1  # no file is not an error
 
     # -- the REPLs ------------------------------------------------------------------------
 
@@ -266,10 +280,16 @@ def main(argv):
     sys.modules["select"] = espselect
     sys.modules["_asyncio"] = espasyncio
     sys.modules["sys"] = espsys_obj
+    frozen = None
+    if opts["--frozen"]:
+        frozen = os.VfsPosix(opts["--frozen"])
     os.umount("/")
     os.mount(vfs, "/")
     os.chdir("/")
     sys.path[:] = ["", ".frozen", "/lib"]
+    if frozen is not None:
+        os.mount(frozen, FROZEN_MOUNT, readonly=True)
+        sys.path.insert(1, FROZEN_MOUNT)
     micropython.kbd_intr(-1)
 
     chip = Chip(opts, hardware, esptime)
