@@ -69,10 +69,13 @@ def test_check_board_names_what_deploy_cannot_do():
     from tools.simboard.esp32.espsys import mpy_of
 
     for minor in (20, 22, 23, 24, 29):
-        assert deploy.check_board((1, minor, 0), mpy_of((1, minor)), "") is None
-    assert "1.20 to 1.29" in deploy.check_board((1, 30, 0), mpy_of((1, 30)), "")
-    assert "frozen build" in deploy.check_board(
-        (1, 24, 1), mpy_of((1, 24)), ".frozen/firmware/__init__.py")
+        assert deploy.check_board((1, minor, 0), mpy_of((1, minor))) is None
+    assert "1.20 to 1.29" in deploy.check_board((1, 30, 0), mpy_of((1, 30)))
+    frozen = deploy.check_board((1, 24, 1), mpy_of((1, 24)), frozen=True, copies=[])
+    assert "frozen build" in frozen and "--remove-copies" not in frozen
+    shadowed = deploy.check_board((1, 24, 1), mpy_of((1, 24)), True, ["firmware"], "/dev/x")
+    assert "/firmware from an earlier deploy" in shadowed
+    assert "tools.deploy --port /dev/x --remove-copies" in shadowed
 
 
 def test_mpy_files_are_bytecode_only_and_native_modules_stay_sources(tmp_path):

@@ -16,7 +16,8 @@ The files are staged in `build/deploy/` first, so nothing else in the tree reach
 A board that runs the scoreboard has an armed watchdog that nothing can stop, and may
 have its REPL's Ctrl-C turned off (`link: "uart0"`). So a deploy (docs/esp32.md):
 1. interrupts the firmware and checks the board's MicroPython version (supported:
-   SUPPORTED below) and that the firmware is not a frozen build;
+   SUPPORTED below) and that the firmware is not a frozen build (a frozen build runs its
+   own packages: `--remove-copies` removes copies an earlier deploy left on its flash);
 2. renames `main.py` to `main.py.off` and hard-resets the board: it comes back without
    starting the firmware, so without the watchdog and with the REPL free;
 3. copies every file (main.py last), checks them by SHA-256 and removes `main.py.off`;
@@ -44,13 +45,24 @@ CHUNK = 2048  # bytes one raw-REPL command writes (about 3 KB of source to compi
 BOOT_WAIT_S = 20.0  # after a reset: the board boots
 ANSWER_WAIT_S = 15.0  # a board that is up answers at once (a loaded host: slower)
 
-# What deploy asks the board first: version, .mpy version, a frozen firmware, main.py.
+# What deploy asks the board first: version, .mpy version, whether the firmware is frozen,
+# the copies of its packages on the flash, main.py. A frozen module's __file__ does not say
+# that it is frozen (py/builtinimport.c drops the '.frozen/' prefix): the probe imports the
+# package again from sys.path without the flash ('' and '/lib'), then puts things back.
 PROBE = """import sys, os
+_p = sys.path[:]
+_o = sys.modules.pop('firmware', None)
+sys.path[:] = [e for e in _p if e not in ('', '/lib')]
 try:
     import firmware
-    _f = getattr(firmware, '__file__', '')
+    _f = 1
 except ImportError:
-    _f = ''
+    _f = 0
+sys.path[:] = _p
+sys.modules.pop('firmware', None)
+if _o is not None:
+    sys.modules['firmware'] = _o
+_k = sorted(n for n in os.listdir() if n in %r)
 try:
     os.stat('main.py')
     _m = 1
@@ -63,7 +75,20 @@ try:
 except Exception:
     _n = 0
 print(repr((tuple(sys.implementation.version[:3]), getattr(sys.implementation, '_mpy', 0),
-            _f, _m, _n)))
+            _f, _k, _m, _n)))
+""" % (PACKAGES,)
+# Removes folders from the board's flash (the copies a frozen build does not use).
+REMOVE = """import os
+def _rm(p):
+    for e in os.ilistdir(p):
+        q = p + '/' + e[0]
+        if e[1] == 0x4000:
+            _rm(q)
+        else:
+            os.remove(q)
+    os.rmdir(p)
+for p in %r:
+    _rm(p)
 """
 
 
@@ -190,20 +215,29 @@ def stage(dest, mpy=False, libraries=False):
     return staged
 
 
-def check_board(version, mpy, firmware_file):
-    """Why deploy must not copy to this board (a sentence), or None."""
+def check_board(version, mpy, frozen=False, copies=(), port="PORT"):
+    """Why deploy must not copy to this board (a sentence), or None.
+
+    frozen: the board runs a frozen build (firmware/manifest.py); copies: the packages
+    found on its flash."""
     first, last = SUPPORTED
     supported = "MicroPython %d.%d to %d.%d" % (first + last)
+    if frozen:
+        problem = ("the board runs a frozen build of the firmware (firmware/manifest.py), "
+                   "which runs its own packages, not copied ones: flash a new build made "
+                   "with firmware/manifest.py instead")
+        if copies:
+            problem += (". Its flash also holds %s from an earlier deploy, which the frozen "
+                        "build does not use: python -m tools.deploy --port %s "
+                        "--remove-copies removes them (the game is kept)"
+                        % (", ".join("/" + c for c in copies), port))
+        return problem
     if tuple(version[:2]) < first or tuple(version[:2]) > last:
         return ("the board runs MicroPython %s; this firmware supports %s: flash a "
                 "supported MicroPython first (micropython.org/download/ESP32_GENERIC)"
                 % (".".join(str(v) for v in version), supported))
     if mpy and mpy & 0xFF != 6:
         return "the board loads .mpy version %d, not 6: flash %s" % (mpy & 0xFF, supported)
-    if firmware_file.startswith(".frozen"):
-        return ("the board runs a frozen build of the firmware (%s); copied files would "
-                "shadow it (sys.path is '', '.frozen', '/lib'): flash a new build made "
-                "with firmware/manifest.py instead" % firmware_file)
     return None
 
 
@@ -310,16 +344,28 @@ def copy(board, dest, say):
               % (stale,))
 
 
-def deploy(port, mpy=False, reset=True, say=print, net=False):
+def deploy(port, mpy=False, reset=True, say=print, net=False, remove_copies=False):
     dest = os.path.join(ROOT, "build", "deploy")
-    stage(dest, mpy=mpy)
+    if not remove_copies:
+        stage(dest, mpy=mpy)
     board = connect(port, ANSWER_WAIT_S)
     try:
-        version, mpy_version, firmware_file, has_main, has_net = eval(
+        version, mpy_version, frozen, copies, has_main, has_net = eval(
             board.run(PROBE).strip())
-        problem = check_board(version, mpy_version, firmware_file)
+        if remove_copies:
+            if not frozen:
+                if reset and has_main:
+                    board.reset()
+                raise DeployError("the board's firmware is not frozen: the packages on its "
+                                  "flash are its firmware; nothing was removed")
+            board.run(REMOVE % (copies,))
+            say("removed %s" % (", ".join("/" + c for c in copies) or "nothing"))
+            if reset:
+                board.reset()
+            return
+        problem = check_board(version, mpy_version, frozen, copies, port)
         if problem:
-            if reset and has_main:
+            if reset and (has_main or frozen):
                 board.reset()  # back to the game it was playing
             raise DeployError(problem)
         say("board: MicroPython %s" % ".".join(str(v) for v in version))
@@ -353,6 +399,9 @@ def main(argv=None):
     p.add_argument("--no-reset", action="store_true",
                    help="copy only: no resets (for a board whose firmware is not running)")
     p.add_argument("--list", action="store_true", help="list what would be copied and stop")
+    p.add_argument("--remove-copies", action="store_true",
+                   help="a board with a frozen build: remove the unused copies of the "
+                   "firmware's packages from its flash (the game is kept)")
     p.add_argument("--package-json", action="store_true", help="rewrite package.json for mip")
     args = p.parse_args(argv)
     if args.package_json:
@@ -371,7 +420,8 @@ def main(argv=None):
     if not args.port:
         p.error("--port is required")
     try:
-        deploy(args.port, mpy=args.mpy, reset=not args.no_reset, net=args.net)
+        deploy(args.port, mpy=args.mpy, reset=not args.no_reset, net=args.net,
+               remove_copies=args.remove_copies)
     except DeployError as exc:
         sys.stderr.write("deploy: %s\n" % exc)
         return 1
