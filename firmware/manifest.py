@@ -10,5 +10,7 @@ package("umqtt", base_path="../.venv/upylib")
 package("rules_core", base_path="..")
 package("boardlib", base_path="..")
 package("firmware", base_path="..", opt=3)
-# The board's own main.py (copied by `make deploy`) still starts the application:
-# MicroPython runs main.py from the filesystem.
+# main.py is frozen too: the board starts the scoreboard with nothing copied to its flash.
+# A frozen main.py runs instead of one on the flash (shared/runtime/pyexec.c), and it runs
+# the frozen packages even when an earlier deploy left copies of them there (README).
+module("main.py", opt=3)

@@ -1,0 +1,151 @@
+"""Installing with mip, then a frozen build, on the ESP32 twin (README, docs/esp32.md).
+
+One board through what a builder may do to it: the README's `mip.install(..., target="/")`
+on a stock MicroPython (mip fetches this repository's package.json over 127.0.0.1, as it
+would from github) and the scoreboard starts at the next reset; then the board is flashed
+with a build that freezes firmware/manifest.py (tools/simboard/frozen.py: its modules
+outside the flash filesystem). The frozen build runs, not the copies mip left on the flash
+(one is made to fail if imported), names them at boot, and resumes the game; `make deploy`
+is refused with a plain message and the game goes on; `--remove-copies` clears them.
+"""
+
+import contextlib
+import hashlib
+import http.server
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+from twin_helpers import (
+    booted,
+    flash,
+    list_flash,
+    make_deploy,
+    mpremote,
+    play_shot,
+    run_deploy,
+    scores_shown,
+)
+
+from tools import upy
+from tools.simboard import frozen
+
+CFG = {"watchdog_ms": 2000}
+STALE = "raise RuntimeError('the stale copy of firmware.run ran')\n"
+COPIES = ("/boardlib", "/firmware", "/rules_core")
+
+
+def _resumes(twin, scores, mark):
+    twin.wait_display(lambda text: "HArd" in text, timeout=60, since=mark)
+    twin.wait_display(lambda text: text == scores, timeout=60, since=mark)
+
+
+class _Index(http.server.SimpleHTTPRequestHandler):
+    """This repository as github serves it to mip (/repo/...), and micropython-lib's index
+    (/pi/...) with the pinned umqtt.simple: mip on the twin reaches both on 127.0.0.1."""
+
+    files = {}
+
+    def do_GET(self):  # noqa: N802 - the http.server name
+        body = self.files.get(self.path)
+        if body is None and self.path.startswith("/repo/"):
+            path = os.path.join(upy.ROOT, self.path[len("/repo/"):])
+            if os.path.isfile(path):
+                with open(path, "rb") as f:
+                    body = f.read()
+        self.send_response(200 if body is not None else 404)
+        self.send_header("Content-Length", str(len(body or b"")))
+        self.end_headers()
+        self.wfile.write(body or b"")
+
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def _index():
+    with open(os.path.join(upy.UPYLIB, "umqtt", "simple.py"), "rb") as f:
+        umqtt = f.read()
+    short = hashlib.sha256(umqtt).hexdigest()[:8]
+    _Index.files = {
+        "/pi/package/6/umqtt.simple/latest.json": json.dumps(
+            {"hashes": [["umqtt/simple.py", short]], "version": "pinned"}).encode(),
+        "/pi/file/%s/%s" % (short[:2], short): umqtt,
+    }
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Index)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield "http://127.0.0.1:%d" % server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_mip_install_then_a_frozen_build_over_its_files(tmp_path):
+    # The README's mip line on a stock board with an empty flash (its REPL is free):
+    # target="/" puts boot.py and main.py where the board runs them.
+    with _index() as url, booted(tmp_path) as twin:
+        code = "import mip\nmip.install(%r, index=%r, target='/')" % (
+            url + "/repo/package.json", url + "/pi")
+        out = mpremote(twin.usb_path, "exec", code, timeout=120)
+        assert out.returncode == 0 and "Done" in out.stdout, out.stdout + out.stderr
+        assert "Copying: //main.py" in out.stdout, out.stdout
+        twin.power_cycle()
+        twin.wait_display(scores_shown, timeout=60)
+        play_shot(twin, fallen=(1, 2))
+        scores = play_shot(twin, fallen=(3,))
+    assert {"boot.py", "main.py", "firmware", "rules_core", "boardlib", "umqtt"} <= set(
+        list_flash(tmp_path))
+
+    # Then the board is flashed with a frozen build; its filesystem keeps those files.
+    # An older firmware.run among them would fail if it were ever imported.
+    names = frozen.build(str(tmp_path))
+    assert "main.py" in names and "firmware/run.py" in names and "boot.py" not in names
+    flash(tmp_path, cfg=CFG, firmware=False, files={"firmware/run.py": STALE})
+    with booted(tmp_path) as twin:
+        twin.wait_display(lambda text: text == scores, timeout=60)  # the game goes on
+        out = bytes(twin.output).decode(errors="replace")
+        assert "stale copy" not in out, out
+        for copy in COPIES:
+            assert "main.py: %s on the flash is not used: the firmware is frozen" % copy in out
+
+        mark = len(twin.displays)
+        run = make_deploy(twin.usb_path)
+        assert run.returncode != 0, run.stdout + run.stderr
+        assert "runs a frozen build of the firmware" in run.stderr, run.stderr
+        assert ("holds /boardlib, /firmware, /rules_core from an earlier deploy" in run.stderr
+                and "--remove-copies" in run.stderr), run.stderr
+        assert "copied" not in run.stdout  # nothing was copied
+        _resumes(twin, scores, mark)
+
+        mark = len(twin.displays)
+        run = run_deploy(twin.usb_path, "--remove-copies")
+        assert run.returncode == 0 and "removed /boardlib, /firmware, /rules_core" in run.stdout
+        _resumes(twin, scores, mark)
+        assert play_shot(twin, fallen=(4,)) != scores
+        assert "WDT" not in twin.resets, twin.resets
+    files = list_flash(tmp_path)
+    assert not set(files) & {"boardlib", "firmware", "rules_core"}, files
+    assert {"board.cfg", "game"} <= set(files), files  # the settings and the game are kept
+
+
+def test_sim_frozen_flashes_the_build_and_stock_takes_it_away(tmp_path):
+    def sim(*flags):
+        return subprocess.Popen([sys.executable, "-m", "tools.sim", "--state", str(tmp_path),
+                                 *flags], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, cwd=upy.ROOT)
+
+    for flags, built in ((("--usb", "--frozen"), True), (("--usb", "--stock"), False)):
+        proc = sim(*flags)
+        try:
+            assert proc.stdout.readline().startswith("usb: /dev/pts/")
+            assert os.path.isfile(os.path.join(frozen.folder(str(tmp_path)), "main.py")) == built
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=20) == 0
+    proc = sim("--frozen")
+    assert proc.wait(timeout=60) == 2 and "need --usb" in proc.stderr.read()
