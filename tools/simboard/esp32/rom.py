@@ -121,9 +121,7 @@ class Chip:
 
     def run_file(self, path):
         """pyexec_file_if_exists: a frozen script of that name first, then the file."""
-        for where in (self.frozen + "/" + path if self.frozen else None, path):
-            if where is None:
-                continue
+        for where in [self.frozen + "/" + path, path] if self.frozen else [path]:
             try:
                 with open(where) as f:
                     source = f.read()
