@@ -5,8 +5,9 @@ on a stock MicroPython (mip fetches this repository's package.json over 127.0.0.
 would from github) and the scoreboard starts at the next reset; then the board is flashed
 with a build that freezes firmware/manifest.py (tools/simboard/frozen.py: its modules
 outside the flash filesystem). The frozen build runs, not the copies mip left on the flash
-(one is made to fail if imported), names them at boot, and resumes the game; `make deploy`
-is refused with a plain message and the game goes on; `--remove-copies` clears them.
+(two are made to fail if imported), names them at boot, and resumes the game; `make deploy`
+is refused with a plain message and the game goes on; `make check` runs the frozen wiring
+check; `--remove-copies` clears the copies.
 """
 
 import contextlib
@@ -33,8 +34,8 @@ from twin_helpers import (
 from tools import upy
 from tools.simboard import frozen
 
-CFG = {"watchdog_ms": 2000}
-STALE = "raise RuntimeError('the stale copy of firmware.run ran')\n"
+CFG = {"watchdog_ms": 8000}  # the default: armed, and longer than a loaded host's pauses
+STALE = "raise RuntimeError('a stale copy ran')\n"  # as firmware/run.py and check.py
 COPIES = ("/boardlib", "/firmware", "/rules_core")
 
 
@@ -102,10 +103,11 @@ def test_mip_install_then_a_frozen_build_over_its_files(tmp_path):
         list_flash(tmp_path))
 
     # Then the board is flashed with a frozen build; its filesystem keeps those files.
-    # An older firmware.run among them would fail if it were ever imported.
+    # Older firmware.run and firmware.check among them would fail if they were imported.
     names = frozen.build(str(tmp_path))
     assert "main.py" in names and "firmware/run.py" in names and "boot.py" not in names
-    flash(tmp_path, cfg=CFG, firmware=False, files={"firmware/run.py": STALE})
+    flash(tmp_path, cfg=CFG, firmware=False,
+          files={"firmware/run.py": STALE, "firmware/check.py": STALE})
     with booted(tmp_path) as twin:
         twin.wait_display(lambda text: text == scores, timeout=60)  # the game goes on
         out = bytes(twin.output).decode(errors="replace")
@@ -121,6 +123,15 @@ def test_mip_install_then_a_frozen_build_over_its_files(tmp_path):
                 and "--remove-copies" in run.stderr), run.stderr
         assert "copied" not in run.stdout  # nothing was copied
         _resumes(twin, scores, mark)
+
+        # the wiring check (make check) runs the frozen build's too, then the game again
+        mark = len(twin.displays)
+        run = subprocess.run([sys.executable, "-m", "tools.check", "--port", twin.usb_path,
+                              "--seconds", "1"], capture_output=True, text=True,
+                             timeout=120, cwd=upy.ROOT)
+        assert run.returncode == 0 and run.stdout.splitlines()[-1] == "check: done", (
+            run.stdout + run.stderr)
+        twin.wait_display(lambda text: text == scores, timeout=60, since=mark)
 
         mark = len(twin.displays)
         run = run_deploy(twin.usb_path, "--remove-copies")

@@ -25,8 +25,18 @@ BUTTONS = ("carom", "foul", "ok", "undo")
 
 # Runs on the board, from the raw REPL: the check's loop, sent from here so that the board's
 # own code stays small. It prints "check SPOTS LEVEL", then "seen N" at every change of
-# WiringCheck.seen, and "done".
+# WiringCheck.seen, and "done". First, as main.py does, a frozen build's own packages:
+# not copies an earlier deploy left on its flash ('' comes before '.frozen' in sys.path).
 BOARD_LOOP = """\
+import sys
+_p = sys.path[:]
+sys.path[:] = [e for e in _p if e not in ("", "/lib")]
+try:
+    import boardlib, firmware, rules_core
+except ImportError:
+    for _n in ("boardlib", "firmware", "rules_core"):
+        sys.modules.pop(_n, None)
+sys.path[:] = _p
 import time
 from boardlib.ticks import ticks_diff
 from firmware import hw
