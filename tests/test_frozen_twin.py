@@ -71,9 +71,12 @@ def _index():
     with open(os.path.join(upy.UPYLIB, "umqtt", "simple.py"), "rb") as f:
         umqtt = f.read()
     short = hashlib.sha256(umqtt).hexdigest()[:8]
+    with open(os.path.join(upy.ROOT, "package.json")) as f:
+        (dep, version), = json.load(f)["deps"]  # the release package.json asks for
+    assert dep == "umqtt.simple"
     _Index.files = {
-        "/pi/package/6/umqtt.simple/latest.json": json.dumps(
-            {"hashes": [["umqtt/simple.py", short]], "version": "pinned"}).encode(),
+        "/pi/package/6/umqtt.simple/%s.json" % version: json.dumps(
+            {"hashes": [["umqtt/simple.py", short]], "version": version}).encode(),
         "/pi/file/%s/%s" % (short[:2], short): umqtt,
     }
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Index)
