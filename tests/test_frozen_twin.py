@@ -153,11 +153,19 @@ def test_sim_frozen_flashes_the_build_and_stock_takes_it_away(tmp_path):
                                  *flags], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, cwd=upy.ROOT)
 
-    for flags, built in ((("--usb", "--frozen"), True), (("--usb", "--stock"), False)):
+    probe = ("import sys\nprint(sys.path)\ntry:\n open('/.frozen/main.py', 'w')\n"
+             "except OSError as e:\n print('errno', e.errno)")
+    for flags, path, errno in ((("--usb", "--frozen"), "['', '/.frozen', '.frozen', '/lib']", 30),
+                               (("--usb", "--stock"), "['', '.frozen', '/lib']", 2)):
         proc = sim(*flags)
         try:
-            assert proc.stdout.readline().startswith("usb: /dev/pts/")
-            assert os.path.isfile(os.path.join(frozen.folder(str(tmp_path)), "main.py")) == built
+            first = proc.stdout.readline()
+            assert first.startswith("usb: /dev/pts/"), first
+            built = os.path.isfile(os.path.join(frozen.folder(str(tmp_path)), "main.py"))
+            assert built == (errno == 30)
+            out = mpremote(first.split()[1], "resume", "exec", probe)
+            # the build is where the ESP32 has .frozen, and the board cannot write it (EROFS)
+            assert out.stdout.splitlines() == [path, "errno %d" % errno], out.stdout + out.stderr
         finally:
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=20) == 0
