@@ -89,7 +89,7 @@ def test_names_set_for_the_current_game_and_an_earlier_one_and_corrected(club):
 
 @pytest.mark.parametrize("names, says", [
     (["x" * 41, "Ben"], "at most 40"), (["Anna\x1b[2J", "Ben"], "control"),
-    (["Anna"], "two names"), ([3, "Ben"], "text")])
+    (["Anna"], "two names"), ([3, "Ben"], "text"), (["=HYPERLINK(1)", "Ben"], "begin with")])
 def test_a_bad_name_is_refused_and_nothing_changes(club, names, says):
     store, _ = club
     game = key_of(store, "c1ab0001", 1)

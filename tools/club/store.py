@@ -68,6 +68,9 @@ def clean_name(text):
     for ch in name:
         if unicodedata.category(ch)[0] == "C":
             raise ClubError("a name cannot hold control characters")
+    if name[:1] in ("=", "+", "-", "@"):
+        # a spreadsheet opening the CSV export would take it for a formula
+        raise ClubError("a name cannot begin with =, +, - or @")
     return name
 
 

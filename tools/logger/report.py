@@ -4,7 +4,10 @@
     print(stats_text(store))
     print(view_text(store))        # every table: its row count and latest rows
 
-In ``stats``, a player is a board's player 1 or player 2 (boards have no player names).
+In ``stats``, a player is a board's player 1 or player 2 (boards have no player names; the
+club app, tools.club, keeps statistics by the names given at the table). ``export`` carries
+those names where the club app has stored them: `names` [player 1, player 2] in JSON (null
+where none was given), `name1`, `name2` as the last CSV columns (empty where none).
 Points are what the final state counts (in ceb, the sum of the shots' points over all
 sets), series are the innings begun, the average is points per series. Shots are replayed
 from the stored event records (rules_core), so they always agree with the final state.
@@ -14,19 +17,24 @@ import csv
 import io
 import json
 
+from tools.club.store import names_by_game
 from tools.logger.frames import printable, record_fields
 from tools.logger.store import TABLES
 
 CSV_FIELDS = ("game", "board", "game_no", "rules", "distance1", "distance2", "status",
               "winner", "shots", "score1", "score2", "innings1", "innings2", "high1", "high2",
-              "sets1", "sets2", "marked", "member1", "member2")
+              "sets1", "sets2", "marked", "member1", "member2", "name1", "name2")
 
 
-def game_record(store, row):
+def game_record(store, row, names=None):
+    """One game as export gives it; ``names``: {game: [name 1, name 2]} (read when None)."""
     game, board, game_no, started, updated, final, game_id, complete = row
+    if names is None:
+        names = names_by_game(store.db, [game])
     shots = [dict({"number": n, "player": p, "points": pts, "to": to}, **record_fields(record))
              for n, p, pts, to, record in store.shots(game)]
     return {"game": game, "board": board, "game_no": game_no, "game_id": game_id,
+            "names": names.get(game, [None, None]),
             "complete": bool(complete), "started": started, "updated": updated,
             "final": json.loads(final), "shots": shots,
             # times the board came back with fewer events than stored, and how many of
@@ -35,7 +43,9 @@ def game_record(store, row):
 
 
 def export_lines(store, game=None, fmt="json"):
-    records = [game_record(store, row) for row in store.games(game)]
+    rows = store.games(game)
+    names = names_by_game(store.db, None if game is None else [game])
+    records = [game_record(store, row, names) for row in rows]
     if fmt == "json":
         return [json.dumps(record, separators=(",", ":")) for record in records]
     out = io.StringIO()
@@ -46,7 +56,7 @@ def export_lines(store, game=None, fmt="json"):
         writer.writerow((r["game"], r["board"], r["game_no"], f["rules"], f["distance"][0],
                          f["distance"][1], f["status"], "" if f["winner"] is None else f["winner"],
                          f["shots"], *f["score"], *f["innings"], *f["high"], *f["sets"],
-                         *_marks(f)))
+                         *_marks(f), *("" if n is None else n for n in r["names"])))
     return out.getvalue().splitlines()
 
 

@@ -1,0 +1,73 @@
+"""Exports carry the names given at the table: `tools.logger export` and the club's store
+(the pages' export links) give the same bytes."""
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from club_games import logged_club
+
+from tools.club.store import ClubStore
+from tools.logger.store import Store
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ODD = 'J. "Big", <script>alert(1)</script>'
+
+
+def export_cli(*args):
+    out = subprocess.run([sys.executable, "-m", "tools.logger", "export", *args], cwd=ROOT,
+                         capture_output=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+@pytest.fixture(scope="module")
+def named(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("export") / "games.db")
+    logged_club(path, [("c1ab0001", [("ddbu", (30, 30), 1, 31), ("ceb", (30, 30), 3, 32)]),
+                       ("c1ab0002", [("russian", (30, 30), 1, 33)])])
+    store = ClubStore(path)
+    store.set_names(1, ["Anna", ODD])
+    store.set_names(3, ["Ben", None])  # slot 2 never named
+    yield path, store
+    store.close()
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+@pytest.mark.parametrize("game", [None, 1, 2])
+def test_the_cli_and_the_club_give_the_same_bytes(named, fmt, game):
+    path, store = named
+    args = ["--db", path, "--format", fmt] + ([] if game is None else ["--game", str(game)])
+    lines = store.export_lines(game, fmt)
+    assert export_cli(*args) == "".join(line + "\n" for line in lines).encode()
+
+
+def test_json_carries_the_names(named):
+    path, _ = named
+    records = {r["game"]: r for r in map(json.loads, export_cli("--db", path).splitlines())}
+    assert records[1]["names"] == ["Anna", ODD]
+    assert records[2]["names"] == [None, None]
+    assert records[3]["names"] == ["Ben", None]
+
+
+def test_csv_carries_the_names_in_their_own_columns(named):
+    path, _ = named
+    rows = list(csv.DictReader(io.StringIO(export_cli("--db", path, "--format", "csv")
+                                           .decode())))
+    got = {int(r["game"]): (r["name1"], r["name2"]) for r in rows}
+    assert got == {1: ("Anna", ODD), 2: ("", ""), 3: ("Ben", "")}
+    assert list(rows[0])[-2:] == ["name1", "name2"]  # the earlier columns keep their places
+
+
+def test_a_database_the_club_never_opened_exports_without_names(tmp_path):
+    path = str(tmp_path / "plain.db")
+    logged_club(path, [("c1ab0001", [("ddbu", (20, 20), 1, 34)])])
+    (record,) = map(json.loads, export_cli("--db", path).splitlines())
+    assert record["names"] == [None, None]
+    tables = Store(path, create=False).db.execute(
+        "SELECT name FROM sqlite_master WHERE name LIKE 'club%'").fetchall()
+    assert tables == []  # exporting made nothing
