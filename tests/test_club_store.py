@@ -258,3 +258,17 @@ def test_a_fresh_logger_database_gains_the_name_tables(tmp_path):
     assert store.current_games() == [] and store.players() == []
     assert store.player_stats() == [] and store.games() == []
     store.close()
+
+
+def test_stats_kept_per_game_are_worked_out_again_after_a_later_state(club):
+    store, _ = club
+    key = key_of(store, "c1ab0001", 1)
+    store.set_names(key, ["Anna", "Ben"])
+    first = store.player_stats()
+    kept = store.db.execute("SELECT game, points1, points2 FROM club_game_totals").fetchall()
+    assert [g for g, _, _ in kept] == [key]
+    assert store.player_stats() == first  # from what was kept: the same
+    # what was kept no longer fits the game's final state: it is not used
+    store.db.execute("UPDATE club_game_totals SET final_rank = final_rank - 1, points1 = 999")
+    assert store.player_stats() == first
+    assert store.db.execute("SELECT points1 FROM club_game_totals").fetchone()[0] != 999

@@ -45,9 +45,13 @@ CREATE TABLE IF NOT EXISTS club_seats (
     PRIMARY KEY (game, slot));
 CREATE TABLE IF NOT EXISTS club_name_log (
     id INTEGER PRIMARY KEY, game INTEGER, slot INTEGER, before TEXT, after TEXT, at REAL);
+CREATE TABLE IF NOT EXISTS club_game_totals (
+    game INTEGER PRIMARY KEY REFERENCES games(id), final_rank INTEGER NOT NULL,
+    points1 INTEGER, points2 INTEGER, innings1 INTEGER, innings2 INTEGER,
+    high1 INTEGER, high2 INTEGER);
 CREATE INDEX IF NOT EXISTS club_seats_by_player ON club_seats(player);
 CREATE INDEX IF NOT EXISTS club_games_by_board_rank ON games(board, final_rank);
-CREATE INDEX IF NOT EXISTS club_games_by_started ON games(started);
+CREATE INDEX IF NOT EXISTS club_games_by_started ON games(started, final_rank);
 """
 
 
@@ -178,9 +182,13 @@ class ClubStore:
         """This thread's logger Store on the database (tools.logger.store)."""
         store = getattr(self._local, "store", None)
         if store is None:
-            store = Store(self.path, create=self.create)
+            with self._lock:
+                first = not self._all
+            # the first connection makes what is missing; the others only check the file
+            store = Store(self.path, create=self.create and first)
             store.db.execute("PRAGMA busy_timeout=%d" % WRITE_BUSY_MS)
-            _setup(store.db)
+            if first:
+                _setup(store.db)
             self._local.store = store
             with self._lock:
                 self._all.append(store)
@@ -322,17 +330,20 @@ class ClubStore:
                  "names": names.get(game, [None, None])}
                 for game, key, no, started, updated, final in rows]
 
+    # The logger sets a game's final_rank with its final state: "final_rank IS NOT NULL" is
+    # "has a state", and the counts below read the indexes alone.
+
     def days(self):
         """[(day "YYYY-MM-DD", games)] with games, newest first (local time)."""
         return self.db.execute(
             "SELECT date(started, 'unixepoch', 'localtime') AS d, COUNT(*) FROM games "
-            "WHERE final IS NOT NULL GROUP BY d ORDER BY d DESC").fetchall()
+            "WHERE final_rank IS NOT NULL GROUP BY d ORDER BY d DESC").fetchall()
 
     def tables(self):
         """[(board id, games)] by board id."""
         return self.db.execute(
             "SELECT b.key, COUNT(g.id) FROM boards b JOIN games g ON g.board = b.id "
-            "WHERE g.final IS NOT NULL GROUP BY b.id ORDER BY b.key").fetchall()
+            "WHERE g.final_rank IS NOT NULL GROUP BY b.id ORDER BY b.key").fetchall()
 
     def game(self, game):
         """One game: the games() fields plus game_id, complete, shots, series and scores
@@ -359,33 +370,55 @@ class ClubStore:
         inning) and high series, over finished games where the name was set; best first
         (by rules id, then average, then games won)."""
         rows = self.db.execute(
-            "SELECT g.id, s.slot, p.name, g.final, g.packed FROM club_seats s "
-            "JOIN club_players p ON p.id = s.player JOIN games g ON g.id = s.game "
-            "WHERE g.status = 'finished' AND g.final IS NOT NULL").fetchall()
+            "SELECT g.id, s.slot, p.name, g.rules, g.winner, g.final_rank, t.final_rank, "
+            "t.points1, t.points2, t.innings1, t.innings2, t.high1, t.high2 "
+            "FROM club_seats s JOIN club_players p ON p.id = s.player "
+            "JOIN games g ON g.id = s.game LEFT JOIN club_game_totals t ON t.game = g.id "
+            "WHERE g.status = 'finished'").fetchall()
+        stale = {row[0] for row in rows if row[5] != row[6]}
+        totals = self._totals(stale) if stale else {}
         table = {}
-        summaries = {}
-        for game, slot, name, final, packed in rows:
-            if game not in summaries:
-                final = json.loads(final)
-                shots = []
-                if final["rules"] == "ceb":  # the score is the last set's: add the shots
-                    shots = replay(packed, self.store.history(game))[0]
-                summaries[game] = (final, summary(final, shots))
-            final, per_slot = summaries[game]
-            points, innings, high = per_slot[slot - 1]
-            entry = table.setdefault((name.casefold(), final["rules"]), {
-                "name": name, "rules": final["rules"], "games": 0, "won": 0, "points": 0,
+        for game, slot, name, rules, winner, _, _, *kept in rows:
+            points1, points2, innings1, innings2, high1, high2 = totals.get(game, kept)
+            entry = table.setdefault((name.casefold(), rules), {
+                "name": name, "rules": rules, "games": 0, "won": 0, "points": 0,
                 "innings": 0, "high": 0})
             entry["games"] += 1
-            entry["won"] += final["winner"] == slot
-            entry["points"] += points
-            entry["innings"] += innings
-            entry["high"] = max(entry["high"], high)
+            entry["won"] += winner == str(slot)
+            entry["points"] += points1 if slot == 1 else points2
+            entry["innings"] += innings1 if slot == 1 else innings2
+            entry["high"] = max(entry["high"], high1 if slot == 1 else high2)
         out = list(table.values())
         for entry in out:
             entry["average"] = (round(entry["points"] / entry["innings"], 3)
                                 if entry["innings"] else 0.0)
         out.sort(key=lambda e: (e["rules"], -e["average"], -e["won"], e["name"].casefold()))
+        return out
+
+    def _totals(self, games):
+        """{game: (points 1, 2, innings 1, 2, high 1, 2)} worked out from the stored game
+        (ceb: its shots replayed) and kept in club_game_totals for the next time, with the
+        final state's rank they belong to (a later state makes them be worked out again)."""
+        out, keep = {}, []
+        db = self.db
+        for game in games:
+            final, packed, rank = db.execute(
+                "SELECT final, packed, final_rank FROM games WHERE id=?", (game,)).fetchone()
+            final = json.loads(final)
+            shots = []
+            if final["rules"] == "ceb":  # the score is the last set's: add up the shots
+                shots = replay(packed, self.store.history(game))[0]
+            (p1, i1, h1), (p2, i2, h2) = summary(final, shots)
+            out[game] = (p1, p2, i1, i2, h1, h2)
+            keep.append((game, rank, p1, p2, i1, i2, h1, h2))
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            db.executemany("INSERT OR REPLACE INTO club_game_totals VALUES (?,?,?,?,?,?,?,?)",
+                           keep)
+            db.execute("COMMIT")
+        except sqlite3.OperationalError:
+            if db.in_transaction:
+                db.execute("ROLLBACK")  # the logger holds the file: kept next time instead
         return out
 
     # -- exports ----------------------------------------------------------------------------
