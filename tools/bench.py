@@ -63,10 +63,10 @@ BITS_PER_BYTE = 10  # 8N1: start bit, 8 data bits, stop bit
 
 FULL = {"idle": 1000, "shots": 50, "alloc_idle": 1000, "alloc_shots": 50, "game": 1000,
         "resume_loads": 5, "heap_shots": 500, "heap_step": 512, "flood": 3000,
-        "bitflips": 300, "bitflip_events": 150}
+        "bitflips": 300, "bitflip_events": 150, "club_games": 10000, "club_runs": 5}
 SMOKE = {"idle": 400, "shots": 4, "alloc_idle": 40, "alloc_shots": 2, "game": 10,
          "resume_loads": 1, "heap_shots": 3, "heap_step": 16384, "flood": 40,
-         "bitflips": 4, "bitflip_events": 20}
+         "bitflips": 4, "bitflip_events": 20, "club_games": 40, "club_runs": 1}
 
 KEYS = (
     "poll_instr", "poll_cycle_instr", "shot_instr", "esp32_poll_us_est", "esp32_shot_ms_est",
@@ -78,6 +78,8 @@ KEYS = (
     "net_poll_gap_max_ms", "net_link_step_max_ms", "tls_poll_ms_esp32_est", "mqtt_frames_per_s",
     "mqtt_p99_ms", "mqtt_lost_frames", "flash_bitflip_silent_losses", "flash_bitflip_whole_pct",
     "club_sse_p99_ms", "club_sse_missed",
+    "club_tables_first_load_ms", "club_results_first_load_ms", "club_players_first_load_ms",
+    "club_game_first_load_ms",
 )
 TARGETS = {
     "idle_alloc_bytes": ("<=", 0), "esp32_poll_us_est": ("<=", 250),
@@ -94,6 +96,8 @@ TARGETS = {
     "flash_bitflip_silent_losses": ("<=", 0), "flash_bitflip_whole_pct": (">=", 95),
     # docs/club.md: 32 tables live, 50 browsers on /events, board frame to browser
     "club_sse_p99_ms": ("<=", 300), "club_sse_missed": ("<=", 0),
+    # docs/club.md: the club TV's page opens at once with a season (10,000 games) stored
+    "club_tables_first_load_ms": ("<=", 200),
 }
 
 
@@ -547,6 +551,27 @@ def club_figures(smoke):
             "club_sse": {key: got[key] for key in sorted(got)}}
 
 
+# -- the club's pages with a season stored (tools/club/loadbench.py) -------------------------
+
+def club_first_load_figures(sizes):
+    """The first load of the club's pages with ``club_games`` games stored
+    (tools/club/loadbench.py)."""
+    try:
+        from tools.club import loadbench
+    except ImportError as exc:
+        raise Unavailable("the club app cannot be imported: %s" % exc) from None
+    folder = None if sizes is FULL else tempfile.mkdtemp(prefix="bench-club-")
+    try:
+        got = loadbench.measure(sizes["club_games"], sizes["club_runs"], folder)
+    except (ImportError, RuntimeError) as exc:
+        raise Unavailable("club first load: %s" % exc) from None
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+    got.pop("club_games", None)
+    return got
+
+
 # -- all of it -----------------------------------------------------------------------------
 
 def measure(smoke=False, install=True):
@@ -566,6 +591,7 @@ def measure(smoke=False, install=True):
         ("network", lambda: network_figures(smoke)),
         ("tls", lambda: tls_figures(smoke)),
         ("club", lambda: club_figures(smoke)),
+        ("club first load", lambda: club_first_load_figures(sizes)),
     )
     try:
         for name, part in parts:
