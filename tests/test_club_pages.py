@@ -284,3 +284,22 @@ def test_browser_the_chart_of_a_finished_game_is_the_stored_scores(served, db,
             for (x, y), (n, score) in zip(line, got, strict=True):
                 assert abs(x - n) < 0.01 and abs(y - score) < 0.01
             assert got == [(n, sent[n][player]) for n in sorted(sent)]
+
+
+def test_naming_at_the_table_reaches_the_live_tables(db):
+    with client_for(create_app(db, pin=PIN)) as client:
+        page = client.get("/table/c1ab0002")
+        assert 'action="/game/4/names"' in page.text  # the table's current game
+        form = {"csrf": token(page), "name1": "Greta", "name2": XSS, "pin": PIN,
+                "back": "/table/c1ab0002"}
+        done = client.post("/game/4/names", data=form, follow_redirects=False)
+        assert done.headers["location"] == "/table/c1ab0002?saved=1"
+        assert "Names saved" in client.get(done.headers["location"]).text
+
+        def live_names():
+            tables = client.get("/api/tables").json()["tables"]
+            return [t["names"] for t in tables if t["board"] == "c1ab0002"] == [["Greta", XSS]]
+
+        assert wait_until(live_names)
+        tv = client.get("/").text
+        assert "Greta" in tv and XSS not in tv and "&lt;script&gt;" in tv

@@ -66,7 +66,9 @@ def create_app(db_path, pin=None, commands=None, hub=None, poll_s=None):
         table = _board_table(request.path_params["board"])
         return render(request, "table.html", table=table, title="Table %s" % table["label"],
                       can_command=commands is not None, rules=NEW_GAME_RULES,
-                      sent=request.query_params.get("sent"))
+                      sent=request.query_params.get("sent"),
+                      saved=request.query_params.get("saved"),
+                      players=pages.club_store(request).players())
 
     async def overlay_page(request):
         table = _board_table(request.path_params["board"])
