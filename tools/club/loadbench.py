@@ -94,7 +94,7 @@ def first_loads(path, runs=5, loads=5):
             url = "http://127.0.0.1:%d%s" % (served.port, page.replace("%d", str(some_game)))
             try:
                 for n in range(loads + 1):
-                    with httpx.Client() as client:  # a new client: a new connection
+                    with httpx.Client(timeout=120) as client:  # a new client: a new connection
                         started = time.perf_counter()
                         reply = client.get(url)
                         took = (time.perf_counter() - started) * 1000

@@ -25,7 +25,7 @@ from tools.club import security
 from tools.club.chart import score_chart
 from tools.club.store import ClubError, ClubStore
 
-RESULTS_LIMIT = 200  # games on one results page; a day, a table or a player narrows it
+RESULTS_LIMIT = 100  # games on one results page; a day, a table or a player narrows it
 
 
 def club_store(request):
@@ -65,8 +65,8 @@ def results(request):
     more = len(games) > RESULTS_LIMIT
     games = [_began(g) for g in games[:RESULTS_LIMIT]]
     return _render(request, "results.html", title="Results", games=games,
-                   more=more, day=day, table=table, player=player, days=store.days(),
-                   tables=store.tables(), players=store.players())
+                   more=more, day=day, table=table, player=player, tables=store.tables(),
+                   players=store.players())
 
 
 def game_page(request):

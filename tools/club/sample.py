@@ -112,5 +112,6 @@ def fill(store, count, tables=8, seed=1, days=180, named=0.9, every_state=True):
     for row in named_rows:
         pair = rng.sample(PLAYERS, 2)
         club.set_names(row, pair)
+    club.player_stats()  # as the Players page has been opened: each game's totals kept
     club.close()
     return rows
