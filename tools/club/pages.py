@@ -33,7 +33,8 @@ def club_store(request):
     state = request.app.state
     store = getattr(state, "club", None)
     if store is None:
-        store = state.club = ClubStore(state.db_path)
+        # the logger (or `python -m tools.club` at start-up) has made or checked the file
+        store = state.club = ClubStore(state.db_path, create=False)
     return store
 
 
