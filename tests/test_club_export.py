@@ -71,3 +71,22 @@ def test_a_database_the_club_never_opened_exports_without_names(tmp_path):
     tables = Store(path, create=False).db.execute(
         "SELECT name FROM sqlite_master WHERE name LIKE 'club%'").fetchall()
     assert tables == []  # exporting made nothing
+
+
+def test_logger_stats_add_the_players_by_name_and_change_nothing(named):
+    path, store = named
+    before = os.path.getmtime(path), os.path.getsize(path)
+    out = subprocess.run([sys.executable, "-m", "tools.logger", "stats", "--db", path],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    table = lines[lines.index("") + 3:]
+    want = [(e["name"], e["rules"], e["games"], e["won"], e["points"], e["innings"],
+             "%.3f" % e["average"], e["high"]) for e in store.player_stats()]
+    got = []
+    for line in table:
+        *name, rules, games, won, points, innings, average, high = line.split()
+        got.append((" ".join(name), rules, int(games), int(won), int(points), int(innings),
+                    average, int(high)))
+    assert got == want and any(name == ODD for name, *_ in got)
+    assert (os.path.getmtime(path), os.path.getsize(path)) == before

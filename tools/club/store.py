@@ -172,6 +172,7 @@ class ClubStore:
     def __init__(self, path, create=True):
         self.path = path
         self.create = create
+        self.keep = True  # keep worked-out totals in the file (see _totals)
         self._local = threading.local()
         self._all = []  # every thread's store, closed together
         self._lock = threading.Lock()
@@ -365,6 +366,17 @@ class ClubStore:
 
     # -- players ----------------------------------------------------------------------------
 
+    @classmethod
+    def reading(cls, store):
+        """A ClubStore over an open logger Store that changes nothing in the file (the
+        logger's `stats` command): no tables made, no totals kept."""
+        club = cls.__new__(cls)
+        club.path, club.create, club.keep = store.path, False, False
+        club._local = threading.local()
+        club._local.store = store
+        club._all, club._lock = [], threading.Lock()
+        return club
+
     def player_stats(self):
         """Per player name and rules id: games, won, points, innings, average (points per
         inning) and high series, over finished games where the name was set; best first
@@ -411,6 +423,8 @@ class ClubStore:
             (p1, i1, h1), (p2, i2, h2) = summary(final, shots)
             out[game] = (p1, p2, i1, i2, h1, h2)
             keep.append((game, rank, p1, p2, i1, i2, h1, h2))
+        if not self.keep:
+            return out
         try:
             db.execute("BEGIN IMMEDIATE")
             db.executemany("INSERT OR REPLACE INTO club_game_totals VALUES (?,?,?,?,?,?,?,?)",

@@ -4,8 +4,9 @@
     print(stats_text(store))
     print(view_text(store))        # every table: its row count and latest rows
 
-In ``stats``, a player is a board's player 1 or player 2 (boards have no player names; the
-club app, tools.club, keeps statistics by the names given at the table). ``export`` carries
+In ``stats``, a player is a board's player 1 or player 2 (boards have no player names);
+where the club app (tools.club) has set names, a second table gives the statistics by name
+as its Players page does. ``export`` carries
 those names where the club app has stored them: `names` [player 1, player 2] in JSON (null
 where none was given), `name1`, `name2` as the last CSV columns (empty where none).
 Points are what the final state counts (in ceb, the sum of the shots' points over all
@@ -99,7 +100,25 @@ def stats_text(store):
         lines.append("%-20s %6d %5d %4d %7d %7d %8.3f %5d" % (
             board, player, e["games"], e["won"], e["points"], e["series"], e["average"],
             e["high"]))
+    if names_by_game(store.db):
+        lines += ["", "by name (finished games where the club app set the names; docs/club.md)",
+                  "%-24s %-8s %5s %4s %7s %7s %8s %5s" % (
+                      "name", "rules", "games", "won", "points", "innings", "average", "high")]
+        from tools.club.store import ClubStore
+
+        for e in ClubStore.reading(store).player_stats():
+            lines.append("%-24s %-8s %5d %4d %7d %7d %8.3f %5d" % (
+                _name_cell(e["name"]), e["rules"], e["games"], e["won"], e["points"],
+                e["innings"], e["average"], e["high"]))
     return "\n".join(lines)
+
+
+def _name_cell(name):
+    """A name for the terminal: letters of any script kept, control characters escaped."""
+    import unicodedata
+
+    return "".join(printable(ch) if unicodedata.category(ch)[0] == "C" else ch
+                   for ch in name)
 
 
 def _cell(value):
