@@ -201,3 +201,51 @@ def test_a_form_posted_from_another_site_is_refused(tmp_path, browser):  # noqa:
         assert guard.refusals["cross_origin"] + guard.refusals["csrf"] == 1
         time.sleep(0.3)
         assert _new_games(board) == []
+
+
+XSS = ("<script>alert(1)</script>", "<img src=x onerror=window.pwned=1>")
+
+
+def _no_alert(driver):
+    from selenium.common.exceptions import NoAlertPresentException
+
+    try:
+        driver.switch_to.alert.dismiss()
+    except NoAlertPresentException:
+        return True
+    return False
+
+
+def test_a_name_made_of_markup_shows_as_text_on_the_live_pages(tmp_path, browser):  # noqa: F811
+    from tools.club.store import ClubStore
+
+    with club(tmp_path) as c:
+        (board,) = c.boards
+        game = _shots(Game("ddbu", (40, 40)), [0b00100])
+        board.send_state(game)
+        key = c.wait_live(board, game)["game"]
+        store = ClubStore(c.db)
+        try:
+            # named before the page is loaded: the server's first paint
+            store.set_names(key, list(XSS))
+            assert wait_until(lambda: c.hub.current[board.key]["names"] == list(XSS))
+            for path in ("/", "/table/" + board.key, "/overlay/" + board.key):
+                browser.get(c.url(path))
+                assert wait_until(lambda: browser.execute_script(
+                    "return window.clubLive && window.clubLive.events > 0"))
+                assert _text(browser, board.key, "name1") == XSS[0]
+                assert _text(browser, board.key, "name2") == XSS[1]
+                assert _no_alert(browser)
+                assert browser.execute_script(
+                    "return window.pwned === undefined && "
+                    "document.querySelectorAll('.card img, .card .name script').length === 0")
+            # named while the page is open: the live update puts it in as text too
+            browser.get(c.url("/"))
+            assert wait_until(lambda: _text(browser, board.key, "name1") == XSS[0])
+            store.set_names(key, [XSS[1], XSS[0]])
+            assert wait_until(lambda: _text(browser, board.key, "name1") == XSS[1], timeout=10)
+            assert _text(browser, board.key, "name2") == XSS[0]
+            assert _no_alert(browser)
+            assert browser.execute_script("return window.pwned === undefined")
+        finally:
+            store.close()
