@@ -381,25 +381,45 @@ class ClubStore:
         """Per player name and rules id: games, won, points, innings, average (points per
         inning) and high series, over finished games where the name was set; best first
         (by rules id, then average, then games won)."""
-        rows = self.db.execute(
-            "SELECT g.id, s.slot, p.name, g.rules, g.winner, g.final_rank, t.final_rank, "
-            "t.points1, t.points2, t.innings1, t.innings2, t.high1, t.high2 "
-            "FROM club_seats s JOIN club_players p ON p.id = s.player "
-            "JOIN games g ON g.id = s.game LEFT JOIN club_game_totals t ON t.game = g.id "
-            "WHERE g.status = 'finished'").fetchall()
-        stale = {row[0] for row in rows if row[5] != row[6]}
+        db = self.db
+        # games whose kept totals are missing or older than their final state
+        stale = [row[0] for row in db.execute(
+            "SELECT DISTINCT g.id FROM club_seats s JOIN games g ON g.id = s.game "
+            "LEFT JOIN club_game_totals t ON t.game = g.id WHERE g.status = 'finished' "
+            "AND (t.final_rank IS NULL OR t.final_rank != g.final_rank)")]
+        # {} once kept (the sums below count them); else what was worked out now
         totals = self._totals(stale) if stale else {}
         table = {}
-        for game, slot, name, rules, winner, _, _, *kept in rows:
-            points1, points2, innings1, innings2, high1, high2 = totals.get(game, kept)
+
+        def add(name, rules, games, won, points, innings, high):
             entry = table.setdefault((name.casefold(), rules), {
                 "name": name, "rules": rules, "games": 0, "won": 0, "points": 0,
                 "innings": 0, "high": 0})
-            entry["games"] += 1
-            entry["won"] += winner == str(slot)
-            entry["points"] += points1 if slot == 1 else points2
-            entry["innings"] += innings1 if slot == 1 else innings2
-            entry["high"] = max(entry["high"], high1 if slot == 1 else high2)
+            entry["games"] += games
+            entry["won"] += won
+            entry["points"] += points
+            entry["innings"] += innings
+            entry["high"] = max(entry["high"], high)
+
+        for row in db.execute(
+                "SELECT p.name, g.rules, COUNT(*), SUM(g.winner = CAST(s.slot AS TEXT)), "
+                "SUM(CASE s.slot WHEN 1 THEN t.points1 ELSE t.points2 END), "
+                "SUM(CASE s.slot WHEN 1 THEN t.innings1 ELSE t.innings2 END), "
+                "MAX(CASE s.slot WHEN 1 THEN t.high1 ELSE t.high2 END) "
+                "FROM club_seats s JOIN club_players p ON p.id = s.player "
+                "JOIN games g ON g.id = s.game JOIN club_game_totals t ON t.game = g.id "
+                "AND t.final_rank = g.final_rank WHERE g.status = 'finished' "
+                "GROUP BY p.id, g.rules"):
+            add(*row)
+        # totals worked out now but not kept (reading only, or the logger held the file)
+        for game, (p1, p2, i1, i2, h1, h2) in totals.items():
+            for slot, name, rules, winner in db.execute(
+                    "SELECT s.slot, p.name, g.rules, g.winner FROM club_seats s "
+                    "JOIN club_players p ON p.id = s.player JOIN games g ON g.id = s.game "
+                    "WHERE s.game = ?", (game,)):
+                first = slot == 1
+                add(name, rules, 1, int(winner == str(slot)), p1 if first else p2,
+                    i1 if first else i2, h1 if first else h2)
         out = list(table.values())
         for entry in out:
             entry["average"] = (round(entry["points"] / entry["innings"], 3)
@@ -408,9 +428,10 @@ class ClubStore:
         return out
 
     def _totals(self, games):
-        """{game: (points 1, 2, innings 1, 2, high 1, 2)} worked out from the stored game
-        (ceb: its shots replayed) and kept in club_game_totals for the next time, with the
-        final state's rank they belong to (a later state makes them be worked out again)."""
+        """Work out each game's (points 1, 2, innings 1, 2, high 1, 2) from the stored game
+        (ceb: its shots replayed) and keep them in club_game_totals, with the final state's
+        rank they belong to (a later state makes them be worked out again). Returns {} once
+        kept; {game: totals} when they could not be kept (reading only, or busy)."""
         out, keep = {}, []
         db = self.db
         for game in games:
@@ -433,7 +454,8 @@ class ClubStore:
         except sqlite3.OperationalError:
             if db.in_transaction:
                 db.execute("ROLLBACK")  # the logger holds the file: kept next time instead
-        return out
+            return out
+        return {}
 
     # -- exports ----------------------------------------------------------------------------
 
