@@ -563,8 +563,8 @@ def club_first_load_figures(sizes):
     folder = None if sizes is FULL else tempfile.mkdtemp(prefix="bench-club-")
     try:
         got = loadbench.measure(sizes["club_games"], sizes["club_runs"], folder)
-    except (ImportError, RuntimeError) as exc:
-        raise Unavailable("club first load: %s" % exc) from None
+    except Exception as exc:  # noqa: BLE001 - any failure here is a note, not a crash
+        raise Unavailable("club first load: %s: %s" % (type(exc).__name__, exc)) from None
     finally:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
