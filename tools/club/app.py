@@ -21,7 +21,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from tools.club import security
-from tools.club.live import LiveHub
+from tools.club.live import LiveHub, board_label
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RULES_NAMES = {"ddbu": "DDBU keglebillard", "ceb": "CEB five-pins",
@@ -36,6 +36,7 @@ def make_templates():
         autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.globals["csrf_input"] = security.csrf_input
     env.globals["rules_names"] = RULES_NAMES
+    env.filters["board_label"] = board_label  # T01 rather than 543031, where it reads so
     return Jinja2Templates(env=env)
 
 

@@ -42,6 +42,7 @@ class FakeBoard:
         self.stamp = 0
         self.commands = []
         self.events = []  # (record, player, points, to) as sent, 1 = first
+        self.played = {self.game_id: (self.game_no, self.events)}  # every game's events
         self.last_payload = None
         self._lock = threading.Lock()
         self._closed = False
@@ -58,6 +59,8 @@ class FakeBoard:
         """The next game on this board: a new identity, as after NEW_GAME."""
         self.game_no = self.game_no + 1 if game_no is None else game_no
         self.game_id = (self.board_id + b"%d" % self.game_no + b"--------")[:8]
+        self.events = []
+        self.played[self.game_id] = (self.game_no, self.events)
 
     def send_state(self, game):
         """The frames the firmware sends after an event: SHOT (or UNDO) first, then STATE."""
@@ -80,14 +83,15 @@ class FakeBoard:
         self._send(frames.STATE, payload)
         return payload
 
-    def _head(self):
-        return (struct.pack("<H", self.game_no) + self.game_id + self.boot_id
+    def _head(self, game_id=None):
+        game_id = game_id or self.game_id
+        return (struct.pack("<H", self.played[game_id][0]) + game_id + self.boot_id
                 + struct.pack("<I", self.stamp))
 
-    def _send_event(self, index, event, resent):
+    def _send_event(self, index, event, resent, game_id=None):
         self.stamp += 1
         record, player, points, to = event
-        self._send(frames.SHOT, self._head() + struct.pack(
+        self._send(frames.SHOT, self._head(game_id) + struct.pack(
             "<H4sBhBB", index, record, player, points, to, int(resent)))
 
     def hello(self):
@@ -117,8 +121,10 @@ class FakeBoard:
                     self.hello()
                 elif kind == frames.CMD_EVENT and len(payload) == 10:
                     index = struct.unpack_from("<H", payload, 8)[0]
-                    if bytes(payload[:8]) == self.game_id and 1 <= index <= len(self.events):
-                        self._send_event(index, self.events[index - 1], resent=True)
+                    game_id = bytes(payload[:8])  # a game left behind is answered too
+                    events = self.played.get(game_id, (0, []))[1]
+                    if 1 <= index <= len(events):
+                        self._send_event(index, events[index - 1], True, game_id)
                 elif kind == frames.CMD_STATE and self.last_payload is not None:
                     self.stamp += 1
                     payload = bytearray(self.last_payload)

@@ -94,11 +94,11 @@ def _wait_stored(db, board, game, timeout=30.0):
     con = sqlite3.connect(db)
     try:
         while time.monotonic() < deadline:
-            row = con.execute("SELECT g.final FROM games g JOIN boards b ON b.id=g.board "
-                              "WHERE b.key=? AND g.game_no=?",
+            row = con.execute("SELECT g.final, g.complete FROM games g JOIN boards b "
+                              "ON b.id=g.board WHERE b.key=? AND g.game_no=?",
                               (board.key, board.game_no)).fetchone()
-            if row and row[0] and json.loads(row[0]) == want:
-                return
+            if row and row[0] and json.loads(row[0]) == want and row[1]:
+                return  # the state, and every event it counts
             time.sleep(0.02)
     finally:
         con.close()
