@@ -303,3 +303,22 @@ def test_naming_at_the_table_reaches_the_live_tables(db):
         assert wait_until(live_names)
         tv = client.get("/").text
         assert "Greta" in tv and XSS not in tv and "&lt;script&gt;" in tv
+
+
+def test_a_misspelt_name_is_corrected_in_every_game_with_the_pin(db):
+    store = ClubStore(db)
+    store.set_names(1, ["Ana", "Ben"])
+    store.set_names(3, ["Ben", "Ana"])
+    with client_for(create_app(db, pin=PIN)) as client:
+        page = client.get("/players")
+        form = {"csrf": token(page), "old": "Ana", "new": "Anna", "pin": "0000"}
+        refused = client.post("/players/rename", data=form, follow_redirects=False)
+        assert refused.status_code == 403 and "wrong PIN" in refused.text
+        assert names_of(db, 1) == ["Ana", "Ben"]
+        done = client.post("/players/rename", data=dict(form, pin=PIN),
+                           follow_redirects=False)
+        assert done.status_code == 303
+        assert "Name corrected" in client.get(done.headers["location"]).text
+        assert (names_of(db, 1), names_of(db, 3)) == (["Anna", "Ben"], ["Ben", "Anna"])
+        unknown = client.post("/players/rename", data=dict(form, old="Nobody", pin=PIN))
+        assert unknown.status_code == 400 and "no player called Nobody" in unknown.text

@@ -6,6 +6,7 @@
     /game/KEY                                            shots, series table, chart, names form
     /game/KEY/names         (POST: name1, name2, pin, csrf)   names for the game's slots
     /players                                             statistics per name and rules id
+    /players/rename        (POST: old, new, pin, csrf)   a name corrected in every game
     /export.csv, /export.json [?game=KEY]                what `tools.logger export` prints
 
 Every page reads through tools.club.store.ClubStore (one per app, made on first use over
@@ -102,11 +103,25 @@ async def set_names(request):
 
 
 def players(request):
-    stats = club_store(request).player_stats()
+    store = club_store(request)
+    stats = store.player_stats()
     by_rules = {}
     for entry in stats:
         by_rules.setdefault(entry["rules"], []).append(entry)
-    return _render(request, "players.html", title="Players", by_rules=by_rules)
+    return _render(request, "players.html", title="Players", by_rules=by_rules,
+                   players=store.players(), renamed=request.query_params.get("renamed"))
+
+
+async def rename_player(request):
+    form = await request.form()
+    security.require_write(request, form)
+    store = club_store(request)
+    try:
+        await run_in_threadpool(store.rename_player, str(form.get("old") or ""),
+                                str(form.get("new") or ""))
+    except ClubError as e:
+        raise HTTPException(400, str(e)) from None
+    return RedirectResponse("/players?renamed=1", status_code=303)
 
 
 def export(request):
@@ -132,5 +147,6 @@ def routes():
         Route("/game/{key}", game_page, name="game"),
         Route("/game/{key}/names", set_names, methods=["POST"], name="set_names"),
         Route("/players", players, name="players"),
+        Route("/players/rename", rename_player, methods=["POST"], name="rename_player"),
         Route("/export.{fmt:str}", export, name="export"),
     ]
