@@ -90,3 +90,31 @@ def test_logger_stats_add_the_players_by_name_and_change_nothing(named):
                     average, int(high)))
     assert got == want and any(name == ODD for name, *_ in got)
     assert (os.path.getmtime(path), os.path.getsize(path)) == before
+
+
+@pytest.mark.parametrize("filters", [{"table": "c1ab0001"}, {"player": "anna"},
+                                     {"player": "Nobody"}, {"table": "c1ab0002",
+                                                            "player": "Ben"}])
+def test_an_export_narrowed_as_the_results_page_is(named, filters):
+    path, store = named
+    args = ["--db", path, "--format", "csv"]
+    for key, value in filters.items():
+        args += ["--" + key, value]
+    rows = list(csv.DictReader(io.StringIO(export_cli(*args).decode())))
+    want = sorted(g["game"] for g in store.games(**filters))
+    assert [int(r["game"]) for r in rows] == want
+    assert export_cli(*args) == "".join(
+        line + "\n" for line in store.export_lines(None, "csv", **filters)).encode()
+
+
+def test_an_export_of_a_day_and_a_day_not_so_written(named):
+    path, store = named
+    import datetime
+
+    today = datetime.date.today().isoformat()
+    assert len(export_cli("--db", path, "--day", today).splitlines()) == 3
+    assert export_cli("--db", path, "--day", "2001-01-01") == b""
+    out = subprocess.run([sys.executable, "-m", "tools.logger", "export", "--db", path,
+                          "--day", "1.1.2001"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 2 and "YYYY-MM-DD" in out.stderr and out.stdout == ""

@@ -111,6 +111,12 @@ def test_the_exports_are_the_loggers_bytes(db):
                 assert got.content == "".join(
                     line + "\n" for line in store.export_lines(game, fmt)).encode()
         assert client.get("/export.xml").status_code == 404
+        narrowed = client.get("/export.csv", params={"table": "c1ab0002"})
+        assert narrowed.content == "".join(
+            line + "\n" for line in store.export_lines(None, "csv", table="c1ab0002")).encode()
+        assert client.get("/export.json", params={"day": "x"}).status_code == 400
+        page = client.get("/results", params={"table": "c1ab0002"}).text
+        assert 'href="/export.csv?table=c1ab0002"' in page
 
 
 def test_naming_with_the_pin_shows_everywhere(db):

@@ -7,7 +7,7 @@
     /game/KEY/names         (POST: name1, name2, pin, csrf)   names for the game's slots
     /players                                             statistics per name and rules id
     /players/rename        (POST: old, new, pin, csrf)   a name corrected in every game
-    /export.csv, /export.json [?game=KEY]                what `tools.logger export` prints
+    /export.csv, /export.json [?game=KEY|day=|table=|player=]   `tools.logger export`
 
 Every page reads through tools.club.store.ClubStore (one per app, made on first use over
 the app's database) in Starlette's thread pool; writes go through
@@ -133,7 +133,12 @@ def export(request):
         game = None if game in (None, "") else int(game)
     except ValueError:
         raise HTTPException(400, "game is a game's number") from None
-    lines = club_store(request).export_lines(game, fmt)
+    query = request.query_params
+    day, table, player = (query.get(k) or None for k in ("day", "table", "player"))
+    try:
+        lines = club_store(request).export_lines(game, fmt, day, table, player)
+    except ClubError as e:
+        raise HTTPException(400, str(e)) from None
     body = "".join(line + "\n" for line in lines)  # as `tools.logger export` prints them
     name = "games" if game is None else "game-%d" % game
     media = "text/csv" if fmt == "csv" else "application/x-ndjson"

@@ -459,11 +459,11 @@ class ClubStore:
 
     # -- exports ----------------------------------------------------------------------------
 
-    def export_lines(self, game=None, fmt="json"):
+    def export_lines(self, game=None, fmt="json", day=None, table=None, player=None):
         """The lines of `tools.logger export` (the same bytes, names included)."""
         from tools.logger import report
 
-        return report.export_lines(self.store, game, fmt)
+        return report.export_lines(self.store, game, fmt, day, table, player)
 
 
 def _setup(db):

@@ -4,6 +4,7 @@
         [--new-game ddbu:40 [--replace]]   # the board asks its players unless --replace
         [--new-game ceb:60:3:teams]        # a ceb match of two-man teams
     python -m tools.logger export --db games.db [--game N] [--format json|csv]
+        [--day YYYY-MM-DD] [--table BOARD] [--player NAME]   # as the club's Results page
     python -m tools.logger stats --db games.db
     python -m tools.logger view --db games.db [--once]
 

@@ -64,7 +64,8 @@ def _log(argv):
     ap = argparse.ArgumentParser(
         prog="python -m tools.logger",
         description="Log scoreboards' serial links and MQTT broker into SQLite.",
-        epilog="Also: python -m tools.logger export --db FILE [--game N] [--format json|csv], "
+        epilog="Also: python -m tools.logger export --db FILE [--game N] [--day D] [--table B] "
+        "[--player NAME] [--format json|csv], "
         "stats --db FILE, view --db FILE [--once].",
     )
     ap.add_argument("--port", action="append", default=[], help="serial port (repeatable)")
@@ -141,6 +142,11 @@ def _report(command, argv):
     if command == "export":
         ap.add_argument("--game", type=int)
         ap.add_argument("--format", choices=("json", "csv"), default="json")
+        ap.add_argument("--day", metavar="YYYY-MM-DD",
+                        help="only the games begun that day (local time)")
+        ap.add_argument("--table", metavar="BOARD", help="only the games of this board")
+        ap.add_argument("--player", metavar="NAME",
+                        help="only the games of this player (a name set in the club app)")
     if command == "view":
         ap.add_argument("--once", action="store_true")
     args = ap.parse_args(argv)
@@ -151,7 +157,15 @@ def _report(command, argv):
         return 2
     try:
         if command == "export":
-            for line in report.export_lines(store, args.game, args.format):
+            from tools.club.store import ClubError
+
+            try:
+                lines = report.export_lines(store, args.game, args.format, args.day,
+                                            args.table, args.player)
+            except ClubError as e:
+                sys.stderr.write("logger export: %s\n" % e)
+                return 2
+            for line in lines:
                 print(line)
         elif command == "stats":
             print(report.stats_text(store))

@@ -43,8 +43,17 @@ def game_record(store, row, names=None):
             "losses": store.losses(game), "lost_events": len(store.lost_events(game))}
 
 
-def export_lines(store, game=None, fmt="json"):
+def export_lines(store, game=None, fmt="json", day=None, table=None, player=None):
+    """The export's lines; ``day`` ("YYYY-MM-DD", local time, when the game began),
+    ``table`` (a board id) and ``player`` (a name the club app set) narrow it as the club's
+    Results page does (tools.club.store.ClubError for a day not so written)."""
     rows = store.games(game)
+    if day or table or player:
+        from tools.club.store import ClubStore
+
+        chosen = ({g["game"] for g in ClubStore.reading(store).games(day, table, player)}
+                  if names_by_game(store.db) or not player else set())
+        rows = [row for row in rows if row[0] in chosen]
     names = names_by_game(store.db, None if game is None else [game])
     records = [game_record(store, row, names) for row in rows]
     if fmt == "json":
