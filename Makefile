@@ -38,8 +38,8 @@ club: $(STAMP)
 	$(BIN)/python -m tools.club --db $(CLUB_DB) --demo $(TABLES) --listen $(LISTEN) $(if $(PIN),--pin $(PIN))
 
 deploy: $(STAMP)
-	@test -n "$(PORT)" || { echo "usage: make deploy PORT=/dev/ttyUSB0 [MPY=1]" >&2; exit 2; }
-	$(BIN)/python -m tools.deploy --port $(PORT) $(if $(MPY),--mpy)
+	@test -n "$(PORT)" || { echo "usage: make deploy PORT=/dev/ttyUSB0 [MPY=1] [CA=ca.der]" >&2; exit 2; }
+	$(BIN)/python -m tools.deploy --port $(PORT) $(if $(MPY),--mpy) $(if $(CA),--ca $(CA))
 
 check: $(STAMP)
 	@test -n "$(PORT)" || { echo "usage: make check PORT=/dev/ttyUSB0" >&2; exit 2; }

@@ -33,8 +33,10 @@ def test_one_pinned_umqtt_for_tests_mip_and_frozen_builds():
 
 def test_deploy_installs_the_pinned_umqtt_on_a_board_with_net_settings(tmp_path):
     flash(tmp_path, cfg={"net": NET}, firmware=False)
+    ca = bytes.fromhex("3082") + bytes(range(200))  # DER starts with a SEQUENCE
+    (tmp_path / "club-ca.der").write_bytes(ca)
     with booted(tmp_path) as twin:
-        out = run_deploy(twin.usb_path, "--no-reset")
+        out = run_deploy(twin.usb_path, "--no-reset", "--ca", str(tmp_path / "club-ca.der"))
         assert out.returncode == 0, out.stdout + out.stderr
         assert "umqtt.simple %s to lib/umqtt" % deploy.UMQTT_VERSION in out.stdout
         # the network link and its MQTT client import on the board, umqtt from /lib
@@ -42,8 +44,20 @@ def test_deploy_installs_the_pinned_umqtt_on_a_board_with_net_settings(tmp_path)
                        "print(umqtt.simple.__file__)")
         assert got.returncode == 0, got.stdout + got.stderr
         assert "lib/umqtt/simple.py" in got.stdout
+        # the club's CA certificate, for TLS, beside board.cfg
+        got = mpremote(twin.usb_path, "exec", "print(open('ca.der', 'rb').read().hex())")
+        assert got.stdout.split()[-1] == ca.hex(), got.stdout + got.stderr
     assert list_flash(tmp_path, "lib/umqtt") == ["simple.py"]
     with open(os.path.join(upy.UPYLIB, "umqtt", "simple.py"), "rb") as f:
         pinned = f.read()
     on_board = read_flash(tmp_path, "lib/umqtt/simple.py").encode()
     assert hashlib.sha256(on_board).hexdigest() == hashlib.sha256(pinned).hexdigest()
+
+
+def test_deploy_takes_the_ca_certificate_as_der_only(tmp_path):
+    pem = tmp_path / "ca.crt"
+    pem.write_text("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+    out = run_deploy("/dev/null", "--ca", str(pem))
+    assert out.returncode == 1 and "the board reads DER: openssl x509" in out.stderr
+    out = run_deploy("/dev/null", "--ca", str(tmp_path / "missing.der"))
+    assert out.returncode == 1 and "cannot read" in out.stderr

@@ -3,6 +3,7 @@
     python -m tools.deploy --port /dev/ttyUSB0          # sources
     python -m tools.deploy --port /dev/ttyUSB0 --mpy    # compiled with mpy-cross first
     python -m tools.deploy --port /dev/ttyUSB0 --net    # umqtt too, with no net settings yet
+    python -m tools.deploy --port /dev/ttyUSB0 --ca club/ca.der   # the club's CA, for TLS
     python -m tools.deploy --list                       # what would be copied
 
 The board gets `rules_core/`, `boardlib/` and `firmware/` as packages at the root of its
@@ -344,8 +345,25 @@ def copy(board, dest, say):
               % (stale,))
 
 
-def deploy(port, mpy=False, reset=True, say=print, net=False, remove_copies=False):
+def ca_certificate(path):
+    """The bytes of the club's CA certificate for the board's /ca.der (docs/network.md,
+    "TLS"), or DeployError: the board's mbedtls reads DER only."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise DeployError("cannot read %s (%s)" % (path, exc.strerror)) from None
+    if data.lstrip().startswith(b"-----BEGIN"):
+        raise DeployError("%s is PEM; the board reads DER: openssl x509 -in %s -outform der "
+                          "-out ca.der (tools.broker --tls writes ca.der)" % (path, path))
+    if not data.startswith(b"\x30"):
+        raise DeployError("%s is not a DER certificate" % path)
+    return data
+
+
+def deploy(port, mpy=False, reset=True, say=print, net=False, remove_copies=False, ca=None):
     dest = os.path.join(ROOT, "build", "deploy")
+    ca_bytes = ca_certificate(ca) if ca else None
     if not remove_copies:
         stage(dest, mpy=mpy)
     board = connect(port, ANSWER_WAIT_S)
@@ -373,6 +391,9 @@ def deploy(port, mpy=False, reset=True, say=print, net=False, remove_copies=Fals
             stage(dest, mpy=mpy, libraries=True)
             say("%s %s to lib/umqtt (%s)" % (UMQTT, UMQTT_VERSION, "the board has net settings"
                                               if has_net else "--net"))
+        if ca_bytes is not None:
+            with open(os.path.join(dest, "ca.der"), "wb") as f:
+                f.write(ca_bytes)  # staged after stage() emptied the folder
         if reset:
             # Come back without the firmware: no watchdog, the REPL free, whatever the
             # firmware on the board does (even an older one).
@@ -396,6 +417,8 @@ def main(argv=None):
     p.add_argument("--mpy", action="store_true", help="copy compiled .mpy files")
     p.add_argument("--net", action="store_true",
                    help="install umqtt even if the board's board.cfg has no net settings yet")
+    p.add_argument("--ca", metavar="FILE",
+                   help="the club's CA certificate (DER) to the board as /ca.der, for TLS")
     p.add_argument("--no-reset", action="store_true",
                    help="copy only: no resets (for a board whose firmware is not running)")
     p.add_argument("--list", action="store_true", help="list what would be copied and stop")
@@ -421,7 +444,7 @@ def main(argv=None):
         p.error("--port is required")
     try:
         deploy(args.port, mpy=args.mpy, reset=not args.no_reset, net=args.net,
-               remove_copies=args.remove_copies)
+               remove_copies=args.remove_copies, ca=args.ca)
     except DeployError as exc:
         sys.stderr.write("deploy: %s\n" % exc)
         return 1
