@@ -1,6 +1,7 @@
 """Exports carry the names given at the table: `tools.logger export` and the club's store
 (the pages' export links) give the same bytes."""
 
+import contextlib
 import csv
 import io
 import json
@@ -19,10 +20,23 @@ ODD = 'J. "Big", <script>alert(1)</script>'
 
 
 def export_cli(*args):
-    out = subprocess.run([sys.executable, "-m", "tools.logger", "export", *args], cwd=ROOT,
-                         capture_output=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    return out.stdout
+    """What `python -m tools.logger export ARGS` prints, run in this process (its own
+    command line, tools.logger.__main__; test_the_command_itself runs it as a program)."""
+    from tools.logger.__main__ import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["export", *args]) == 0
+    return out.getvalue().encode()
+
+
+def test_the_command_itself(named):
+    path, _ = named
+    for fmt in ("json", "csv"):
+        out = subprocess.run([sys.executable, "-m", "tools.logger", "export", "--db", path,
+                              "--format", fmt], cwd=ROOT, capture_output=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout == export_cli("--db", path, "--format", fmt)
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +128,9 @@ def test_an_export_of_a_day_and_a_day_not_so_written(named):
     today = datetime.date.today().isoformat()
     assert len(export_cli("--db", path, "--day", today).splitlines()) == 3
     assert export_cli("--db", path, "--day", "2001-01-01") == b""
-    out = subprocess.run([sys.executable, "-m", "tools.logger", "export", "--db", path,
-                          "--day", "1.1.2001"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=120)
-    assert out.returncode == 2 and "YYYY-MM-DD" in out.stderr and out.stdout == ""
+    from tools.logger.__main__ import main
+
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        assert main(["export", "--db", path, "--day", "1.1.2001"]) == 2
+    assert "YYYY-MM-DD" in err.getvalue() and out.getvalue() == ""
