@@ -249,3 +249,58 @@ def test_a_name_made_of_markup_shows_as_text_on_the_live_pages(tmp_path, browser
             assert browser.execute_script("return window.pwned === undefined")
         finally:
             store.close()
+
+
+def test_shots_on_the_simulated_board_reach_the_tables_page_within_a_second(tmp_path, browser):  # noqa: F811,E501
+    # The real firmware on the simulated board (`make club`'s demo table), through the
+    # logger, to the page: each committed state shows on the open page within a second.
+    from tools.club.app import create_app
+    from tools.club.demo import Demo
+    from tools.club.live import LiveHub
+    from tools.club.logbridge import LoggerBridge
+    from tools.logger.core import Logger
+
+    db = str(tmp_path / "games.db")
+    demo = Demo(1, speed=8.0, seed=5)
+    logger = Logger(demo.host_paths, db)
+    hub = LiveHub(db)
+    commits = []
+
+    def committed():
+        commits.append((time.monotonic(), logger.last_state["shots"]))
+        hub.notify()
+
+    bridge = LoggerBridge(logger, on_commit=committed).start()
+    served = Served(create_app(db, commands=bridge, hub=hub))
+    demo.start()
+    try:
+        board = "T01".encode().hex()
+        browser.get(served.url("/"))
+
+        def shown():
+            return browser.execute_script(
+                "const t = window.clubLive && window.clubLive.tables[arguments[0]];"
+                "return t ? t.state.shots : null;", board)
+
+        assert wait_until(lambda: (shown() or 0) > 0, timeout=60), "no shot reached the page"
+        browser.execute_script("window.clubMarker = 'the same page'")
+        delays = []
+        for _ in range(20):
+            if len(delays) >= 3:
+                break
+            seen = len(commits)
+            assert wait_until(lambda n=seen: len(commits) > n, timeout=30), "the table stopped"
+            at, shots = commits[-1]
+            count = len(commits)
+            got = wait_until(lambda s=shots, n=count: shown() == s or len(commits) > n,
+                             timeout=5, step=0.01)
+            assert got, "a committed state never showed"
+            if len(commits) == count:  # (a newer commit meanwhile: that one is measured next)
+                delays.append(time.monotonic() - at)
+        assert len(delays) >= 3, "the page never caught up with the board"
+        assert max(delays) < 1.0, "from the logger's commit to the page: %s s" % delays
+        assert browser.execute_script("return window.clubMarker") == "the same page"
+    finally:
+        demo.stop()
+        served.stop()
+        bridge.stop()
