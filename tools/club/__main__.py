@@ -2,6 +2,7 @@
 
     python -m tools.club --db games.db --port /dev/ttyUSB1 [--port ...] [--pin PIN]
     python -m tools.club --db games.db --mqtt mqtt://USER:PASSWORD@HOST:1883 --keys keys.txt
+        [--ca ca.crt]                                    # mqtts://...:8883 over TLS
     python -m tools.club --db games.db --demo 4          # four simulated tables playing
     python -m tools.club --db games.db                   # the web app alone (a logger runs
                                                          # elsewhere on the same file)
@@ -41,7 +42,10 @@ def parse_args(argv):
                     "(repeatable)")
     ap.add_argument("--baud", type=int, default=115200)
     ap.add_argument("--mqtt", metavar="mqtt://USER:PASSWORD@HOST:PORT",
-                    help="also log every board on this MQTT broker (docs/network.md)")
+                    help="also log every board on this MQTT broker (docs/network.md); "
+                    "mqtts://... over TLS")
+    ap.add_argument("--ca", metavar="FILE",
+                    help="with mqtts://: the club's CA certificate (PEM, tools.broker's ca.crt)")
     ap.add_argument("--mqtt-prefix", default="", metavar="PREFIX")
     ap.add_argument("--keys", metavar="FILE", help="the boards' command keys for --mqtt")
     ap.add_argument("--listen", type=_listen, default=_listen(DEFAULT_LISTEN),
@@ -59,6 +63,10 @@ def parse_args(argv):
         ap.error("--pin must not be empty")
     if args.keys and not args.mqtt:
         ap.error("--keys goes with --mqtt")
+    if args.ca and not args.mqtt:
+        ap.error("--ca goes with --mqtt")
+    if args.ca and not os.path.exists(args.ca):
+        ap.error("--ca: no such file %s" % args.ca)
     return ap, args
 
 
@@ -114,7 +122,7 @@ def main(argv=None):
         except (OSError, ValueError) as e:
             store.close()
             ap.error(str(e))
-        source = MqttSource(args.mqtt, keys, prefix=args.mqtt_prefix)
+        source = MqttSource(args.mqtt, keys, prefix=args.mqtt_prefix, ca=args.ca)
     hub = LiveHub(args.db)
     bridge = None
     if logs:
