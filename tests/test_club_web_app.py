@@ -239,3 +239,59 @@ def _descendants(pid):
         found += children
         todo += children
     return found
+
+
+def test_a_board_on_the_clubs_broker_shows_on_the_tables(tmp_path):
+    # python -m tools.club --mqtt: the real firmware and umqtt on the simulated board,
+    # a real Mosquitto on 127.0.0.1, the logger inside the club app
+    import signal
+    import urllib.request
+
+    from tools import broker as broker_tool
+    from tools.timelines import build, random_game
+
+    why = broker_tool.available()
+    if why is not None:
+        pytest.skip(str(why))
+    users = {"logger": "logger-pw", "t1": "t1-pw"}
+    key = bytes(range(32))
+    (tmp_path / "keys.txt").write_text("t1 %s\n" % key.hex())
+    with broker_tool.Mosquitto(str(tmp_path / "broker"), users, ("t1",)) as mosquitto:
+        with __import__("socket").socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        club_proc = subprocess.Popen(
+            [sys.executable, "-m", "tools.club", "--db", str(tmp_path / "games.db"),
+             "--mqtt", "mqtt://logger:logger-pw@127.0.0.1:%d" % mosquitto.port,
+             "--keys", str(tmp_path / "keys.txt"), "--listen", "127.0.0.1:%d" % port],
+            cwd=ROOT, stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            events = random_game("ddbu", 7, length=12, distance=(30, 30))
+            timeline, _ = build("ddbu", events, distance=(30, 30))
+            (tmp_path / "g.timeline").write_text(timeline)
+            (tmp_path / "board.cfg").write_text(json.dumps({"net": {
+                "ssid": "club", "password": "pinboard", "host": "127.0.0.1",
+                "port": mosquitto.port, "user": "t1", "pass": "t1-pw", "key": key.hex(),
+                "id": "t1"}}))
+            played = subprocess.run(
+                [sys.executable, "-m", "tools.sim", "--timeline", str(tmp_path / "g.timeline"),
+                 "--config", str(tmp_path / "board.cfg"), "--rules", "ddbu", "--distance",
+                 "30"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+            assert played.returncode == 0, played.stderr
+            final = json.loads(played.stdout.splitlines()[-1])
+
+            def table():
+                try:
+                    with urllib.request.urlopen("http://127.0.0.1:%d/api/tables" % port,
+                                                timeout=5) as r:
+                        tables = json.loads(r.read())["tables"]
+                except OSError:
+                    return None
+                return next((t for t in tables if t["label"] == "t1"), None)
+
+            assert wait_until(lambda: (table() or {}).get("state") == final, timeout=60), \
+                table()
+        finally:
+            os.killpg(club_proc.pid, signal.SIGINT)
+            _, err = club_proc.communicate(timeout=30)
+        assert club_proc.returncode == 0, err.decode()
