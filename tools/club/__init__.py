@@ -5,5 +5,8 @@
 
 Modules: app (the Starlette app), live (the live tables and server-sent events), security
 (the club PIN, CSRF, refusals), logbridge (the logger in a thread, its commands), demo
-(simulated tables), pages/store/chart (results, players, names). docs/club.md describes it.
+(simulated tables), pages/store/chart (results, players, names), fakeboards (board-shaped
+frames on ptys), serving (the app in a thread, headless Chromium), bench and loadbench
+(`make bench`'s figures), sample (games for tests and benches), screens (the docs'
+screenshots). docs/club.md describes it.
 """
