@@ -62,7 +62,7 @@ BAUD = 115200
 BITS_PER_BYTE = 10  # 8N1: start bit, 8 data bits, stop bit
 
 FULL = {"idle": 1000, "shots": 50, "alloc_idle": 1000, "alloc_shots": 50, "game": 1000,
-        "resume_loads": 5, "heap_shots": 500, "heap_step": 512, "flood": 3000,
+        "resume_loads": 5, "heap_shots": 500, "heap_step": 1024, "flood": 3000,
         "bitflips": 300, "bitflip_events": 150, "club_games": 10000, "club_runs": 5}
 SMOKE = {"idle": 400, "shots": 4, "alloc_idle": 40, "alloc_shots": 2, "game": 10,
          "resume_loads": 1, "heap_shots": 3, "heap_step": 16384, "flood": 40,
@@ -380,10 +380,19 @@ def plays(timeline, shots, budget):
         raise Unavailable("the sim printed no final state: %s" % exc) from None
 
 
-def smallest_heap(timeline, shots, step, low=1024, high=256 << 10):
-    """Bisection: the smallest data heap (to `step` bytes) that plays the whole timeline."""
+def smallest_heap(timeline, shots, step, low=1024, high=256 << 10, start=32768):
+    """The smallest data heap from which every budget up to `start`, `step` bytes apart,
+    plays the whole timeline: down from `start` until one fails. Whether a budget plays is
+    not monotone (a heap in pieces may lack one block a smaller heap happened to keep), so
+    a bisection could land on a lucky budget below failing ones. If `start` fails too,
+    bisection above it (to `step` bytes)."""
     if not plays(timeline, shots, high):
         raise Unavailable("the timeline fails even with %d bytes of heap" % high)
+    if plays(timeline, shots, start):
+        while start - step >= low and plays(timeline, shots, start - step):
+            start -= step
+        return start
+    low = start
     while high - low > step:
         mid = (low + high) // 2
         if plays(timeline, shots, mid):
