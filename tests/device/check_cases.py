@@ -76,6 +76,20 @@ def open_check(sim, app, t):
     return t, item, confirm
 
 
+def in_check(state, crossed=(), **levels):
+    """A booted board in the wiring check, its opening sweep over: (sim, app, t).
+    `crossed`: two spots whose wires are swapped; `levels` as for board()."""
+    sim, app = board(state, **levels)
+    if crossed:
+        pins = sim.board.spots = list(sim.spot_pins)
+        a, b = crossed[0] - 1, crossed[1] - 1
+        pins[a], pins[b] = pins[b], pins[a]
+        sim.board.bind_pins()
+    t = play(app, 0, 3000)
+    t, _, _ = open_check(sim, app, t)
+    return sim, app, play(app, t, t + SWEEP_MS + 100)
+
+
 def sweep(state):
     sim, app = board(state)
     t = play(app, 0, 3000)
@@ -92,81 +106,55 @@ def sweep(state):
             "score": app.state["score"]}
 
 
+def changed(sim, app, t, *changes, ms=100):
+    """Each (spot or button, number, level) of `changes` set, then `ms` of play:
+    (t, what the display shows)."""
+    for set_level, number, level in changes:
+        set_level(sim, number, level)
+    t = play(app, t, t + ms)
+    return t, sim.visible()
+
+
 def live_spots_and_leaving(state):
-    sim, app = board(state)
-    t = play(app, 0, 3000)
-    t, _, _ = open_check(sim, app, t)
-    t = play(app, t, t + SWEEP_MS + 100)
+    sim, app, t = in_check(state)
     seen = [sim.visible()]
-    spot(sim, 3, False)
-    t = play(app, t, t + 100)
-    seen.append(sim.visible())
-    spot(sim, 5, False)
-    t = play(app, t, t + 100)
-    seen.append(sim.visible())
-    spot(sim, 3, True)
-    spot(sim, 5, True)
-    t = play(app, t, t + 100)
-    seen.append(sim.visible())
-    button(sim, FOUL, True)
-    t = play(app, t, t + 100)
-    seen.append(sim.visible())
-    button(sim, FOUL, False)
-    t = play(app, t, t + 100)
-    button(sim, UNDO, True)  # hold undo: leave, once it is let go
-    t = play(app, t, t + 1000)
+    for changes in (((spot, 3, False),), ((spot, 5, False),),
+                    ((spot, 3, True), (spot, 5, True)), ((button, FOUL, True),)):
+        t, shown = changed(sim, app, t, *changes)
+        seen.append(shown)
+    t, _ = changed(sim, app, t, (button, FOUL, False))
+    # hold undo: leave the check, once it is let go
+    t, _ = changed(sim, app, t, (button, UNDO, True), ms=1000)
     held = app.check is not None
-    button(sim, UNDO, False)
-    t = play(app, t, t + 100)
-    in_check = app.check is not None
-    t = play(app, t, t + 3000)
-    seen.append(sim.visible())
-    return {"seen": seen, "held": held, "in_check": in_check,
+    t, _ = changed(sim, app, t, (button, UNDO, False))
+    still_checking = app.check is not None
+    t, shown = changed(sim, app, t, ms=3000)
+    seen.append(shown)
+    return {"seen": seen, "held": held, "in_check": still_checking,
             "score": app.state["score"], "shots": app.state["shots"]}
 
 
 def wrong_polarity(state):
-    sim, app = board(state, standing_level=1, wired_level=0)
-    t = play(app, 0, 3000)
-    t, _, _ = open_check(sim, app, t)
-    t = play(app, t, t + SWEEP_MS + 100)
-    seen = [sim.visible()]
-    spot(sim, 2, False)  # knock a pin over: its spot "comes back"
-    t = play(app, t, t + 100)
-    seen.append(sim.visible())
-    return seen
+    sim, app, t = in_check(state, standing_level=1, wired_level=0)
+    # knock a pin over: its spot "comes back"
+    return [sim.visible(), changed(sim, app, t, (spot, 2, False))[1]]
 
 
 def swapped_spots(state):
-    sim, app = board(state)
-    pins = sim.board.spots = list(sim.spot_pins)
-    pins[1], pins[3] = pins[3], pins[1]  # the wires of spots 2 and 4 crossed
-    sim.board.bind_pins()
-    t = play(app, 0, 3000)
-    t, _, _ = open_check(sim, app, t)
-    t = play(app, t, t + SWEEP_MS + 100)
-    spot(sim, 2, False)  # the pin on spot 2 falls ...
-    t = play(app, t, t + 100)
-    return sim.visible()
+    sim, app, t = in_check(state, crossed=(2, 4))
+    return changed(sim, app, t, (spot, 2, False))[1]  # the pin on spot 2 falls ...
 
 
 def buttons(state):
-    sim, app = board(state)
-    t = play(app, 0, 3000)
-    t, _, _ = open_check(sim, app, t)
-    t = play(app, t, t + SWEEP_MS + 100)
+    sim, app, t = in_check(state)
     names = []
     for i in (CAROM, FOUL, OK, UNDO):
-        button(sim, i, True)
-        t = play(app, t, t + 100)
-        names.append(sim.visible())
-        button(sim, i, False)
-        t = play(app, t, t + 100)
-    names.append(sim.visible())
-    button(sim, OK, True)
-    t = play(app, t, t + 1000)
-    button(sim, OK, False)
-    t = play(app, t, t + 200)
+        t, shown = changed(sim, app, t, (button, i, True))
+        names.append(shown)
+        t, shown = changed(sim, app, t, (button, i, False))
+    names.append(shown)
+    t, _ = changed(sim, app, t, (button, OK, True), ms=1000)
+    changed(sim, app, t, (button, OK, False), ms=200)
     lit = sum(bin(b).count("1") for b in sim.segments())
     return {"names": names, "lit": lit}
 

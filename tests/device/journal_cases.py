@@ -78,23 +78,37 @@ def exists(root, name):
     return name in os.listdir(root)
 
 
+def recording(store, game, recs, maintain=None):
+    # each event of recs applied to game and recorded, then maintain() when maintain(i)
+    # says so for the event's index i; yields i after each event
+    for i, rec in enumerate(recs):
+        step(game, rec)
+        store.record(game, rec)
+        if maintain is not None and maintain(i):
+            store.maintain()
+        yield i
+
+
 def play_into(store, game, recs, maintain=False):
     # every event of recs applied to game and recorded (maintain() after each when asked),
     # then the store closed
-    for rec in recs:
-        step(game, rec)
-        store.record(game, rec)
-        if maintain:
-            store.maintain()
+    for _ in recording(store, game, recs, (lambda i: True) if maintain else None):
+        pass
     store.close()
 
 
-def stored(root, rules, recs, maintain=True):
-    # a store holding new_game + recs; returns the game as played in memory
+def new_store(root, rules):
+    # an emptied store holding a new game of `rules`: (store, game)
     wipe(root)
     store = GameStore(root)
     game = new(rules)
     store.new_game(game)
+    return store, game
+
+
+def stored(root, rules, recs, maintain=True):
+    # a store holding new_game + recs; returns the game as played in memory
+    store, game = new_store(root, rules)
     play_into(store, game, recs, maintain)
     return game
 
@@ -170,15 +184,8 @@ def case_snapshot_file_is_the_packed_game():
 def case_load_after_every_event():
     root = scratch_dir()
     recs = make_events("ddbu", 120, 5)
-    wipe(root)
-    store = GameStore(root)
-    game = new("ddbu")
-    store.new_game(game)
-    for i in range(len(recs)):
-        step(game, recs[i])
-        store.record(game, recs[i])
-        if i % 3:
-            store.maintain()
+    store, game = new_store(root, "ddbu")
+    for i in recording(store, game, recs, maintain=lambda i: i % 3):
         back, status = load(root)
         check(status == OK and same(back, game), "event %d not on flash" % i)
     store.close()
@@ -325,15 +332,9 @@ def case_truncated_then_goes_on():
 def case_corrupt_snapshot():
     root = scratch_dir()
     recs = make_events("ddbu", 60, 6)
-    wipe(root)
-    store = GameStore(root)
-    game = new("ddbu")
-    store.new_game(game)
+    store, game = new_store(root, "ddbu")
     at_gen = {store.generation: (game.state_json(), bytes(game.history))}
-    for rec in recs:
-        step(game, rec)
-        store.record(game, rec)
-        store.maintain()
+    for _ in recording(store, game, recs, maintain=lambda i: True):
         if store.generation not in at_gen:  # a compaction: the snapshot holds this state
             at_gen[store.generation] = (game.state_json(), bytes(game.history))
     gen = store.generation
@@ -441,30 +442,32 @@ class CrashingOs:
         return open(path, mode)
 
 
+def crashes_at(n, action, *args):
+    # action(*args) with the journal's n-th change to the files crashing; True if it finished
+    crashing = CrashingOs(n)
+    journal.os = crashing
+    journal.open = crashing.open
+    try:
+        action(*args)
+        return True
+    except Crash:
+        return False
+    finally:
+        journal.os = os
+        del journal.open
+
+
 def case_compaction_crash_windows():
     root = scratch_dir()
     recs = make_events("ceb", 40, 12)
     for n in range(1, 30):
-        wipe(root)
-        store = GameStore(root)
-        game = new("ceb")
-        store.new_game(game)
+        store, game = new_store(root, "ceb")
         i = 0
         while store.records == 0 or store._journal_bytes + 9 <= store.journal_limit:
             step(game, recs[i])
             store.record(game, recs[i])
             i += 1
-        crashing = CrashingOs(n)
-        journal.os = crashing
-        journal.open = crashing.open
-        try:
-            store.maintain()
-            finished = True
-        except Crash:
-            finished = False
-        finally:
-            journal.os = os
-            del journal.open
+        finished = crashes_at(n, store.maintain)
         try:
             store.close()
         except Exception:
@@ -484,16 +487,7 @@ def case_new_game_never_takes_an_old_journal():
         stored(root, "ddbu", recs, maintain=False)  # an old game with a journal
         store = GameStore(root)  # not loaded first: the board starts a new game at once
         game = new("russian")
-        crashing = CrashingOs(n)
-        journal.os = crashing
-        journal.open = crashing.open
-        try:
-            store.new_game(game)
-        except Crash:
-            pass
-        finally:
-            journal.os = os
-            del journal.open
+        crashes_at(n, store.new_game, game)
         back, status = load(root)
         if back is not None and back.rules == "russian":
             check(same(back, game), "crash at step %d: old events joined the new game" % n)

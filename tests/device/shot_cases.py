@@ -18,20 +18,28 @@ def timeline_rig(text):
     return levels, SpotSensors(), shot.ShotAssembler(), buttons, which
 
 
+def poll(rig, now):
+    """One 5 ms poll of a timeline_rig() at `now`: the levels read, conditioned and handed
+    to the assembler; returns what the assembler's poll says."""
+    levels, sensors, asm, buttons, which = rig
+    standing = levels.advance(now)
+    asm.spots(sensors.update(standing, now), now, sensors.flapping)
+    for i in range(4):
+        asm.button(which[i], buttons[i].update(levels.pressed(i), now), now)
+    return asm.poll(now)
+
+
 def play(text, tail_ms=3000):
     """Play a timeline; returns [time, "shot", pins, carom, foul, presses, holds] per shot
     and [time, "undo" | "menu"] per command."""
     from boardlib import shot
 
-    levels, sensors, asm, buttons, which = timeline_rig(text)
+    rig = timeline_rig(text)
+    levels, asm = rig[0], rig[2]
     out = []
     now = 0
     while now <= levels.end_ms + tail_ms:
-        standing = levels.advance(now)
-        asm.spots(sensors.update(standing, now), now, sensors.flapping)
-        for i in range(4):
-            asm.button(which[i], buttons[i].update(levels.pressed(i), now), now)
-        result = asm.poll(now)
+        result = poll(rig, now)
         if result == shot.SHOT:
             out.append([now, "shot", asm.pins, asm.carom, asm.foul,
                         asm.foul_presses, asm.foul_holds])
@@ -105,19 +113,15 @@ def poll_without_allocating(text, tail_ms=3000):
 
     from boardlib import shot
 
-    levels, sensors, asm, buttons, which = timeline_rig(text)
+    rig = timeline_rig(text)
     shots = 0
     commands = 0
     now = 0
-    end = levels.end_ms + tail_ms
+    end = rig[0].end_ms + tail_ms
     micropython.heap_lock()
     try:
         while now <= end:
-            standing = levels.advance(now)
-            asm.spots(sensors.update(standing, now), now, sensors.flapping)
-            for i in range(4):
-                asm.button(which[i], buttons[i].update(levels.pressed(i), now), now)
-            result = asm.poll(now)
+            result = poll(rig, now)
             if result == shot.SHOT:
                 shots += 1
             elif result != shot.NONE:
