@@ -1,6 +1,7 @@
 """Faults on the line between a board (unix port) and the logger: nothing corrupt is
 accepted, every lost frame is noticed, and the stored final state is still right."""
 
+import contextlib
 import json
 import threading
 import time
@@ -54,6 +55,26 @@ def _check_link(pipe, port):
     return lost
 
 
+@contextlib.contextmanager
+def _traced(db, faults=None, to_device=None, **options):
+    """A line with `faults` from the board and `to_device` to it, every byte the board sent
+    tapped before the faults, and a Logger on it keeping a trace of the frames it accepted:
+    (pipe, logger)."""
+    with LinkPipe(faults=faults, faults_to_device=to_device, tap=bytearray()) as pipe:
+        lg = Logger([pipe.host_path], db, **options)
+        lg.ports[0].trace = []
+        yield pipe, lg
+
+
+def _closed(pipe, lg):
+    """The logger's port and the frames lost on the line (each one noticed, _check_link);
+    the logger closed."""
+    port = lg.ports[0]
+    lost = _check_link(pipe, port)
+    lg.close()
+    return port, lost
+
+
 def _final(db):
     lines = logger_cli("export", "--db", db).stdout.split()
     return [json.loads(line)["final"] for line in lines]
@@ -64,16 +85,11 @@ def test_bit_flips_drops_doubles_and_garbage(tmp_path):
     assert game.state()["status"] == "finished"
     db = str(tmp_path / "faults.db")
     faults = Faults(bit_flip=0.004, drop=0.004, double=0.004, garbage=0.004, seed=11)
-    with LinkPipe(faults=faults, faults_to_device=Faults(bit_flip=0.01, seed=12),
-                  tap=bytearray()) as pipe:
-        # About a third of the frames are damaged: the logger re-asks for the state often
-        # enough that the board's last state gets through before it stops.
-        lg = Logger([pipe.host_path], db, state_retry_s=0.25)
-        lg.ports[0].trace = []
+    # About a third of the frames are damaged: the logger re-asks for the state often
+    # enough that the board's last state gets through before it stops.
+    with _traced(db, faults, Faults(bit_flip=0.01, seed=12), state_retry_s=0.25) as (pipe, lg):
         out = play(tmp_path, CEB_PLAN, pipe, lg, extra_s=0.3)
-        port = lg.ports[0]
-        lost = _check_link(pipe, port)
-        lg.close()
+        port, lost = _closed(pipe, lg)
     assert all(faults.counts.values()), faults.counts  # every kind of fault happened
     assert port.reader.bad_frames > 0
     assert lost and port.counters["gaps"] > 0
@@ -85,9 +101,7 @@ def test_unplugged_for_three_seconds(tmp_path):
     plan = dict(CEB_PLAN, interval_ms=250, linger_ms=1000, boot_text="")
     game = expected_game(plan)[0]
     db = str(tmp_path / "unplug.db")
-    with LinkPipe(tap=bytearray()) as pipe:
-        lg = Logger([pipe.host_path], db)
-        lg.ports[0].trace = []
+    with _traced(db) as (pipe, lg):
         unplugged = []
 
         def unplug_once(lg):
@@ -98,9 +112,7 @@ def test_unplugged_for_three_seconds(tmp_path):
             return False
 
         play(tmp_path, plan, pipe, lg, extra_s=0.5, during=unplug_once)
-        port = lg.ports[0]
-        lost = _check_link(pipe, port)
-        lg.close()
+        port, lost = _closed(pipe, lg)
     assert unplugged and pipe.lost > 0
     assert port.counters["reconnects"] >= 1
     assert lost and port.counters["gaps"] >= 1
@@ -126,10 +138,8 @@ def test_faults_between_the_real_firmware_and_the_logger(tmp_path):
         capture_output=True, text=True, check=True).stdout)
     db = str(tmp_path / "firmware.db")
     faults = Faults(bit_flip=0.003, drop=0.003, double=0.003, garbage=0.003, seed=21)
-    with LinkPipe(faults=faults, faults_to_device=Faults(bit_flip=0.005, seed=22),
-                  tap=bytearray()) as pipe:
-        lg = Logger([pipe.host_path], db, state_retry_s=0.25)
-        lg.ports[0].trace = []
+    to_device = Faults(bit_flip=0.005, seed=22)
+    with _traced(db, faults, to_device, state_retry_s=0.25) as (pipe, lg):
         proc = upy.popen(
             [os.path.join(upy.ROOT, "tools/simboard/run.py"), "--timeline",
              str(tmp_path / "g.timeline"), "--speed", "10", "--link", pipe.device_path,
@@ -145,9 +155,7 @@ def test_faults_between_the_real_firmware_and_the_logger(tmp_path):
         finally:
             if proc.poll() is None:
                 proc.kill()
-        port = lg.ports[0]
-        lost = _check_link(pipe, port)
-        lg.close()
+        port, lost = _closed(pipe, lg)
     assert proc.returncode == 0, err
     assert json.loads(out.decode().splitlines()[-1]) == expected
     assert port.reader.bad_frames > 0 and lost and port.counters["gaps"] > 0
