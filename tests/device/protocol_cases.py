@@ -56,6 +56,11 @@ def frames_of(data):
     return out
 
 
+def error_frames(stream):
+    """[(error code, sequence number of the refused command)] of the ERROR frames sent."""
+    return [(p[0], p[1] | p[2] << 8) for k, _, p in frames_of(stream.written) if k == 5]
+
+
 def command(kind, seq, args=b""):
     raw = bytes([kind, seq & 0xFF, seq >> 8]) + bytes(args)
     raw += struct.pack("<I", crc32(raw))
@@ -200,7 +205,7 @@ def case_event_and_logged_commands():
     check(lk.poll(0) == link.CMD_LOGGED and bytes(lk.cmd_game) == b"12345678", "logged")
     lk.ack(6)
     check(lk.poll(0) == link.NONE, "short event request refused")
-    errors = [(p[0], p[1]) for k, _, p in frames_of(stream.written) if k == 5]
+    errors = error_frames(stream)
     check(errors == [(link.ERR_BAD_LENGTH, 7)], "bad length: %r" % errors)
 
 
@@ -233,7 +238,7 @@ def case_new_game_teams_flag():
     check(lk.poll(0) == link.CMD_NEW_GAME and lk.teams == 0, "no flag: singles again")
     lk.ack(3)
     check(lk.poll(0) == link.NONE, "teams in ddbu refused")
-    errors = [(p[0], p[1]) for k, _, p in frames_of(stream.written) if k == 5]
+    errors = error_frames(stream)
     check(errors == [(link.ERR_BAD_ARGUMENT, 4)], "bad argument: %r" % errors)
 
 
@@ -293,8 +298,8 @@ def case_malformed_commands_get_error_frames():
     stream.incoming += command(0x83, 7, b"x")                                # args on state
     for _ in range(8):
         check(lk.poll(0) == link.NONE, "malformed command returned")
-    errors = [(p[0], p[1] | p[2] << 8) for k, _, p in frames_of(stream.written) if k == 5]
-    check(errors == [(2, 1), (3, 2), (4, 3), (4, 4), (4, 5), (4, 6), (3, 7)], "error frames")
+    errors = [(2, 1), (3, 2), (4, 3), (4, 4), (4, 5), (4, 6), (3, 7)]
+    check(error_frames(stream) == errors, "error frames")
     check(lk.rx_bad == 7 and lk.rx_frames == 0, "counted")
 
 
