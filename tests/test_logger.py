@@ -6,6 +6,7 @@ import json
 import os
 import pty
 import random
+import select
 import struct
 import subprocess
 import sys
@@ -233,8 +234,23 @@ def test_flood_of_states_stored_without_loss(tmp_path):
         while view:
             view = view[os.write(master, view[:4096]):]
 
+    done = threading.Event()
+
+    def drain():
+        # what the logger sends the board (its requests for the state): read, so that its
+        # writes never wait on a full line while the flood waits on the logger's reading
+        while not done.is_set():
+            if select.select([master], [], [], 0.05)[0]:
+                os.read(master, 4096)
+
     threading.Thread(target=flood, daemon=True).start()
-    lg.run(stop_when=lambda lg: lg.ports[0].reader.frames > len(payloads), timeout=120)
+    drainer = threading.Thread(target=drain, daemon=True)
+    drainer.start()
+    try:
+        lg.run(stop_when=lambda lg: lg.ports[0].reader.frames > len(payloads), timeout=120)
+    finally:
+        done.set()
+        drainer.join()
     stored = lg.store.db.execute("SELECT COUNT(*) FROM states").fetchone()[0]
     assert stored == len(payloads)
     assert lg.ports[0].counters["gaps"] == 0
