@@ -6,6 +6,9 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.txt upy-requirements.txt | 
 PORT ?=
 DB ?= $(HOME)/.pinboard/games.db
 SIM_STATE ?= sim-state
+# The suite on two workers (tests/conftest.py says how the modules are shared out);
+# PYTEST_WORKERS= runs it in one process.
+PYTEST_WORKERS ?= -n 2 --dist loadgroup --no-loadscope-reorder
 
 .PHONY: venv test lint sim club deploy check log bench clean
 
@@ -24,7 +27,7 @@ lint: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m tools.typecheck
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_WORKERS)
 
 sim: $(STAMP)
 	$(BIN)/python -m tools.sim --state $(SIM_STATE) --db $(DB)

@@ -7,21 +7,52 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+# `make test` runs the modules on two workers (pytest-xdist, `-n 2 --dist loadgroup
+# --no-loadscope-reorder`). Each module goes to one worker whole, so that its module-scoped
+# set-ups (a broker, the bench's smoke run, the one unix-port process of a device module)
+# are made once; the modules that deploy share one worker, since deploying stages into
+# build/ and compiles into one cache there. The longest modules are handed out first, so
+# that no long one starts when the other worker has run out of work. A plain `pytest`
+# runs the modules in that order too.
+LONGEST_FIRST = (
+    "test_bench_smoke", "test_firmware_fuzz", "test_killpower", "test_mqtt", "test_powercut",
+    "test_deploy_twin", "test_replay_inputs", "test_journal", "test_sim", "test_twin",
+    "test_hostile_link", "test_protocol", "test_logger", "test_logger_cli", "test_link_faults",
+    "test_app", "test_sim_inputs", "test_make_check", "test_typecheck",
+)
+DEPLOYING = ("test_deploy", "test_deploy_twin", "test_deploy_net", "test_frozen_twin")
+
+
+def pytest_configure(config):
+    # xdist registers it; a run without the plugin (-p no:xdist) knows it too
+    config.addinivalue_line("markers", "xdist_group(name): tests run on one xdist worker")
+
+
+def _module_name(item):
+    return os.path.splitext(os.path.basename(str(item.path)))[0]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(_module_name(item), len(rank)))  # stable
+    for item in items:
+        name = _module_name(item)
+        item.add_marker(pytest.mark.xdist_group("deploy" if name in DEPLOYING else name))
+
+
 # Counts recorded by hostile-conditions tests, printed at the end of the run:
 #     def test_x(hostile_report):
 #         hostile_report("link: duplicated frames", sent=40, refused=40)
 # A name recorded again (a parametrized test) adds its counts to the first record's.
-_HOSTILE_COUNTS = pytest.StashKey[dict]()
-
-
-def pytest_configure(config):
-    config.stash[_HOSTILE_COUNTS] = {}
+# The counts travel on the test's report (its user_properties), so that those made in a
+# pytest-xdist worker reach the process that prints the summary.
+_HOSTILE_PROPERTY = "hostile_report"
 
 
 @pytest.fixture
 def hostile_report(request):
     """record(name, **counts): keep whole-number counts for the end-of-run summary."""
-    table = request.config.stash[_HOSTILE_COUNTS]
 
     def record(name, **counts):
         if not counts:
@@ -29,15 +60,24 @@ def hostile_report(request):
         for key, value in counts.items():
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError("hostile_report count %s=%r is not a whole number" % (key, value))
-        kept = table.setdefault(name, {})
-        for key, value in counts.items():
-            kept[key] = kept.get(key, 0) + value
+        request.node.user_properties.append((_HOSTILE_PROPERTY, (name, dict(counts))))
 
     return record
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    table = config.stash.get(_HOSTILE_COUNTS, {})
+    table = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            # a test's teardown report carries every count it recorded, once
+            if getattr(report, "when", None) != "teardown":
+                continue
+            for key, value in report.user_properties:
+                if key == _HOSTILE_PROPERTY:
+                    name, counts = value
+                    kept = table.setdefault(name, {})
+                    for count, number in counts.items():
+                        kept[count] = kept.get(count, 0) + number
     if not table:
         return
     terminalreporter.section("hostile conditions: counts")
