@@ -11,6 +11,7 @@ end as an uninterrupted game.
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -59,9 +60,11 @@ def test_kill_at_random_moments_then_resume(tmp_path):
 
     # the states a resumed board may show: before any event, or after any event
     prefixes = [set_up(tmp_path / "flash-setup")] + trace
+
     def one(i):
+        # the set-up board's flash, copied: the same image a set-up of its own would make
         state = tmp_path / ("flash%d" % i)
-        set_up(state)
+        shutil.copytree(tmp_path / "flash-setup", state)
         proc = subprocess.Popen(
             [sys.executable, "-m", "tools.sim", "--timeline", str(tmp_path / "game.timeline"),
              "--speed", "100", "--state", str(state)],
