@@ -10,17 +10,19 @@ if ROOT not in sys.path:
 # `make test` runs the modules on two workers (pytest-xdist, `-n 2 --dist loadgroup
 # --no-loadscope-reorder`). Each module goes to one worker whole, so that its module-scoped
 # set-ups (a broker, the bench's smoke run, the one unix-port process of a device module)
-# are made once; the modules that deploy share one worker, since deploying stages into
-# build/ and compiles into one cache there. The longest modules are handed out first, so
-# that no long one starts when the other worker has run out of work. A plain `pytest`
-# runs the modules in that order too.
+# are made once; the modules that deploy or build the frozen firmware share one worker,
+# since those stage into build/ and compile into caches there. The longest modules are
+# handed out first, so that no long one starts when the other worker has run out of work.
+# A plain `pytest` runs the modules in that order too.
 LONGEST_FIRST = (
-    "test_bench_smoke", "test_firmware_fuzz", "test_killpower", "test_mqtt", "test_powercut",
-    "test_deploy_twin", "test_replay_inputs", "test_journal", "test_sim", "test_twin",
-    "test_hostile_link", "test_protocol", "test_logger", "test_logger_cli", "test_link_faults",
-    "test_app", "test_sim_inputs", "test_make_check", "test_typecheck",
+    "test_bench_smoke", "test_firmware_fuzz", "test_deploy_twin", "test_killpower",
+    "test_mqtt", "test_club_web", "test_club_web_app", "test_powercut", "test_replay_inputs",
+    "test_journal", "test_sim", "test_twin", "test_hostile_link", "test_protocol",
+    "test_logger", "test_logger_cli", "test_link_faults", "test_app", "test_sim_inputs",
+    "test_make_check", "test_typecheck",
 )
-DEPLOYING = ("test_deploy", "test_deploy_twin", "test_deploy_net", "test_frozen_twin")
+DEPLOYING = ("test_deploy", "test_deploy_twin", "test_deploy_net", "test_frozen_twin",
+             "test_boot_modules")
 
 
 def pytest_configure(config):
