@@ -4,6 +4,7 @@ Mosquitto on 127.0.0.1, the real logger with paho-mqtt, real SQLite (docs/networ
 Skipped, saying why, where no mosquitto is installed (.ci/run installs it).
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 
 import paho.mqtt.client as paho
 import pytest
@@ -108,6 +110,40 @@ def ended_with(lg, returncode, out, err, expected, why=""):
     assert lg.wait(lambda: lg.logger.last_state == expected), why
 
 
+@contextlib.contextmanager
+def on_the_network(tmp_path, port, board, watch=None, topics=False, net=None, **options):
+    """A board `board` on the broker at `port` (its board.cfg, with `net` settings over the
+    usual ones), a LoggerThread storing into games.db (Logger `options`, and its `scheme`
+    and `ca`) and, with `watch`, a client keeping what is published on that topic in
+    `seen`. Yields a namespace: lg, cfg, db, seen, and start(timeline, *sim args), which
+    starts the board without waiting; everything is stopped at the end."""
+    db = tmp_path / "games.db"
+    lg = LoggerThread(port, db, **options)
+    started = []
+    run = types.SimpleNamespace(lg=lg, db=db, seen=[],
+                                cfg=board_cfg(tmp_path / "board.cfg", port, board,
+                                              **(net or {})))
+
+    def start(timeline, *extra):
+        started.append(sim(tmp_path, timeline, run.cfg, *extra, wait=False))
+        return started[-1]
+
+    run.start = start
+    watcher = None
+    try:
+        if watch is not None:
+            watcher = _watch(port, watch, run.seen, topics=topics)
+        yield run
+    finally:
+        for proc in started:
+            if proc.poll() is None:
+                proc.kill()
+        if watcher is not None:
+            watcher.loop_stop()
+            watcher.disconnect()
+        lg.stop()
+
+
 def send_commands(port, topic, bodies):
     """Publish each body on `topic` as the logger's MQTT user, each sent before the next."""
     sender = paho.Client(paho.CallbackAPIVersion.VERSION2)
@@ -124,14 +160,10 @@ def test_whole_game_through_the_broker_equals_replay(tmp_path, broker):
     events = random_game("ddbu", 13, length=24, distance=(30, 30))
     timeline, script = build("ddbu", events, distance=(30, 30))
     expected = replay(tmp_path, script)
-    lg = LoggerThread(broker.port, tmp_path / "games.db")
-    try:
-        cfg = board_cfg(tmp_path / "board.cfg", broker.port, "t1")
-        proc = sim(tmp_path, timeline, cfg, "--rules", "ddbu", "--distance", "30")
-        ended_with(lg, proc.returncode, proc.stdout, proc.stderr, expected, broker.log())
-    finally:
-        lg.stop()
-    check_store(tmp_path / "games.db", expected)
+    with on_the_network(tmp_path, broker.port, "t1") as run:
+        proc = sim(tmp_path, timeline, run.cfg, "--rules", "ddbu", "--distance", "30")
+        ended_with(run.lg, proc.returncode, proc.stdout, proc.stderr, expected, broker.log())
+    check_store(run.db, expected)
 
 
 def test_broker_killed_and_restarted_mid_game(tmp_path, broker):
@@ -139,11 +171,9 @@ def test_broker_killed_and_restarted_mid_game(tmp_path, broker):
              Shot(pins=(1, 5)), Shot(), Shot(pins=(2,)), Shot(pins=(3,))]
     timeline, script = build("ddbu", shots, distance=(40, 40), gap_ms=2500)
     expected = replay(tmp_path, script)
-    db = tmp_path / "games.db"
-    lg = LoggerThread(broker.port, db)
-    try:
-        cfg = board_cfg(tmp_path / "board.cfg", broker.port, "t2")
-        proc = sim(tmp_path, timeline, cfg, "--speed", "3", wait=False)
+    with on_the_network(tmp_path, broker.port, "t2") as run:
+        lg = run.lg
+        proc = run.start(timeline, "--speed", "3")
         # Kill the broker once the logger has the second shot; bring it back 2 s later.
         assert lg.wait(lambda: (lg.logger.last_state or {}).get("shots", 0) >= 2, 30)
         broker.kill()
@@ -152,11 +182,7 @@ def test_broker_killed_and_restarted_mid_game(tmp_path, broker):
         out, err = proc.communicate(timeout=120)
         ended_with(lg, proc.returncode, out, err, expected, broker.log())
         assert lg.source.connects >= 2  # the logger came back too
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        lg.stop()
-    check_store(db, expected)
+    check_store(run.db, expected)
 
 
 def test_network_drops_and_returns(tmp_path, broker):
@@ -169,21 +195,12 @@ def test_network_drops_and_returns(tmp_path, broker):
     timeline = "\n".join(lines + ["11500 net down", "27500 net up"])
     timeline = "\n".join(sorted(timeline.splitlines(), key=_time_of)) + "\n"
     expected = replay(tmp_path, script)
-    db = tmp_path / "games.db"
-    lg = LoggerThread(broker.port, db)
-    seen = []
-    watcher = _watch(broker.port, "pinboard/t3/status", seen)
-    try:
-        cfg = board_cfg(tmp_path / "board.cfg", broker.port, "t3")
+    with on_the_network(tmp_path, broker.port, "t3", watch="pinboard/t3/status") as run:
         # on the heap a board with its code frozen has left (docs/performance.md)
-        proc = sim(tmp_path, timeline, cfg, "--heapsize", "4M", "--heap-budget", "32K")
-        ended_with(lg, proc.returncode, proc.stdout, proc.stderr, expected, broker.log())
-    finally:
-        lg.stop()
-        watcher.loop_stop()
-        watcher.disconnect()
-    check_store(db, expected)
-    statuses = [payload.split()[0] for payload in seen]
+        proc = sim(tmp_path, timeline, run.cfg, "--heapsize", "4M", "--heap-budget", "32K")
+        ended_with(run.lg, proc.returncode, proc.stdout, proc.stderr, expected, broker.log())
+    check_store(run.db, expected)
+    statuses = [payload.split()[0] for payload in run.seen]
     assert b"offline" in statuses  # the last will, when the board dropped off
     assert statuses.count(b"online") >= 2  # and back
 
@@ -255,13 +272,9 @@ def test_forged_replayed_and_garbled_commands_are_refused(tmp_path, broker):
     timeline, script = build("ddbu", shots, distance=(40, 40))
     timeline += "15000 pins up 1 2 3 4 5\n"  # time for the commands: the board idles on
     expected = replay(tmp_path, script)
-    db = tmp_path / "games.db"
-    lg = LoggerThread(broker.port, db)
-    seen = []
-    watcher = _watch(broker.port, "pinboard/t5/#", seen, topics=True)
-    try:
-        cfg = board_cfg(tmp_path / "board.cfg", broker.port, "t5")
-        proc = sim(tmp_path, timeline, cfg, "--speed", "4", wait=False)
+    with on_the_network(tmp_path, broker.port, "t5", watch="pinboard/t5/#", topics=True) as run:
+        lg, seen = run.lg, run.seen
+        proc = run.start(timeline, "--speed", "4")
         assert lg.wait(lambda: (lg.logger.last_state or {}).get("shots", 0) >= 2, 60)
         status = [p for t, p in seen if t == "pinboard/t5/status"]
         nonce = bytes.fromhex(status[-1].split()[1].decode())
@@ -296,25 +309,18 @@ def test_forged_replayed_and_garbled_commands_are_refused(tmp_path, broker):
         acks = [body for t, p in list(seen) if t == "pinboard/t5/events"
                 for kind, _, body in reader.feed(p) if kind == host_frames.ACK]
         assert acks.count(bytes((901 & 0xFF, 901 >> 8, host_frames.CMD_PING))) == 1
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        watcher.loop_stop()
-        watcher.disconnect()
-        lg.stop()
-    check_store(db, expected)
+    check_store(run.db, expected)
 
 
 def test_restore_lost_hands_a_board_its_lost_events_over_mqtt(tmp_path, broker):
     shots = [Shot(pins=(1,)), Shot(pins=(2, 3)), Shot(), Shot(pins=(4,)), Shot(pins=(5,))]
     timeline, script = build("ddbu", shots, distance=(40, 40))
     expected = replay(tmp_path, script)
-    db = tmp_path / "games.db"
     state = tmp_path / "state"
     said = []
-    lg = LoggerThread(broker.port, db, restore_lost=True, say=said.append)
-    try:
-        cfg = board_cfg(tmp_path / "board.cfg", broker.port, "t2")
+    with on_the_network(tmp_path, broker.port, "t2", restore_lost=True,
+                        say=said.append) as run:
+        lg, cfg = run.lg, run.cfg
         proc = sim(tmp_path, timeline, cfg, "--state", str(state))
         ended_with(lg, proc.returncode, proc.stdout, proc.stderr, expected, broker.log())
         # The board restarts with the last two events gone from its flash: the logger
@@ -325,10 +331,8 @@ def test_restore_lost_hands_a_board_its_lost_events_over_mqtt(tmp_path, broker):
                    "--speed", "4")
         ended_with(lg, proc.returncode, proc.stdout, proc.stderr, expected, said)
         assert lg.wait(lambda: any("every lost event is back" in s for s in said)), said
-    finally:
-        lg.stop()
     assert any("came back from the board with 3 events; 5 stored" in s for s in said), said
-    game = check_store(db, expected)
+    game = check_store(run.db, expected)
     assert game["losses"] == 1 and game["lost_events"] == 0 and game["complete"]
 
 
@@ -410,15 +414,11 @@ def test_whole_game_over_tls_with_the_ca_on_the_boards_flash(tmp_path, tls_broke
     shots = [Shot(pins=(1,)), Shot(pins=(2, 3)), Shot(), Shot(pins=(4,))]
     timeline, script = build("ddbu", shots, distance=(40, 40))
     expected = replay(tmp_path, script)
-    db = tmp_path / "games.db"
-    lg = LoggerThread(b.tls_port, db, scheme="mqtts", ca=str(b.ca.with_suffix(".crt")))
-    try:
-        cfg = board_cfg(tmp_path / "board.cfg", b.tls_port, "t2", tls=True)
-        proc = sim(tmp_path, timeline, cfg, "--ca", str(b.ca), "--display-log")
-        ended_with(lg, proc.returncode, proc.stdout, proc.stderr, expected, b.log())
-    finally:
-        lg.stop()
-    check_store(db, expected)
+    with on_the_network(tmp_path, b.tls_port, "t2", net={"tls": True}, scheme="mqtts",
+                        ca=str(b.ca.with_suffix(".crt"))) as run:
+        proc = sim(tmp_path, timeline, run.cfg, "--ca", str(b.ca), "--display-log")
+        ended_with(run.lg, proc.returncode, proc.stdout, proc.stderr, expected, b.log())
+    check_store(run.db, expected)
     shown = [line for line in proc.stderr.splitlines() if line.startswith("display ")]
     assert not any("Err" in line for line in shown), shown
 
@@ -595,15 +595,11 @@ def test_signed_new_game_is_played_and_a_reconnection_keeps_the_games_apart(tmp_
         line + "\n" for line in second_part.splitlines()[1:])
     expected_first = replay(tmp_path, first_script)
     expected = replay(tmp_path, second_script)
-    db = tmp_path / "games.db"
-    lg = LoggerThread(broker.port, db)
-    seen = []
-    watcher = _watch(broker.port, "pinboard/t2/status", seen)
-    try:
-        cfg = board_cfg(tmp_path / "board.cfg", broker.port, "t2")
-        proc = sim(tmp_path, timeline, cfg, "--speed", "4", wait=False)
+    with on_the_network(tmp_path, broker.port, "t2", watch="pinboard/t2/status") as run:
+        lg = run.lg
+        proc = run.start(timeline, "--speed", "4")
         assert lg.wait(lambda: lg.logger.last_state == expected_first, 60)
-        nonce = bytes.fromhex(seen[-1].split()[1].decode())
+        nonce = bytes.fromhex(run.seen[-1].split()[1].decode())
         # REPLACE: the host says so (without it, the players would be asked first)
         frame = host_frames.encode(host_frames.CMD_NEW_GAME, 7,
                                    host_frames.new_game_args(rules, (30, 30), 1, 2,
@@ -613,12 +609,6 @@ def test_signed_new_game_is_played_and_a_reconnection_keeps_the_games_apart(tmp_
         out, err = proc.communicate(timeout=120)
         ended_with(lg, proc.returncode, out, err, expected)
         assert (expected["members"] is not None) == bool(teams)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        watcher.loop_stop()
-        watcher.disconnect()
-        lg.stop()
-    games = export(db)
+    games = export(run.db)
     assert [g["final"] for g in games] == [expected_first, expected]
     assert [len(g["shots"]) for g in games] == [2, 2]
