@@ -62,10 +62,25 @@ def error_codes():
     return [m.ERR_COMMAND_REFUSED, m.ERR_WIFI, m.ERR_BROKER, m.ERR_LOGIN, m.ERR_TLS]
 
 
+def bytes_per_idle_poll(link, polls):
+    """What one poll of a connected, idle link allocates, over `polls` polls after 20 to
+    settle (unix port: gc.mem_alloc)."""
+    import gc
+    import time
+
+    now = time.ticks_ms()
+    for _ in range(20):
+        link.poll(now)
+    gc.collect()
+    before = gc.mem_alloc()
+    for _ in range(polls):
+        link.poll(now)
+    return (gc.mem_alloc() - before) // polls
+
+
 def idle_poll_alloc(port, user, password):
     """Bytes allocated by one idle poll of a link connected to the broker on `port`."""
     micropython_only("gc.mem_alloc and umqtt")
-    import gc
     import time
 
     from boardlib import mqttlink
@@ -80,14 +95,7 @@ def idle_poll_alloc(port, user, password):
             break
         time.sleep_ms(10)
     check(link.state == mqttlink.UP, "connected: %s" % mqttlink.STATE_NAMES[link.state])
-    now = time.ticks_ms()
-    for _ in range(20):
-        link.poll(now)
-    gc.collect()
-    before = gc.mem_alloc()
-    for _ in range(1000):
-        link.poll(now)
-    return (gc.mem_alloc() - before) // 1000
+    return bytes_per_idle_poll(link, 1000)
 
 
 def cut_journal(image, keep):
@@ -155,15 +163,6 @@ def tls_connect(port, ca_file, user, password):
         time.sleep_ms(10)
     idle = None
     if link.state == mqttlink.UP:
-        import gc
-
-        now = time.ticks_ms()
-        for _ in range(20):
-            link.poll(now)
-        gc.collect()
-        before = gc.mem_alloc()
-        for _ in range(500):
-            link.poll(now)
-        idle = (gc.mem_alloc() - before) // 500
+        idle = bytes_per_idle_poll(link, 500)
     return [mqttlink.STATE_NAMES[link.state], link.last_error, link.connects,
             handshake_polls, records, idle]
