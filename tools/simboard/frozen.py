@@ -155,11 +155,12 @@ def _compile(src, target, march, opt, out):
     cached = os.path.join(upy.ROOT, "build", "frozen-cache", key[:32] + ".mpy")
     if not os.path.exists(cached):
         os.makedirs(os.path.dirname(cached), exist_ok=True)
-        proc = subprocess.run([_tool()] + cmd + ["-o", cached + ".tmp", src],
+        tmp = "%s.%d.tmp" % (cached, os.getpid())  # two building at once: each its own
+        proc = subprocess.run([_tool()] + cmd + ["-o", tmp, src],
                               capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise BuildError("mpy-cross %s: %s" % (target, proc.stderr.strip()[-300:]))
-        os.replace(cached + ".tmp", cached)
+        os.replace(tmp, cached)
     shutil.copyfile(cached, out)
 
 
