@@ -8,7 +8,7 @@ DB ?= $(HOME)/.pinboard/games.db
 SIM_STATE ?= sim-state
 # The suite on two workers (tests/conftest.py says how the modules are shared out);
 # PYTEST_WORKERS= runs it in one process.
-PYTEST_WORKERS ?= -n 2 --dist loadgroup --no-loadscope-reorder
+PYTEST_WORKERS ?= -n 2 --dist loadfile --no-loadscope-reorder
 
 .PHONY: venv test lint sim club deploy check log bench clean
 

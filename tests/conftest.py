@@ -7,40 +7,27 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-# `make test` runs the modules on two workers (pytest-xdist, `-n 2 --dist loadgroup
+# `make test` runs the modules on two workers (pytest-xdist, `-n 2 --dist loadfile
 # --no-loadscope-reorder`). Each module goes to one worker whole, so that its module-scoped
 # set-ups (a broker, the bench's smoke run, the one unix-port process of a device module)
-# are made once; the modules that deploy or build the frozen firmware share one worker,
-# since those stage into build/ and compile into caches there. The longest modules are
-# handed out first, so that no long one starts when the other worker has run out of work.
-# A plain `pytest` runs the modules in that order too.
+# are made once. The longest modules are handed out first, so that no long one starts when
+# the other worker has run out of work; a plain `pytest` runs them in that order too.
 LONGEST_FIRST = (
     "test_bench_smoke", "test_firmware_fuzz", "test_deploy_twin", "test_killpower",
     "test_mqtt", "test_club_web", "test_club_web_app", "test_powercut", "test_replay_inputs",
     "test_journal", "test_sim", "test_twin", "test_hostile_link", "test_protocol",
-    "test_logger", "test_logger_cli", "test_link_faults", "test_app", "test_sim_inputs",
-    "test_make_check", "test_typecheck",
+    "test_logger", "test_frozen_twin", "test_logger_cli", "test_link_faults", "test_app",
+    "test_sim_inputs", "test_make_check", "test_typecheck",
 )
-DEPLOYING = ("test_deploy", "test_deploy_twin", "test_deploy_net", "test_frozen_twin",
-             "test_boot_modules")
-
-
-def pytest_configure(config):
-    # xdist registers it; a run without the plugin (-p no:xdist) knows it too
-    config.addinivalue_line("markers", "xdist_group(name): tests run on one xdist worker")
 
 
 def _module_name(item):
     return os.path.splitext(os.path.basename(str(item.path)))[0]
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(_module_name(item), len(rank)))  # stable
-    for item in items:
-        name = _module_name(item)
-        item.add_marker(pytest.mark.xdist_group("deploy" if name in DEPLOYING else name))
 
 
 # Counts recorded by hostile-conditions tests, printed at the end of the run:
