@@ -17,15 +17,16 @@ power cut nor one damaged spot on the flash costs a scored event.
 Two copies, `a/` and `b/` in the store's directory, each its own directory and so its own
 littlefs metadata pair. Every write goes to both, copy a first:
 
-- `game.snp`  snapshot: magic, generation, length, CRC-32, then the codec's bytes
-  (written piece by piece as the codec gives them: no copy of a long game in the heap).
+- `game.snp`, `game.bak`  the two snapshot slots: magic, generation, length, CRC-32,
+  then the codec's bytes (written piece by piece as the codec gives them: no copy of a
+  long game in the heap). Snapshots alternate between them: the higher generation is the
+  current snapshot, the other the one before it (if both copies of the current one are
+  damaged, the game resumes one generation back, with TRUNCATED, rather than not at all).
 - `game.jrn`  journal: magic, the generation of the snapshot it follows and a CRC-32 of
   both, then one frame per event: length byte, the event record exactly as the game
   applied it, CRC-32 of both salted with the generation and the frame's number (a frame
   from an older journal, or repeated, never passes).
-- `game.bak`  the snapshot before the current one: if both copies of the current one are
-  damaged, the game resumes one generation back (with TRUNCATED) rather than not at all.
-- `game.tmp`  a snapshot being written.
+- `game.tmp`  older firmware's snapshot being written (read for its generation only).
 
 littlefs checks each commit to a metadata pair with a CRC and, finding a bad one, drops
 it with every later commit of that block: a flipped bit can take one copy back by many
@@ -40,9 +41,11 @@ them. `load()` works in three named steps:
    copies were not alike, both are rewritten as a fresh generation.
 
 Compaction (`maintain()` between shots once the journal is full, or `record()` if an event
-finds it full) writes, in each copy in turn, the next generation's snapshot to `game.tmp`,
-renames it over `game.snp`, and starts an empty journal of the new generation. The
-journal stays within littlefs's inline file size, so an append erases no data block.
+finds it full) writes, in each copy in turn, the next generation's snapshot over the older
+snapshot slot and starts an empty journal of the new generation. littlefs replaces a
+file's contents only when it is closed, whole, so no rename is needed (a rename costs
+littlefs a walk through the directory's whole metadata log). The journal stays within
+littlefs's inline file size, so an append erases no data block.
 docs/persistence.md says what is guaranteed and what is not.
 """
 
@@ -137,6 +140,8 @@ class GameStore:
         self._journal_bytes = 0
         self._needs_snapshot = True  # no journal to append to yet
         self._copies_made = False
+        self._old_layout_gone = False  # no file of the single-directory layout is left
+        self._slots = []  # per copy, the snapshot file the next compaction writes over
         self._frames = {}  # record length -> preallocated frame buffer
         self._game = None  # the game last stored, for maintain()
         self._last_frame = _FRAME_EXTRA + 4  # size of the last frame appended
@@ -166,6 +171,8 @@ class GameStore:
     def load(self):
         """Read the stored game back: (game or None, status). Never raises on bad data."""
         self._close_journals()
+        self._old_layout_gone = False
+        self._slots = []
         found = self._find_snapshots()
         self.generation = found.proven
         game, base = self._choose_base(found)
@@ -188,7 +195,8 @@ class GameStore:
 
     def _read_copy(self, where, found, is_copy):
         snap_gen = -1
-        path = where + "/" + _SNP
+        newer, older = _newer_first(where)
+        path = where + "/" + newer
         gen, valid = _scan_snapshot(path, found)
         if valid is not None:
             found.files = True
@@ -198,7 +206,7 @@ class GameStore:
                 found.snapshots.append((gen, path))
             else:
                 found.damaged = True  # its header cannot be trusted to say which
-        found.fallbacks.append(where + "/" + _BAK)
+        found.fallbacks.append(where + "/" + older)
         journal = _read_file(where + "/" + _JRN)
         if journal:  # an empty file: created, and the power went before its header
             found.files = True
@@ -211,6 +219,8 @@ class GameStore:
                 found.damaged_journal = max(found.damaged_journal, len(journal))
         if is_copy:
             found.copies.append((snap_gen, journal))
+            # the copy's next snapshot goes over its older one (or over a damaged newer one)
+            self._slots.append(newer if valid is False else older)
         elif snap_gen >= 0 or journal or _exists(where + "/" + _BAK):
             found.old_layout = True
 
@@ -413,32 +423,45 @@ class GameStore:
         struct.pack_into("<I", jheader, 4, gen)
         struct.pack_into("<I", jheader, 8, crc32(memoryview(jheader)[0:8]))
         self._make_copies()
-        for name in _COPIES:
-            tmp = self._path(name, _TMP)
-            try:
-                with open(tmp, "wb") as f:
+        slots = self._slots
+        if len(slots) != len(_COPIES):
+            slots = self._slots = [_older_name(self._path(name)) for name in _COPIES]
+        journals = []
+        try:
+            for i in range(len(_COPIES)):
+                name = _COPIES[i]
+                # The snapshot goes over the copy's older one: littlefs replaces a file's
+                # contents only when it is closed, whole, so a power cut before that
+                # leaves the older snapshot as it was. The newer one stays beside it: if
+                # both copies of the new one are ever damaged, the game goes back one
+                # generation (and says so), not to none.
+                with open(self._path(name, slots[i]), "wb") as f:
                     f.write(header)
                     for part in parts:
                         f.write(part)
-            except OSError:
-                _remove(tmp)  # half a snapshot only takes space a full flash lacks
-                raise
-            # The snapshot before stays as game.bak: if both copies of the new one are
-            # ever damaged, the game goes back one generation (and says so), not to none.
-            snp = self._path(name, _SNP)
-            if _exists(snp):
-                os.rename(snp, self._path(name, _BAK))
-            # From here a power cut resumes from the new snapshot: the old journal's
-            # generation no longer matches it, so its events (all in the snapshot) are
-            # not applied twice.
-            os.rename(tmp, snp)
-            with open(self._path(name, _JRN), "wb") as f:
-                f.write(jheader)
+                slots[i] = _SNP if slots[i] == _BAK else _BAK
+                # From here a power cut resumes from the new snapshot: the old journal's
+                # generation no longer matches it, so its events (all in the snapshot) are
+                # not applied twice.
+                # The new journal's header, committed before the next copy is touched; the
+                # file stays open for the appends (opening it again would cost a path search)
+                journal = open(self._path(name, _JRN), "wb")
+                journals.append(journal)
+                journal.write(jheader)
+                journal.flush()
+        except OSError:
+            for journal in journals:
+                _close(journal)
+            raise
         self.records = 0
-        self._open_journals(_JOURNAL_HEADER)
-        if self._old_layout_there():
-            for name in _OLD_FILES:
-                _remove(self._path(name))
+        self._journal_a, self._journal_b = journals
+        self._journals_opened(_JOURNAL_HEADER)
+        if not self._old_layout_gone:
+            if self._old_layout_there():
+                for name in _OLD_FILES:
+                    _remove(self._path(name))
+            else:  # older firmware's files never come back: no need to look again
+                self._old_layout_gone = True
 
     def close(self):
         self._close_journals()
@@ -490,6 +513,9 @@ class GameStore:
         except OSError:
             self._close_journals()
             raise
+        self._journals_opened(size)
+
+    def _journals_opened(self, size):
         self._journal_bytes = size
         struct.pack_into("<I", self._salt, 0, self.generation)
         self._needs_snapshot = False
@@ -497,10 +523,7 @@ class GameStore:
     def _close_journals(self):
         for journal in (self._journal_a, self._journal_b):
             if journal is not None:
-                try:
-                    journal.close()
-                except OSError:  # the flash already failed; the next write starts afresh
-                    pass
+                _close(journal)
         self._journal_a = None
         self._journal_b = None
 
@@ -508,7 +531,7 @@ class GameStore:
         highest = 0
         paths = [self._path(name) for name in _OLD_FILES]
         for copy in _COPIES:
-            for name in (_SNP, _TMP, _JRN):
+            for name in (_SNP, _BAK, _TMP, _JRN):
                 paths.append(self._path(copy, name))
         for path in paths:
             data = _read_file(path, 8)
@@ -549,6 +572,13 @@ def _same_filesystem(a, b):
     return sa[0] == sb[0] and sa[2] == sb[2]
 
 
+def _close(f):
+    try:
+        f.close()
+    except OSError:  # the flash already failed; the next write starts afresh
+        pass
+
+
 def _remove(path):
     try:
         os.remove(path)
@@ -562,6 +592,31 @@ def _exists(path):
         return True
     except OSError:
         return False
+
+
+def _claimed_generation(path):
+    """The generation a snapshot file's header claims (-1: no file, or not a snapshot).
+    Unchecked: it only orders the two snapshot files of a copy before they are read."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError:
+        return -1
+    if len(head) < 8 or head[0:4] != _SNAP_MAGIC:
+        return -1
+    return struct.unpack_from("<I", head, 4)[0]
+
+
+def _newer_first(where):
+    """(newer, older): the names of the two snapshot files in directory `where`, the one
+    whose header claims the higher generation first. Snapshots alternate between them."""
+    if _claimed_generation(where + "/" + _BAK) > _claimed_generation(where + "/" + _SNP):
+        return _BAK, _SNP
+    return _SNP, _BAK
+
+
+def _older_name(where):
+    return _newer_first(where)[1]
 
 
 def _read_file(path, limit=_MAX_FILE):
@@ -579,10 +634,12 @@ def _read_file(path, limit=_MAX_FILE):
 
 def _scan_snapshot(path, found=None):
     """(generation, valid) of a snapshot file, reading it in small pieces; valid is None
-    when there is no such file. With a `_Found`, a header equal to the one it holds is
-    valid at once; the first valid header is kept there."""
+    when there is no such file, or it is empty. With a `_Found`, a header equal to the one
+    it holds is valid at once; the first valid header is kept there."""
     try:
         size = os.stat(path)[6]
+        if not size:  # created, and the power went before its contents were committed
+            return 0, None
         f = open(path, "rb")
     except OSError:
         return 0, None

@@ -76,6 +76,7 @@ class Recorder:
             if more and game is not None:
                 # go on from wherever the resume stands: after start - 1 events or start
                 t = start - 1 if self.ref[start - 1] == out[0] else start
+                more = min(more, len(self.events) - t)  # a cut near the end: what is left
                 for rec in self.events[t:t + more]:
                     step(game, rec)
                     store.record(game, rec)
