@@ -108,7 +108,8 @@ class Link:
     def __init__(self, stream, now_ms, heartbeat_ms=HEARTBEAT_MS, board_id=b"",
                  boot_id=None):
         self._stream = stream
-        self._has_any = hasattr(stream, "any")
+        # any() taken once (a lookup and a bound method saved every poll), if it is there
+        self._any = getattr(stream, "any", None)
         self._raw = bytearray(_MAX_RAW)
         self._tx_views = {}
         self._tx = bytearray(_MAX_WIRE)
@@ -277,8 +278,14 @@ class Link:
             self._last_bad_report = now_ms
             self._bad_unreported = 0
             self.send_error(ERR_BAD_FRAME, self.rx_bad)
-        if self._chunk_pos >= self._chunk_len and not self._read():
-            return NONE  # nothing has arrived: the idle poll ends here, in a small frame
+        if self._chunk_pos >= self._chunk_len:
+            # Nothing has arrived: the idle poll ends here, in a frame small enough for
+            # the C stack (no try: machine.UART.any() only counts bytes; _read() has it).
+            waiting = self._any
+            if waiting is not None and not waiting():
+                return NONE
+            if not self._read():
+                return NONE
         return self._receive()
 
     def _receive(self):
@@ -310,7 +317,7 @@ class Link:
         # The bytes read (0: none). A UART error must not stop the board; the host re-asks.
         self._chunk_pos = got = 0
         try:
-            if not self._has_any or self._stream.any():
+            if self._any is None or self._any():
                 got = self._stream.readinto(self._chunk) or 0
         except OSError:
             self._bad()

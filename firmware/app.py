@@ -140,15 +140,15 @@ class App:
         # call, and this runs every 5 ms. The rare work is in the helpers below.
         if self.check is not None:  # the builders' wiring check (firmware.check)
             return self.check.run(self, now_ms)
-        board = self.board
-        down = self.sensors.update(board.read_spots(), now_ms)
+        inputs = self.board.read_inputs()  # spots in bits 0-4, buttons from bit 8
+        down = self.sensors.update(inputs, now_ms)  # it takes the spots' bits alone
         if self.sensors.fault != self._faults:
             self._faults_changed()
         assembler = self.assembler  # each attribute lookup costs: the idle poll has few
         if down != self._down or assembler.busy:  # it only cares about changes
             self._down = down
             assembler.spots(down, now_ms, self.sensors.flapping)
-        pressed = board.read_buttons()
+        pressed = inputs >> 8
         if pressed or self._buttons_busy:  # all released and settled: nothing to time
             self._poll_buttons(pressed, now_ms)
         if assembler.busy or assembler.waiting:
