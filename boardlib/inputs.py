@@ -16,7 +16,7 @@ value), so the same code runs on the board, in the simulator and in tests. The p
 allocates nothing: per-spot state lives in lists and a bytearray made once.
 """
 
-from boardlib.ticks import ticks_diff
+from boardlib.ticks import ticks_add, ticks_diff
 
 try:
     from micropython import const
@@ -32,6 +32,7 @@ HOLD = const(2)
 FAULT_NONE = const(0)
 FAULT_STUCK = const(1)  # no pin reported for minutes: sensor dead or spot left empty
 FAULT_FLAP = const(2)  # too many changes in a short time: loose wire or a bad sensor
+_FAR_MS = const(1 << 28)  # "no deadline": well within half the ticks period (2**29)
 
 
 def _check_ms(name, value, low=0):
@@ -60,6 +61,7 @@ class Button:
         self._pressed = 0
         self._pressed_since = 0
         self._held = 0
+        self.idle = True
 
     @property
     def pressed(self):
@@ -67,8 +69,13 @@ class Button:
         return self._pressed == 1
 
     def update(self, pressed, now_ms):
+        """`idle` (a plain attribute, cheap to read) is True after an update that leaves
+        the button released and settled: until it is pressed again, update() would
+        return NONE and change nothing, so a poll may skip it."""
         if not pressed and not self._raw and not self._pressed:
+            self.idle = True
             return NONE  # released and settled: the usual case, kept cheap
+        self.idle = False
         raw = 1 if pressed else 0
         if raw != self._raw:
             self._raw = raw
@@ -129,7 +136,8 @@ class SpotSensors:
     def reset(self):
         """Forget all history: the next update is taken as the starting state."""
         self._primed = False
-        self._raw = 0
+        self._raw = -1  # no report yet (a report is never negative)
+        self._due = 0  # with the same report as the last, nothing changes before then
         self._standing = 0
         self.down = 0
         self.fault = 0  # spots with any fault: stuck or flapping
@@ -149,6 +157,8 @@ class SpotSensors:
         raw = standing_mask & self._all
         if raw == self._quiet:
             return self.down  # every pin standing and settled: nothing to time
+        if raw == self._raw and ticks_diff(self._due, now_ms) > 0:
+            return self.down  # the same report, and no filter or fault timer due yet
         return self._update(raw, now_ms)
 
     def _update(self, raw, now_ms):
@@ -165,27 +175,37 @@ class SpotSensors:
             return self.down
         changed = raw ^ self._raw
         self._raw = raw
+        due = _FAR_MS  # the soonest a timer below runs out, from now
         for i in range(self.count):
             bit = 1 << i
             if changed & bit:
                 self._raw_since[i] = now_ms
                 self._count_change(i, now_ms)
+            age = ticks_diff(now_ms, self._raw_since[i])
             if self._codes[i] == FAULT_FLAP:
-                if raw & bit and ticks_diff(now_ms, self._raw_since[i]) >= self.flap_window_ms:
-                    self._clear_fault(i)
-                    self._standing |= bit
+                if raw & bit:
+                    if age >= self.flap_window_ms:
+                        self._clear_fault(i)
+                        self._standing |= bit
+                    else:
+                        due = min(due, self.flap_window_ms - age)
                 continue
             if (raw ^ self._standing) & bit:
-                if ticks_diff(now_ms, self._raw_since[i]) >= self.glitch_ms:
+                if age >= self.glitch_ms:
                     self._standing ^= bit
                     if self._codes[i] and raw & bit:  # a stuck spot stands again: it works
                         self._clear_fault(i)
-            elif (
-                not (raw & bit) and not self._codes[i]
-                and ticks_diff(now_ms, self._raw_since[i]) >= self.stuck_ms
-            ):
-                self._codes[i] = FAULT_STUCK
-                self.fault |= bit
+                    elif not (raw & bit) and not self._codes[i]:  # down now: time it
+                        due = min(due, self.stuck_ms - age)
+                else:
+                    due = min(due, self.glitch_ms - age)
+            elif not (raw & bit) and not self._codes[i]:
+                if age >= self.stuck_ms:
+                    self._codes[i] = FAULT_STUCK
+                    self.fault |= bit
+                else:
+                    due = min(due, self.stuck_ms - age)
+        self._due = ticks_add(now_ms, due)
         self.down = self._all & ~self._standing & ~self.flapping
         # The next idle poll is one comparison instead of four (this runs every 5 ms)
         self._quiet = raw if raw == self._all and self._standing == raw and not self.fault else -1

@@ -59,6 +59,10 @@ class TM1637:
         _check_level(brightness)
         self.clk = clk
         self.dio = dio
+        # The lines' value methods, taken once: a display refresh calls them a few hundred
+        # times, and each `pin.value` looked up again is a search of the pin type's table.
+        self._clk = clk.value
+        self._dio = dio.value
         self._sleep_us = sleep_us if sleep_us is not None else _sleep_us
         self._brightness = brightness
         self._on = True
@@ -117,46 +121,46 @@ class TM1637:
         return acked
 
     def _start(self):
-        self.dio.value(1)
-        self.clk.value(1)
+        self._dio(1)
+        self._clk(1)
         self._sleep_us(_RISE_US)  # both high, and a stop before this one seen
-        self.dio.value(0)
+        self._dio(0)
         self._sleep_us(_HALF_PERIOD_US)
-        self.clk.value(0)
+        self._clk(0)
 
     def _stop(self):
-        self.clk.value(0)
-        self.dio.value(0)
+        self._clk(0)
+        self._dio(0)
         self._sleep_us(_HALF_PERIOD_US)
-        self.clk.value(1)
+        self._clk(1)
         self._sleep_us(_RISE_US)
-        self.dio.value(1)
+        self._dio(1)
         self._sleep_us(_RISE_US)  # the stop is DIO seen rising while CLK is high
 
     def _write_byte(self, byte):
         """Clock one byte out LSB first, then the acknowledge clock; True if acked."""
-        # Pins and the delay in locals: this loop is most of a display refresh's work.
-        # (Not bound methods: making one allocates.)
-        clk = self.clk
-        dio = self.dio
+        # The value methods and the delay in locals: this loop is most of a display
+        # refresh's work.
+        clk = self._clk
+        dio = self._dio
         sleep = self._sleep_us
         for _ in range(8):
             bit = byte & 1
-            dio.value(bit)
+            dio(bit)
             byte >>= 1
             sleep(_RISE_US if bit else _HALF_PERIOD_US)  # a 1 must have risen
-            clk.value(1)
+            clk(1)
             sleep(_RISE_US)
-            clk.value(0)
+            clk(0)
         return self._ack()
 
     def _ack(self):
-        self.dio.value(1)  # release: the chip holds DIO low to acknowledge
+        self._dio(1)  # release: the chip holds DIO low to acknowledge
         self._sleep_us(_HALF_PERIOD_US)
-        self.clk.value(1)
-        acked = self.dio.value() == 0
+        self._clk(1)
+        acked = self._dio() == 0
         self._sleep_us(_RISE_US)
-        self.clk.value(0)
+        self._clk(0)
         if not acked:
             self.missing_acks += 1
         return acked

@@ -166,12 +166,16 @@ class App:
 
     def _poll_buttons(self, pressed, now_ms):
         busy = 0
+        buttons = self.buttons
         for i in range(_BUTTONS):
-            button = self.buttons[i]
-            kind = button.update(pressed & (1 << i), now_ms)
+            button = buttons[i]
+            level = pressed & (1 << i)
+            if not level and button.idle:
+                continue  # released and settled: nothing to time (the usual button)
+            kind = button.update(level, now_ms)
             if kind:
                 self._button(i, kind, now_ms)
-            if button.pressed:
+            if not button.idle:
                 busy = 1
         self._buttons_busy = busy or pressed
 
