@@ -293,10 +293,12 @@ HOST_MODULES = (os.path.join("rules_core", "jsonout.py"),)
 # A board imports the driver of its own display only (firmware/hw.py): the larger of the
 # two is counted.
 DISPLAY_DRIVERS = tuple(os.path.join("boardlib", name + ".py") for name in ("tm1637", "max7219"))
+# Imported by a frozen build only (main.py; its code stays in flash), never copied.
+FROZEN_MODULES = (os.path.join("firmware", "frozen.py"),)
 APART = (NET_MODULES + CHECK_MODULES + MENU_MODULES + HOST_MODULES + DISPLAY_DRIVERS
-         + BOOT_MODULES)
+         + BOOT_MODULES + FROZEN_MODULES)
 # Modules normal play must not import; `game_figures` checks it on the simulated board.
-NOT_IN_PLAY = NET_MODULES + CHECK_MODULES + MENU_MODULES + HOST_MODULES
+NOT_IN_PLAY = NET_MODULES + CHECK_MODULES + MENU_MODULES + HOST_MODULES + FROZEN_MODULES
 
 
 # tools.deploy's MPY_CROSS_FLAGS: no line-number tables (docs/performance.md)

@@ -108,8 +108,8 @@ def device_files():
                     continue
                 src = os.path.join(folder, name)
                 rel = os.path.relpath(src, ROOT).replace(os.sep, "/")
-                if rel == "firmware/manifest.py":
-                    continue  # build-time only
+                if rel in ("firmware/manifest.py", "firmware/frozen.py"):
+                    continue  # build-time only; run by a frozen build only
                 if rel in ("firmware/boot.py", "firmware/main.py"):
                     rel = name  # the board runs these from its root
                 out.append((src, rel))
