@@ -41,6 +41,16 @@ def replay_trace(path):
     return proc.stdout.splitlines()
 
 
+def wait_for_first_write(image, proc, timeout=60.0):
+    """Return once the board has written to its flash image (it is up and playing)."""
+    before = image.stat().st_mtime_ns
+    deadline = time.monotonic() + timeout
+    while proc.poll() is None and time.monotonic() < deadline:
+        if image.stat().st_mtime_ns != before:
+            return
+        time.sleep(0.002)
+
+
 def test_kill_at_random_moments_then_resume(tmp_path):
     events = random_game(RULES, 99, length=16, distance=(60, 60))
     timeline, script = build(RULES, events, distance=(60, 60))
@@ -49,7 +59,9 @@ def test_kill_at_random_moments_then_resume(tmp_path):
     (tmp_path / "idle.timeline").write_text(IDLE)
     trace = replay_trace(tmp_path / "game.shots")
     rng = random.Random(2026)
-    moments = [rng.uniform(0.05, 1.2) for _ in range(KILLS)]
+    # moments after the board's first write to its flash: counted from the process start
+    # instead, a loaded machine's slower start-up would put every kill before the first shot
+    moments = [rng.uniform(0.0, 0.9) for _ in range(KILLS)]
 
     def set_up(state):
         """A board with the new game on its flash, as after the setup menu."""
@@ -70,6 +82,7 @@ def test_kill_at_random_moments_then_resume(tmp_path):
              "--speed", "100", "--state", str(state)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )
+        wait_for_first_write(state / "flash.img", proc)
         time.sleep(moments[i])
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
