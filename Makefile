@@ -6,8 +6,8 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.txt upy-requirements.txt | 
 PORT ?=
 DB ?= $(HOME)/.pinboard/games.db
 SIM_STATE ?= sim-state
-# The suite on two workers (tests/conftest.py says how the modules are shared out);
-# PYTEST_WORKERS= runs it in one process.
+# The suite on two workers, then the modules that race real time in one process
+# (tests/conftest.py says which and why); PYTEST_WORKERS= runs it all in one process.
 PYTEST_WORKERS ?= -n 2 --dist loadfile --no-loadscope-reorder
 
 .PHONY: venv test lint sim club deploy check log bench clean
@@ -27,7 +27,8 @@ lint: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m tools.typecheck
-	$(BIN)/python -m pytest $(PYTEST_WORKERS)
+	$(BIN)/python -m pytest $(PYTEST_WORKERS) $(if $(PYTEST_WORKERS),-m "not realtime")
+	$(if $(PYTEST_WORKERS),$(BIN)/python -m pytest -m realtime)
 
 sim: $(STAMP)
 	$(BIN)/python -m tools.sim --state $(SIM_STATE) --db $(DB)

@@ -21,13 +21,33 @@ LONGEST_FIRST = (
 )
 
 
+# Modules whose tests race real time (a twin booting while deploy knocks, a line's pace,
+# a broker's deliveries): a second worker's load makes them miss. `make test` runs them
+# after the others, in one process (`-m realtime`).
+REALTIME = (
+    "test_deploy_twin", "test_twin", "test_check_twin", "test_frozen_twin", "test_deploy_net",
+    "test_make_check", "test_mqtt", "test_link_faults", "test_logger", "test_hostile_link",
+    "test_simview",
+)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "realtime: races real time; run without a second worker")
+
+
 def _module_name(item):
     return os.path.splitext(os.path.basename(str(item.path)))[0]
 
 
+@pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config, items):
+    # before the other plugins', so that -m sees the realtime marks
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(_module_name(item), len(rank)))  # stable
+    for item in items:
+        if _module_name(item) in REALTIME:
+            item.add_marker(pytest.mark.realtime)
+    return (yield)
 
 
 # Counts recorded by hostile-conditions tests, printed at the end of the run:
