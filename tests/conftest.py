@@ -21,13 +21,11 @@ LONGEST_FIRST = (
 )
 
 
-# Modules whose tests race real time (a twin booting while deploy knocks, a line's pace,
-# a broker's deliveries): a second worker's load makes them miss. `make test` runs them
-# after the others, in one process (`-m realtime`).
+# Modules whose tests race real time on the ESP32 twin (a board booting while deploy or
+# mpremote knocks): a second worker's load makes them miss. `make test` runs them after
+# the others, in one process (`-m realtime`).
 REALTIME = (
-    "test_deploy_twin", "test_twin", "test_check_twin", "test_frozen_twin", "test_deploy_net",
-    "test_make_check", "test_mqtt", "test_link_faults", "test_logger", "test_hostile_link",
-    "test_simview",
+    "test_deploy_twin", "test_frozen_twin", "test_deploy_net", "test_twin", "test_check_twin",
 )
 
 
