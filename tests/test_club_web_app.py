@@ -11,6 +11,7 @@ import struct
 import subprocess
 import sys
 import time
+import urllib.request
 
 import httpx
 import pytest
@@ -21,6 +22,15 @@ from tools.club import security
 from tools.logger import frames
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def api_tables(port):
+    """The app's /api/tables list, or None while the app does not answer yet."""
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d/api/tables" % port, timeout=5) as r:
+            return json.loads(r.read())["tables"]
+    except OSError:
+        return None
 
 
 def _played(shots=3, rules="ddbu", distance=(40, 40)):
@@ -185,7 +195,6 @@ def test_an_empty_pin_is_an_error(tmp_path, pin):
 def test_the_demo_tables_play_and_stop_with_the_app(tmp_path):
     # `make club`: the real firmware on a simulated board, through the logger, on the page
     import signal
-    import urllib.request
 
     with __import__("socket").socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -197,12 +206,7 @@ def test_the_demo_tables_play_and_stop_with_the_app(tmp_path):
         start_new_session=True)
 
     def shots():
-        try:
-            with urllib.request.urlopen("http://127.0.0.1:%d/api/tables" % port,
-                                        timeout=5) as r:
-                tables = json.loads(r.read())["tables"]
-        except OSError:
-            return None
+        tables = api_tables(port)
         return tables[0]["state"]["shots"] if tables else None
 
     try:
@@ -245,7 +249,6 @@ def test_a_board_on_the_clubs_broker_shows_on_the_tables(tmp_path):
     # python -m tools.club --mqtt: the real firmware and umqtt on the simulated board,
     # a real Mosquitto on 127.0.0.1, the logger inside the club app
     import signal
-    import urllib.request
 
     from tools import broker as broker_tool
     from tools.timelines import build, random_game
@@ -281,13 +284,8 @@ def test_a_board_on_the_clubs_broker_shows_on_the_tables(tmp_path):
             final = json.loads(played.stdout.splitlines()[-1])
 
             def table():
-                try:
-                    with urllib.request.urlopen("http://127.0.0.1:%d/api/tables" % port,
-                                                timeout=5) as r:
-                        tables = json.loads(r.read())["tables"]
-                except OSError:
-                    return None
-                return next((t for t in tables if t["label"] == "t1"), None)
+                tables = api_tables(port)
+                return next((t for t in tables if t["label"] == "t1"), None) if tables else None
 
             assert wait_until(lambda: (table() or {}).get("state") == final, timeout=60), \
                 table()

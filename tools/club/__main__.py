@@ -14,6 +14,7 @@ import argparse
 import os
 import sys
 
+from tools.logger.__main__ import mqtt_source
 from tools.logger.store import Store, StoreError
 
 DEFAULT_LISTEN = "127.0.0.1:8080"
@@ -105,6 +106,7 @@ def main(argv=None):
     except StoreError as e:
         sys.stderr.write("club: %s\n" % e)
         return 2
+    source = mqtt_source(ap, args, store)  # before the demo: a usage error leaves no boards
     demo = None
     ports = list(args.port)
     if args.demo:
@@ -112,17 +114,6 @@ def main(argv=None):
 
         demo = Demo(args.demo, speed=args.demo_speed)
         ports += demo.host_paths
-    source = None
-    if args.mqtt:
-        from tools.logger.mqtt import MqttSource, load_keys, parse_url
-
-        try:
-            parse_url(args.mqtt)
-            keys = load_keys(args.keys) if args.keys else {}
-        except (OSError, ValueError) as e:
-            store.close()
-            ap.error(str(e))
-        source = MqttSource(args.mqtt, keys, prefix=args.mqtt_prefix, ca=args.ca)
     hub = LiveHub(args.db)
     bridge = None
     if logs:

@@ -102,20 +102,7 @@ def _log(argv):
     except StoreError as e:
         sys.stderr.write("logger: %s\n" % e)
         return 2
-    source = None
-    if args.mqtt:
-        from tools.logger.mqtt import MqttSource, load_keys, parse_url
-
-        try:
-            parse_url(args.mqtt)
-            keys = load_keys(args.keys) if args.keys else {}
-        except (OSError, ValueError) as exc:
-            store.close()
-            ap.error(str(exc))
-        if args.ca and not os.path.exists(args.ca):
-            store.close()
-            ap.error("--ca: no such file %s" % args.ca)
-        source = MqttSource(args.mqtt, keys, prefix=args.mqtt_prefix, ca=args.ca)
+    source = mqtt_source(ap, args, store)
     logger = Logger(args.port, args.db, baud=args.baud, new_game=args.new_game, store=store,
                     replace=args.replace, say=say_on_stderr, mqtt=source,
                     restore_lost=args.restore_lost)
@@ -181,6 +168,27 @@ def _report(command, argv):
     finally:
         store.close()
     return 0
+
+
+
+def mqtt_source(ap, args, store):
+    """The broker source of --mqtt/--keys/--ca/--mqtt-prefix, or None without --mqtt; a bad
+    URL, keys file or CA file ends the program with a usage error (the store closed first).
+    tools.club takes the same options through this."""
+    if not args.mqtt:
+        return None
+    from tools.logger.mqtt import MqttSource, load_keys, parse_url
+
+    try:
+        parse_url(args.mqtt)
+        keys = load_keys(args.keys) if args.keys else {}
+    except (OSError, ValueError) as exc:
+        store.close()
+        ap.error(str(exc))
+    if args.ca and not os.path.exists(args.ca):
+        store.close()
+        ap.error("--ca: no such file %s" % args.ca)
+    return MqttSource(args.mqtt, keys, prefix=args.mqtt_prefix, ca=args.ca)
 
 
 def main(argv=None):
