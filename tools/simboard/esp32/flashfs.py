@@ -5,7 +5,8 @@
     micropython tools/simboard/esp32/flashfs.py STATE_DIR ls [DIR]      # list a folder
 
 What a builder's flash tool does before the board's first boot; tests use it to give a
-twin its firmware and board.cfg quickly.
+twin its firmware and board.cfg quickly. Only `put` creates or formats an image (an erased
+one); `ls` and `cat` fail on a missing or unmountable image rather than show it empty.
 """
 
 import os
@@ -31,11 +32,22 @@ def _copy_tree(src, dest):
 
 def main(argv):
     state, command = argv[0], argv[1]
-    try:
-        os.mkdir(state)
-    except OSError:
-        pass
-    mount(FileBlockDev(state + "/flash.img"), "/flash")
+    image = state + "/flash.img"
+    if command != "put":
+        # Reading never creates or formats an image: a missing or unmountable one is an
+        # error here, not an empty listing.
+        try:
+            os.stat(image)
+        except OSError:
+            sys.stderr.write("flashfs: no flash image %s\n" % image)
+            sys.exit(1)
+        mount(FileBlockDev(image), "/flash", format_blank=False)
+    else:
+        try:
+            os.mkdir(state)
+        except OSError:
+            pass
+        mount(FileBlockDev(image), "/flash")
     if command == "put":
         _copy_tree(argv[2], "/flash")
     elif command == "cat":
