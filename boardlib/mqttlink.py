@@ -210,9 +210,11 @@ class _Sock:
 
 
 class _Gate(io.IOBase):
-    """The TCP socket as mbedtls reads it: during the handshake at most one TLS record a
-    poll (`next_record()` allows the next), so each poll's share of the handshake is the
-    work of one record of the broker's; afterwards, everything as it comes.
+    """The TCP socket as mbedtls reads it: during the handshake at most one TLS record of
+    the broker's is completed a poll (`next_record()`, at each poll, allows the next), so
+    each poll's share of the handshake is the work of one record; afterwards, everything as
+    it comes. A record that arrives in pieces ends in a later poll, and that poll ends there:
+    the next record never starts behind it. `records` counts the records read whole.
 
     Non-blocking: a read with nothing there gives None, which mbedtls takes for "wait"."""
 
@@ -224,6 +226,7 @@ class _Gate(io.IOBase):
         self.header_len = 0
         self.left = 0  # bytes of the current record mbedtls has still to read
         self.allowed = True  # may a new record begin in this poll
+        self.records = 0
         self.gated = True
         self.cipher_changed = False
         self.finished = False  # the broker's Finished is read: the handshake is over
@@ -242,7 +245,6 @@ class _Gate(io.IOBase):
                 self.header[self.header_len:self.header_len + n] = buf[:n]
                 self.header_len += n
                 if self.header_len == _TLS_HEADER:
-                    self.allowed = False
                     self.left = self.header[3] << 8 | self.header[4]
             return n
         n = self.sock.readinto(memoryview(buf)[:min(len(buf), self.left)])
@@ -250,6 +252,8 @@ class _Gate(io.IOBase):
             self.left -= n
             if not self.left:
                 self.header_len = 0
+                self.allowed = False  # this poll's record is read: the next waits
+                self.records += 1
                 kind = self.header[0]
                 if kind == _CHANGE_CIPHER_SPEC:
                     self.cipher_changed = True
