@@ -6,7 +6,9 @@
 `tools.sim` (CPython) starts this and talks to it; see its docstring for the options. In
 timeline mode time is virtual: the poll loop runs as fast as it can, 5 ms of board time a
 step, and in strides over idle stretches (tools/simboard/idle.py); `--speed X` makes it
-keep pace with X times real time instead. The timeline is read as it is played, and the
+keep pace with X times real time instead. While the network link waits on the broker
+(connecting, the TLS handshake, logging in), board time keeps real time, as the broker
+does. The timeline is read as it is played, and the
 final board state is printed as one JSON line. Interactive mode runs the firmware's own
 asyncio tasks in real time; it reads key lines on stdin and writes `D <hex segments>` when
 the display changes and `S <state json>` when the board state changes.
@@ -253,6 +255,12 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
     # a network (its own timers), nor when every display change is logged.
     stepping = speed > 0 or getattr(app.board, "net", None) is not None or display_log
     skip = None if stepping else IdleSkip(sim, app, levels, tick, STEP_MS, now)
+    net = getattr(app.board, "net", None)
+    if net is not None:
+        from boardlib import mqttlink
+
+        on_the_broker = (mqttlink.DIAL, mqttlink.HANDSHAKE, mqttlink.LOGIN, mqttlink.SUBSCRIBE)
+    paced_from = None  # (board time, real time) since the link began waiting on the broker
     t = 0
     while t <= end:
         if now is not None:
@@ -284,6 +292,17 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
             ahead = int(t / speed) - time.ticks_diff(time.ticks_ms(), started)
             if ahead > 0:
                 time.sleep_ms(ahead)
+        elif net is not None and net.state in on_the_broker:
+            # The broker is a real program, answering in real time: while the board waits
+            # on it, the board's clock keeps real time, so that a handshake of 50 ms is not
+            # taken for a broker that timed out after 10 s of board time.
+            if paced_from is None:
+                paced_from = (t, time.ticks_ms())
+            ahead = (t - paced_from[0]) - time.ticks_diff(time.ticks_ms(), paced_from[1])
+            if ahead > 0:
+                time.sleep_ms(ahead)
+        else:
+            paced_from = None
         if skip is None:
             t += STEP_MS
         else:
