@@ -63,6 +63,14 @@ def test_pages_show_what_the_board_sent(tmp_path):
             assert missing.status_code == 404 and "nosuchboard" in missing.text
 
 
+def export_games(db):
+    """The logger's JSON export of `db`: one dict a game."""
+    out = subprocess.run([sys.executable, "-m", "tools.logger", "export", "--db", str(db)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return [json.loads(line) for line in out.stdout.splitlines()]
+
+
 def _form(client, board, **fields):
     page = client.get("/table/" + board)
     token = page.text.split('name="csrf" value="')[1].split('"')[0]
@@ -245,9 +253,10 @@ def _descendants(pid):
     return found
 
 
-def test_a_board_on_the_clubs_broker_shows_on_the_tables(tmp_path):
+def test_a_board_on_the_clubs_broker_shows_on_the_tables_and_takes_a_new_game(tmp_path):
     # python -m tools.club --mqtt: the real firmware and umqtt on the simulated board,
-    # a real Mosquitto on 127.0.0.1, the logger inside the club app
+    # a real Mosquitto on 127.0.0.1, the logger inside the club app; a new game started
+    # from the web with the PIN reaches the board as a signed command over the broker
     import signal
 
     from tools import broker as broker_tool
@@ -266,8 +275,10 @@ def test_a_board_on_the_clubs_broker_shows_on_the_tables(tmp_path):
         club_proc = subprocess.Popen(
             [sys.executable, "-m", "tools.club", "--db", str(tmp_path / "games.db"),
              "--mqtt", "mqtt://logger:logger-pw@127.0.0.1:%d" % mosquitto.port,
-             "--keys", str(tmp_path / "keys.txt"), "--listen", "127.0.0.1:%d" % port],
+             "--keys", str(tmp_path / "keys.txt"), "--listen", "127.0.0.1:%d" % port,
+             "--pin", "1357"],
             cwd=ROOT, stderr=subprocess.PIPE, start_new_session=True)
+        board = None
         try:
             events = random_game("ddbu", 7, length=12, distance=(30, 30))
             timeline, _ = build("ddbu", events, distance=(30, 30))
@@ -276,20 +287,44 @@ def test_a_board_on_the_clubs_broker_shows_on_the_tables(tmp_path):
                 "ssid": "club", "password": "pinboard", "host": "127.0.0.1",
                 "port": mosquitto.port, "user": "t1", "pass": "t1-pw", "key": key.hex(),
                 "id": "t1"}}))
-            played = subprocess.run(
+            # at four times real time, so that the game is still on when the club starts
+            # the new one
+            board = subprocess.Popen(
                 [sys.executable, "-m", "tools.sim", "--timeline", str(tmp_path / "g.timeline"),
                  "--config", str(tmp_path / "board.cfg"), "--rules", "ddbu", "--distance",
-                 "30"], cwd=ROOT, capture_output=True, text=True, timeout=300)
-            assert played.returncode == 0, played.stderr
-            final = json.loads(played.stdout.splitlines()[-1])
+                 "30", "--speed", "4"], cwd=ROOT, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True)
 
             def table():
                 tables = api_tables(port)
                 return next((t for t in tables if t["label"] == "t1"), None) if tables else None
 
-            assert wait_until(lambda: (table() or {}).get("state") == final, timeout=60), \
-                table()
+            def state():
+                return (table() or {}).get("state") or {}
+
+            assert wait_until(lambda: state().get("shots"), timeout=60), table()
+            assert state()["rules"] == "ddbu"
+            base = "http://127.0.0.1:%d" % port
+            with httpx.Client(base_url=base) as client:
+                form = _form(client, table()["board"], pin="1357", replace="1")
+                done = client.post("/table/%s/new-game" % table()["board"], data=form,
+                                   follow_redirects=True)
+                assert done.status_code == 200 and "Sent to the board" in done.text, done.text
+            # russian, 60 each, player 2 first (the form): played by the board, logged
+            assert wait_until(lambda: state().get("rules") == "russian", timeout=30), table()
+            new = state()
+            assert (new["distance"], new["first"]) == ([60, 60], 2)
+            out, err = board.communicate(timeout=300)
+            assert board.returncode == 0, err
+            final = json.loads(out.splitlines()[-1])
+            assert final["rules"] == "russian"
+            assert wait_until(lambda: state() == final, timeout=60), table()
         finally:
+            if board is not None and board.poll() is None:
+                board.kill()
             os.killpg(club_proc.pid, signal.SIGINT)
             _, err = club_proc.communicate(timeout=30)
         assert club_proc.returncode == 0, err.decode()
+        games = export_games(tmp_path / "games.db")  # the replaced game kept apart
+        assert [(g["board"], g["final"]["rules"]) for g in games] == [
+            (b"t1".hex(), "ddbu"), (b"t1".hex(), "russian")]
