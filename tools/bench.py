@@ -5,10 +5,11 @@
     python -m tools.bench --smoke    # tiny sizes, seconds: every key present (`make test`)
     python -m tools.bench --calibrate misc_pystone.py   # recount the ESP32 conversion
 
-Instruction counts come from `valgrind --tool=callgrind`, less a zero-work run of the same
-script, so they repeat on a busy machine. The conversion to ESP32 time, the targets and
-what each figure means are in docs/performance.md. A figure that cannot be measured is
-null, with the reason under "notes".
+Instruction counts come from `valgrind --tool=callgrind`, of the measured work alone (the
+device script's counted window, without its start-up), less an empty window of the same
+script, so they repeat on a busy machine and in any checkout. The conversion to ESP32
+time, the targets and what each figure means are in docs/performance.md. A figure that
+cannot be measured is null, with the reason under "notes".
 """
 
 import argparse
@@ -26,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from tools import upy
 
 DEVICE = "tools/simboard/bench_device.py"
+DEVICE_MODULE = "tools.simboard.bench_device"
 DEVICE_PACKAGES = ("rules_core", "boardlib", "firmware")
 BIG_HEAP = "8M"  # the simulator runs that pin a budget inside it (min_heap_bytes)
 # The device runs that count work: the code (about 190 KB loaded from source on the unix
@@ -122,10 +124,28 @@ def parse_lines(text):
 def _device_env(scratch):
     env = upy.env()
     env["PINBOARD_SCRATCH"] = scratch  # where bench_device keeps its flash image
-    # The port's launcher is CPython: a fixed hash seed makes its start-up, and so the
-    # zero-work run subtracted from every count, the same from run to run.
+    # The port's launcher is CPython: a fixed hash seed makes its start-up the same from
+    # run to run (the calibration subtracts a whole zero-work run).
     env["PYTHONHASHSEED"] = "0"
     return env
+
+
+def _counting_env(scratch):
+    """The environment of a counted run, which starts in the tree. Nothing the port
+    interns or allocates before the counted work may depend on where the tree is checked
+    out or on the caller's environment: where the allocator finds room while the code is
+    compiled decides the heap the work starts with, and a shot's count moved by 2 % (the
+    allocator's searches) between checkouts whose paths differed in length. So the
+    search path is named relative to the tree (with `-m`, the port's sys.path starts with
+    the current folder), and the environment holds only what the run needs."""
+    return {
+        "MICROPYPATH": ":".join([os.curdir, os.path.relpath(upy.UPYLIB, upy.ROOT),
+                                 ".frozen"]),
+        "PINBOARD_SCRATCH": scratch,  # where bench_device keeps its flash image
+        # The port's launcher is CPython: a fixed hash seed makes its start-up the same
+        # from run to run.
+        "PYTHONHASHSEED": "0",
+    }
 
 
 def device(args, heapsize=COST_HEAP, timeout=300):
@@ -155,24 +175,61 @@ def find_valgrind(install):
     return shutil.which("valgrind")
 
 
+# bench_device.py runs its measured work between two gc.collect() calls (its `counted`);
+# callgrind dumps its counts when the unix port enters and leaves gc.collect's C function
+# (py/modgc.c), so the third of the five parts is the work alone, without the start-up.
+WINDOW_EDGE = "py_gc_collect"
+WINDOW_PART = 3
+WINDOW_PARTS = 5
+
+
 def callgrind(valgrind, args, workdir, heapsize=COST_HEAP):
-    """Instructions the unix port executes for `bench_device.py args` (start-up included)."""
+    """Instructions the unix port executes in the counted window of `bench_device.py args`
+    (its `counted`: the work, without the start-up before it or the exit after it)."""
     out = os.path.join(workdir, "cg.%s.out" % "_".join(map(str, args)).replace("/", "_"))
     # The venv's micropython is a Python launcher around the port: run it with the venv's
-    # own interpreter so valgrind follows one process.
-    cmd = [valgrind, "--tool=callgrind", "--callgrind-out-file=" + out, sys.executable,
-           upy.binary(), "-X", "heapsize=" + heapsize, os.path.join(upy.ROOT, DEVICE)]
+    # own interpreter so valgrind follows one process. The device script runs as a module
+    # (`-m`): the port puts a script's folder on sys.path as an absolute path.
+    cmd = [valgrind, "--tool=callgrind", "--callgrind-out-file=" + out,
+           "--dump-before=" + WINDOW_EDGE, "--dump-after=" + WINDOW_EDGE, sys.executable,
+           os.path.relpath(upy.binary(), upy.ROOT), "-X", "heapsize=" + heapsize,
+           "-m", DEVICE_MODULE]
     with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
         proc = subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
-                              env=_device_env(scratch), cwd=upy.ROOT, timeout=600,
+                              env=_counting_env(scratch), cwd=upy.ROOT, timeout=600,
                               check=False)
     if proc.returncode != 0:
         raise Unavailable("callgrind of %s failed: %s" % (args, proc.stderr.strip()[-300:]))
-    with open(out) as f:
+    # Parts 1 to 4 go to out.1 ... out.4, the last (from the second collection to the
+    # exit) to out itself.
+    parts = {}
+    base = os.path.basename(out)
+    for name in os.listdir(workdir):
+        if name == base or name.startswith(base + "."):
+            path = os.path.join(workdir, name)
+            part, total = callgrind_part(path)
+            parts[part] = total
+            os.remove(path)
+    if sorted(parts) != list(range(1, WINDOW_PARTS + 1)):
+        raise Unavailable("callgrind of %s: %d parts, not %d: the script must call "
+                          "gc.collect() exactly twice (bench_device.counted)"
+                          % (args, len(parts), WINDOW_PARTS))
+    return parts[WINDOW_PART]
+
+
+def callgrind_part(path):
+    """(part number, instructions) of one callgrind output file."""
+    part = total = None
+    with open(path) as f:
         for line in f:
-            if line.startswith("totals:") or line.startswith("summary:"):
-                return int(line.split()[1])
-    raise Unavailable("no totals in the callgrind output")
+            if line.startswith("part:"):
+                part = int(line.split()[1])
+            elif line.startswith(("totals:", "summary:")):
+                total = int(line.split()[1])
+    if part is None or total is None:
+        raise Unavailable("no part or totals in the callgrind output %s"
+                          % os.path.basename(path))
+    return part, total
 
 
 def instruction_figures(sizes, install, workdir):
