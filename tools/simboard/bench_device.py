@@ -13,11 +13,11 @@ shot is a fixed 400 ms input pattern (spots down, up, an optional carom, `ok`), 
 of N shots is exactly N * SHOT_STEPS ticks and the bench can take the idle ticks out.
 
 The measured work runs in a counted window (`counted`): after the start-up, between two
-calls of `gc.collect()`, which tools.bench has callgrind take as the window's edges. Only
-the window is counted: the start-up (compiling about 190 KB of source into the heap) is
-not the same work in every run (see `counted`). `idle`, `board` and `shots` with a count
-of 0 run an empty window: the difference between a count and 0 is the work itself. Every
-mode prints `key value` lines.
+calls of `gc.isenabled()`, which tools.bench has callgrind take as the window's edges.
+Only the window is counted: the start-up (compiling about 190 KB of source into the heap)
+is not the same work in every run (see `counted`). `idle`, `board` and `shots` with a
+count of 0 run an empty window: the difference between a count and 0 is the work itself.
+Every mode prints `key value` lines.
 """
 
 import gc
@@ -177,18 +177,20 @@ def make_app(state_dir=None, quiet=True):
 
 def counted(work, *args):
     """`work(*args)` as the counted window: tools.bench has callgrind count only what runs
-    between the end of the first `gc.collect()` and the start of the second (py/modgc.c's
-    `py_gc_collect`: the script's own calls, never the collections the allocator starts).
+    between the two calls of `gc.isenabled()` (py/modgc.c: a C function without side
+    effects that nothing else calls), the window's edges.
 
     The start-up is left out because it is not the same work in every run: where the
     allocator finds room while the sources are compiled depends on the lengths of the
     strings held before (the script's arguments, the tree's path), so the start-up of
     `idle 0` and of `board 200` could differ by more than the whole work counted
-    (docs/performance.md). The collection before the window starts the work on a
-    collected heap; neither collection is counted."""
+    (docs/performance.md). The work starts on a collected heap (the collection is not
+    counted): a collection the allocator starts falls in the window only when the work
+    itself fills the heap, not when the start-up happened to leave it nearly full."""
     gc.collect()
+    gc.isenabled()
     result = work(*args)
-    gc.collect()
+    gc.isenabled()
     return result
 
 
