@@ -358,15 +358,20 @@ def main(argv):
     if events is not None:
         run_timeline(sim, app, levels, opts["speed"], opts["check"], now, wlan,
                      opts["display_log"])
-        print(app.game.state_json())
-        if opts["show_display"]:
-            sys.stderr.write("display: [%s]\n" % sim.visible())
         if ballast is not None:
             import gc
 
             gc.collect()
+            free = gc.mem_free()
+            # The board's life ends here: what follows is the simulator's report, which no
+            # board makes, so it does not come out of the board's budget.
+            ballast = None
+            gc.collect()
             sys.stderr.write("heap: %d of %d budget bytes free at the end\n" % (
-                gc.mem_free(), opts["heap_budget"]))
+                free, opts["heap_budget"]))
+        print(app.game.state_json())
+        if opts["show_display"]:
+            sys.stderr.write("display: [%s]\n" % sim.visible())
         return
     from tools.simboard.interactive import run_interactive
 
