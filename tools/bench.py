@@ -15,6 +15,7 @@ cannot be measured is null, with the reason under "notes".
 import argparse
 import json
 import os
+import select
 import shutil
 import sqlite3
 import subprocess
@@ -533,12 +534,14 @@ def logger_figures(sizes, workdir):
         def drain():  # the logger's own commands to the board
             while not done.is_set():
                 try:
-                    os.read(master, 4096)
+                    if select.select([master], [], [], 0.05)[0]:
+                        os.read(master, 4096)
                 except OSError:
                     return
 
         done = threading.Event()
-        threading.Thread(target=drain, daemon=True).start()
+        drainer = threading.Thread(target=drain, daemon=True)
+        drainer.start()
         port = lg.ports[0]
         started = time.monotonic()
         writer = threading.Thread(target=pour, daemon=True)
@@ -548,6 +551,7 @@ def logger_figures(sizes, workdir):
             lg.step(0.01)
         took = time.monotonic() - started
         done.set()
+        drainer.join()  # before the pty's descriptors are closed
         frames = port.reader.frames
         gaps = port.counters["gaps"]
     finally:

@@ -12,6 +12,7 @@ the firmware does; it plays no rules of its own (the rules core makes the states
 
 import os
 import pty
+import select
 import struct
 import threading
 import tty
@@ -110,6 +111,8 @@ class FakeBoard:
     def _drain(self):
         while not self._closed:
             try:
+                if not select.select([self.master], [], [], 0.05)[0]:
+                    continue
                 data = os.read(self.master, 4096)
             except OSError:
                 return
@@ -133,6 +136,9 @@ class FakeBoard:
 
     def close(self):
         self._closed = True
+        # The drain goes before the descriptors: at os.read() on a closed number it would
+        # read from whatever file the process opens next under it.
+        self._thread.join(timeout=5)
         for fd in (self.master, self.slave):
             try:
                 os.close(fd)

@@ -161,6 +161,10 @@ class Twin:
         self._closed = True
         with self._lock:
             self._stop_chip()
+        # The threads go before the pty's descriptors: a thread still at os.read() on a
+        # closed number would read from whatever file the process opens next under it.
+        for t in self._threads:
+            t.join(timeout=5)
         for fd in (self._master, self._slave):
             try:
                 os.close(fd)
