@@ -122,6 +122,17 @@ def browser():
         quit_chromium(driver)
 
 
+def no_alert(driver):
+    """True if the page opened no alert box (one that did is dismissed: False)."""
+    from selenium.common.exceptions import NoAlertPresentException
+
+    try:
+        driver.switch_to.alert.dismiss()
+    except NoAlertPresentException:
+        return True
+    return False
+
+
 def wait_until(check, timeout=10.0, step=0.02):
     """check() until true; returns its last value (falsy on timeout)."""
     deadline = time.monotonic() + timeout

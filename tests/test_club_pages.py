@@ -16,6 +16,7 @@ from club_helpers import (
     Served,
     browser,  # noqa: F401  (the module's Chromium, a fixture)
     client_for,
+    no_alert,
     wait_until,
 )
 
@@ -208,16 +209,6 @@ def fill_names(driver, name1, name2, pin):
 
 def body_text(driver):
     return driver.execute_script("return document.body.innerText")
-
-
-def no_alert(driver):
-    from selenium.common.exceptions import NoAlertPresentException
-
-    try:
-        driver.switch_to.alert.dismiss()
-    except NoAlertPresentException:
-        return True
-    return False
 
 
 def test_browser_naming_with_the_pin_shows_everywhere(served, db, browser):  # noqa: F811

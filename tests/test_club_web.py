@@ -14,6 +14,7 @@ from club_helpers import (
     Served,
     browser,  # noqa: F401  (the module's Chromium, a fixture)
     club,
+    no_alert,
     wait_until,
 )
 
@@ -206,16 +207,6 @@ def test_a_form_posted_from_another_site_is_refused(tmp_path, browser):  # noqa:
 XSS = ("<script>alert(1)</script>", "<img src=x onerror=window.pwned=1>")
 
 
-def _no_alert(driver):
-    from selenium.common.exceptions import NoAlertPresentException
-
-    try:
-        driver.switch_to.alert.dismiss()
-    except NoAlertPresentException:
-        return True
-    return False
-
-
 def test_a_name_made_of_markup_shows_as_text_on_the_live_pages(tmp_path, browser):  # noqa: F811
     from tools.club.store import ClubStore
 
@@ -235,7 +226,7 @@ def test_a_name_made_of_markup_shows_as_text_on_the_live_pages(tmp_path, browser
                     "return window.clubLive && window.clubLive.events > 0"))
                 assert _text(browser, board.key, "name1") == XSS[0]
                 assert _text(browser, board.key, "name2") == XSS[1]
-                assert _no_alert(browser)
+                assert no_alert(browser)
                 assert browser.execute_script(
                     "return window.pwned === undefined && "
                     "document.querySelectorAll('.card img, .card .name script').length === 0")
@@ -245,7 +236,7 @@ def test_a_name_made_of_markup_shows_as_text_on_the_live_pages(tmp_path, browser
             store.set_names(key, [XSS[1], XSS[0]])
             assert wait_until(lambda: _text(browser, board.key, "name1") == XSS[1], timeout=10)
             assert _text(browser, board.key, "name2") == XSS[0]
-            assert _no_alert(browser)
+            assert no_alert(browser)
             assert browser.execute_script("return window.pwned === undefined")
         finally:
             store.close()
