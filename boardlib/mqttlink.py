@@ -246,20 +246,25 @@ class _Gate(io.IOBase):
                 self.header_len += n
                 if self.header_len == _TLS_HEADER:
                     self.left = self.header[3] << 8 | self.header[4]
+                    if not self.left:
+                        self._record_read()  # an empty record: nothing more to read
             return n
         n = self.sock.readinto(memoryview(buf)[:min(len(buf), self.left)])
         if n:
             self.left -= n
             if not self.left:
-                self.header_len = 0
-                self.allowed = False  # this poll's record is read: the next waits
-                self.records += 1
-                kind = self.header[0]
-                if kind == _CHANGE_CIPHER_SPEC:
-                    self.cipher_changed = True
-                elif kind == _HANDSHAKE_RECORD and self.cipher_changed:
-                    self.finished = True
+                self._record_read()
         return n
+
+    def _record_read(self):
+        self.header_len = 0
+        self.allowed = False  # this poll's record is read: the next waits
+        self.records += 1
+        kind = self.header[0]
+        if kind == _CHANGE_CIPHER_SPEC:
+            self.cipher_changed = True
+        elif kind == _HANDSHAKE_RECORD and self.cipher_changed:
+            self.finished = True
 
     def write(self, buf):
         return self.sock.write(buf)
