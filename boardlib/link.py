@@ -91,6 +91,7 @@ _MAX_RAW = const(91)  # _HEADER + _MAX_PAYLOAD + _CRC
 _MAX_WIRE = const(94)  # delimiter + COBS(_MAX_RAW) + delimiter
 _MAX_TEXT = const(32)
 _MAX_CAUSE = const(12)
+_MAX_ID = const(32)  # a board id in the hello: machine.unique_id(), or the network id
 _RX_FRAME = const(32)  # longest command is 21 raw bytes; the rest is room for garbage
 _RX_CHUNK = const(32)
 _READS_PER_POLL = const(4)
@@ -125,7 +126,7 @@ class Link:
         self._last_bad_report = now_ms
         self._bad_unreported = 0
         self.heartbeat_ms = heartbeat_ms
-        self.board_id = bytes(board_id[:16])
+        self.board_id = bytes(board_id[:_MAX_ID])
         if boot_id is None:
             import os
 
