@@ -45,6 +45,7 @@ from binascii import hexlify, unhexlify
 from umqtt import simple
 
 from boardlib import link as _link
+from boardlib.framesign import OVERHEAD, FrameSigner
 from boardlib.hmac256 import Hmac, same
 from boardlib.ticks import ticks_add, ticks_diff
 
@@ -390,15 +391,23 @@ class NetLink(_Answers):
         self.topic_status = (base + "status").encode()
         self.topic_cmd = (base + "cmd").encode()
         self.nonce = os.urandom(8)
-        self._mac = Hmac(unhexlify(net["key"]))
+        key = unhexlify(net["key"])
+        self._mac = Hmac(key)
         self._id_bytes = self.id.encode()
+        # Every frame this link makes is sealed (boardlib/framesign.py): counter | frame |
+        # tag. The counter numbers them from 0 at boot, sent or not (a gap shows a loss).
+        self._signer = FrameSigner(key, self.nonce, self._id_bytes)
+        self.counter = 0
         self._frames = _Frames(self)
-        self.link = self._asked = _link.Link(self._frames, now_ms, board_id=board_id)
+        # The hello names the board as its topics and tag do: the host binds the three.
+        self.link = self._asked = _link.Link(self._frames, now_ms, board_id=self._id_bytes)
         self.client = simple.MQTTClient(
             self._id_bytes, net["host"], net["port"], user=net["user"].encode() or None,
             password=net["pass"].encode() or None, keepalive=KEEPALIVE_S)
         self.client.set_callback(self._message)
-        self.client.set_last_will(self.topic_status, b"offline", retain=True)
+        # with the boot's nonce: a logger that starts later proves the retained state by it
+        self.client.set_last_will(self.topic_status, b"offline " + hexlify(self.nonce),
+                                  retain=True)
         self.state = JOIN if wlan is not None else OFF
         self._since = now_ms
         self._joining = False
@@ -718,9 +727,11 @@ class NetLink(_Answers):
     def _frame_out(self, wire):
         # A COBS frame from the Link: 0x00, the code byte, then the kind (never 0, so
         # COBS leaves it as it is).
+        counter = self.counter
+        self.counter = counter + 1
         kind = wire[2]
         if kind == _link.HELLO and self.state != UP:
-            self._hello = bytes(wire)  # the boot's hello waits for the first connection
+            self._hello = self._seal(counter, wire)  # waits for the first connection
             return
         if self.state != UP and self.state != SUBSCRIBE:
             self.dropped += 1
@@ -730,7 +741,12 @@ class NetLink(_Answers):
             outbox.pop(0)
             self.dropped += 1
         outbox.append((self.topic_state if kind == _link.STATE else self.topic_events,
-                       bytes(wire)))
+                       self._seal(counter, wire)))
+
+    def _seal(self, counter, wire):
+        message = bytearray(len(wire) + OVERHEAD)  # the message itself waits in the outbox
+        self._signer.seal(counter, wire, message)
+        return message
 
     def _message(self, topic, msg):
         if topic != self.topic_cmd:
