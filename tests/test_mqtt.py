@@ -503,8 +503,9 @@ def test_club_broker_bridged_to_a_central_broker(tmp_path):
         extra=broker_tool.bridge_text("berlin", "127.0.0.1:%d" % central.port, "berlin",
                                       "berlin-pw"))
     club.start()
+    # the central logger proves the boards' frames with their keys (it never commands)
     source = MqttSource("mqtt://central:central-pw@127.0.0.1:%d" % central.port,
-                        prefix="clubs/+/")
+                        prefix="clubs/+/", keys=KEYS)
     lg = Logger([], str(tmp_path / "central.db"), mqtt=source)
     thread = threading.Thread(target=lg.run_forever, daemon=True)
     thread.start()

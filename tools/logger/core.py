@@ -34,6 +34,10 @@ REOPEN_S = 0.5
 STATE_RETRY_S = 1.0
 EVENT_RETRY_S = 0.5
 HELLO_WAIT_S = 3.0  # frames wait this long for the board's hello, then go under the port
+# A board sends a frame at least every 2 s (its heartbeat): a link quiet for longer was
+# interrupted (a cable out, the board off the network), for however long; the first frame
+# after it starts the count anew and brings a state request, whatever its number says.
+SILENCE_S = 5.0
 READ_MAX = 65536
 MAX_REQUESTS = 16  # events asked for at once
 
@@ -46,6 +50,9 @@ class Port:
         self.serial = None
         self.reader = frames.FrameReader()
         self.expect = None
+        self.seq_mask = 0xFFFF  # serial frames count in 16 bits; sealed MQTT ones in 32
+        self.last_frame_at = None
+        self.mark = None  # MQTT: (nonce, Proof) of the last frame taken, to be stored
         self.board_key = None
         self.board = None
         self.boot_id = None
@@ -63,6 +70,7 @@ class Port:
         self.logged = set()  # game rows the board was told are logged
         self.event_requests = {}  # seq of a CMD_EVENT -> game row it asked about
         self.given_up = set()  # game rows whose missing events the board no longer has
+        self.disputed_said = set()  # game rows whose disputed claim was said on stderr
         self.restoring = set()  # game rows whose lost events are being handed back
         self.restore_sent = {}  # (game row, number) -> when CMD_RESTORE was sent
         self.last_open_try = 0.0
@@ -74,7 +82,8 @@ class Port:
         self.counters = dict.fromkeys(
             ("gaps", "missing", "state_requests", "reconnects", "device_rx_frames",
              "device_rx_bad", "device_tx_frames", "replayed", "stale", "unknown_protocol",
-             "events_requested", "db_busy"), 0)
+             "events_requested", "db_busy", "silences", "no_key", "unsigned", "wrong_board",
+             "repeated", "old_boot", "disputed"), 0)
 
 
 class Logger:
@@ -99,6 +108,7 @@ class Logger:
         self.mqtt = mqtt  # a tools.logger.mqtt.MqttSource: every board on a broker
         self._followups = []
         self._short = []  # (game, board's count, lost records) seen in this burst
+        self._disputed = []  # games that got a claim their stored events do not give
         # hand lost events back to a board that came back short (CMD_RESTORE); only
         # when the person running the logger asks for it
         self.restore_lost = restore_lost
@@ -285,26 +295,37 @@ class Logger:
             return
         if port.trace is not None:
             port.trace.append((seq, kind, bytes(payload)))
+        mask = port.seq_mask
+        now = time.monotonic()
+        quiet = port.last_frame_at is not None and now - port.last_frame_at >= SILENCE_S
+        port.last_frame_at = now
         if kind == frames.HELLO:
-            port.expect = (seq + 1) & 0xFFFF
+            port.expect = (seq + 1) & mask
             self._set_board(port, fields["board_id"] or port.path, fields)
             return
+        if quiet and port.expect is not None:
+            # After an interruption of any length the number says nothing (it may have
+            # come round to just behind the expected one): count anew, ask for the state.
+            port.counters["silences"] += 1
+            port.expect = None
+            if port.state_wanted_at is None:
+                self._ask_state(port)
         if port.expect is not None and seq != port.expect:
-            behind = (port.expect - seq) & 0xFFFF
+            behind = (port.expect - seq) & mask
             if 0 < behind <= 0x400:
                 # From the past: a repeated or replayed frame. Kept as history (its stamp
-                # says where it belongs), but the count goes on from where it was.
+                # says where it belongs), but the count goes on where it was.
                 port.counters["replayed"] += 1
                 self._queue(port, kind, seq, fields)
                 return
-            missing = (seq - port.expect) & 0xFFFF
+            missing = (seq - port.expect) & mask
             port.counters["gaps"] += 1
             port.gap_log.append((port.expect, seq))
             del port.gap_log[:-100]
-            port.counters["missing"] += missing if missing < 0x8000 else 0
+            port.counters["missing"] += missing if missing <= mask >> 1 else 0
             if port.state_wanted_at is None:
                 self._ask_state(port)
-        port.expect = (seq + 1) & 0xFFFF
+        port.expect = (seq + 1) & mask
         if kind == frames.STATE:
             port.state_wanted_at = None
         elif kind == frames.HEARTBEAT:
@@ -396,10 +417,14 @@ class Logger:
                     for port in ports:
                         self._followups = []
                         self._short = []
+                        self._disputed = []
                         for _, kind, seq, fields in port.backlog:
                             self._store(port, kind, seq, fields)
                         self._save_stats(port)
-                        followups.append((port, self._followups, self._short))
+                        followups.append((port, self._followups, self._short,
+                                          self._disputed))
+                    refusals = list(self.store.refusals)
+                    self.store.refusals.clear()
             except sqlite3.OperationalError as e:
                 if not is_busy(e):
                     raise
@@ -415,8 +440,16 @@ class Logger:
             break
         if self._burst_state is not None:
             self.last_state = self._burst_state  # committed: now others may see it
-        for port, port_followups, lost in followups:
+        for game, number, why in refusals:
+            self.say("game %d: stored event %d is refused by the rules (%s): kept, flagged, "
+                     "left out of every replay" % (game, number, why))
+        for port, port_followups, lost, disputed in followups:
             port.backlog = []
+            for game in disputed:
+                if game not in port.disputed_said:
+                    port.disputed_said.add(game)
+                    self.say("%s: game %d: a state the stored events do not give: kept as a "
+                             "disputed claim, never the game's final state" % (port.path, game))
             for game, count, records in lost:
                 self._tell_lost(port, game, count, records)
             for game, numbers in port_followups:
@@ -453,25 +486,40 @@ class Logger:
         elif kind == frames.UNDO:
             store.undo(game, fields, rank)
             port.restoring.discard(game)  # the players took a shot back: hand nothing more
-        elif store.state(game, fields, rank, seq):
-            if (before is not None and before >> 32 != boot) or game in port.restoring:
-                # A game resumed after a restart (or being handed back) with fewer events
-                # than stored: the board lost some. Said, noted; nothing deleted.
-                lost = store.lost_events(game)
-                if lost and game not in port.restoring:
-                    store.loss(game, fields["history"], fields["history"] + len(lost))
-                self._short.append((game, fields["history"], lost))
-            self.last_game = game
-            self._burst_state = fields["state"]
-            if port.current_game != game:
-                if port.current_game is not None:
-                    port.incomplete[port.current_game] = 0.0  # check the game it left
-                port.current_game = game
         else:
-            port.counters["stale"] += 1
-            return
+            verdict = store.state(game, fields, rank, seq)
+            if verdict == "stale":
+                port.counters["stale"] += 1
+                return
+            if verdict == "disputed":
+                # Kept as a claim, flagged; the final state stays the last one believed.
+                # Events that are all held but another CRC are asked for again below.
+                port.counters["disputed"] += 1
+                self._disputed.append(game)
+            else:
+                self._now_final(port, game, fields["state"], before, boot, fields["history"])
         if kind == frames.STATE or (kind == frames.SHOT and fields["resent"]):
             self._followups.append((game, store.check_history(game)))
+            moved = store.moved_final
+            if moved:
+                store.moved_final = None
+                self._burst_state = store.final(moved)  # a claim judged again is believed
+
+    def _now_final(self, port, game, state, before, boot, count):
+        store = self.store
+        if (before is not None and before >> 32 != boot) or game in port.restoring:
+            # A game resumed after a restart (or being handed back) with fewer events
+            # than stored: the board lost some. Said, noted; nothing deleted.
+            lost = store.lost_events(game)
+            if lost and game not in port.restoring:
+                store.loss(game, count, count + len(lost))
+            self._short.append((game, count, lost))
+        self.last_game = game
+        self._burst_state = state
+        if port.current_game != game:
+            if port.current_game is not None:
+                port.incomplete[port.current_game] = 0.0  # check the game it left
+            port.current_game = game
 
     def _recheck(self, port):
         """Ask again for what an incomplete game still lacks (the answer may have been lost)."""
@@ -498,6 +546,9 @@ class Logger:
                 port.incomplete.setdefault(game, time.monotonic())
             return
         port.incomplete.pop(game, None)
+        claim = self.store.newest_claim(game)
+        if claim is None or claim[2] != "proven":
+            return  # nothing to ask for, yet the board's word is not proven: it keeps it
         if game != port.current_game and game not in port.logged and port.serial is not None:
             # A game the board has left, held whole: the board may let its copy go.
             port.logged.add(game)
@@ -533,6 +584,12 @@ class Logger:
         counters = dict(port.counters, frames=port.reader.frames,
                         bad_frames=port.reader.bad_frames, noise_bytes=port.reader.noise_bytes)
         self.store.link_stats(port.path, port.board, port.serial is not None, counters)
+        if port.mark is not None:
+            # where the board's current boot stands, and the boots it has left: a restarted
+            # logger takes no frame of them again (tools/logger/mqtt.py)
+            nonce, proof = port.mark
+            self.store.frame_mark(port.path, nonce.hex(), proof.highest,
+                                  [n.hex() for n in proof.retired])
 
 
 def say_on_stderr(text):
