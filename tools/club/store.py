@@ -27,10 +27,10 @@ import threading
 import time
 import unicodedata
 
-from rules_core import Game
+from rules_core import Game, GameError
 from rules_core.savedstate import settings_of
 from tools.logger.frames import record_fields
-from tools.logger.store import Store
+from tools.logger.store import Store, replay_steps
 
 NAME_MAX = 40
 WRITE_BUSY_MS = 5000  # a name waits this long for the logger's write burst to end
@@ -114,23 +114,24 @@ def names_by_game(db, games=None):
     return out
 
 
-def replay(packed, records):
-    """The game's shots replayed from its stored records with the rules core.
+def replay(packed, records, refused=None):
+    """The game's shots replayed from its stored records with the rules core (through
+    tools.logger.store.replay_steps: a record the rules refuse is skipped, and its number
+    appended to `refused`).
 
     Returns (shots, series, scores): shots as dicts (number, player, points, to, pins,
     carom, foul, score after it, set), series as dicts (player, set, inning, points,
     shots, first, last), scores as [(shot number, score 1, score 2)] from (0, 0, 0), the
     score as the board shows it after each shot (in ceb: of the current set)."""
-    game = Game(*settings_of(bytes(packed)))
     shots, series, scores = [], [], [(0, 0, 0)]
     current = None
-    for record in records:
-        if record is None:
-            break  # the rest cannot be replayed without it (the logger asks the board)
-        before = game.shots
-        turn = game.turn
-        inning = (game.sets[0] + game.sets[1], turn, game.innings[turn - 1])
-        game.apply(record)
+    try:
+        after = _before(Game(*settings_of(bytes(packed))))  # the game before any record
+    except GameError:
+        return shots, series, scores
+    for _, record, game in replay_steps(packed, records, [] if refused is None else refused):
+        before, inning = after
+        after = _before(game)
         if game.shots == before:
             continue  # an adjust: not a shot; the score after the next shot shows it
         shooter, points, to = game.last_player, game.last_points, game.last_to
@@ -150,6 +151,13 @@ def replay(packed, records):
     for entry in series:
         del entry["key"]
     return shots, series, scores
+
+
+def _before(game):
+    """What the inning key of the next shot is made of: shots so far, (sets played, who is
+    at the table, that player's innings)."""
+    turn = game.turn
+    return game.shots, (game.sets[0] + game.sets[1], turn, game.innings[turn - 1])
 
 
 def summary(final, shots):
@@ -356,13 +364,15 @@ class ClubStore:
         if row is None:
             return None
         key, board, no, started, updated, final, game_id, complete, packed = row
-        shots, series, scores = replay(packed, self.store.history(key))
+        refused = []  # stored records the rules refuse: left out (docs/protocol.md)
+        shots, series, scores = replay(packed, self.store.history(key), refused)
         final = json.loads(final)
         return {"game": key, "board": board, "game_no": no, "started": started,
                 "updated": updated, "final": final, "game_id": game_id,
-                "complete": bool(complete), "names": self.names(key), "shots": shots,
-                "series": series, "scores": scores,
-                "replayed": len(shots) == final["shots"]}
+                "complete": bool(complete) and not refused, "names": self.names(key),
+                "shots": shots, "series": series, "scores": scores,
+                "replayed": len(shots) == final["shots"] and not refused,
+                "refused": refused, "disputed": self.store.disputed(key)}
 
     # -- players ----------------------------------------------------------------------------
 

@@ -29,18 +29,24 @@ CSV_FIELDS = ("game", "board", "game_no", "rules", "distance1", "distance2", "st
 
 def game_record(store, row, names=None):
     """One game as export gives it; ``names``: {game: [name 1, name 2]} (read when None)."""
-    game, board, game_no, started, updated, final, game_id, complete = row
+    game, board, game_no, started, updated, final, game_id, _ = row
     if names is None:
         names = names_by_game(store.db, [game])
+    replayed, refused, proven = store.final_replay(game)
     shots = [dict({"number": n, "player": p, "points": pts, "to": to}, **record_fields(record))
-             for n, p, pts, to, record in store.shots(game)]
+             for n, p, pts, to, record in replayed]
     return {"game": game, "board": board, "game_no": game_no, "game_id": game_id,
             "names": names.get(game, [None, None]),
-            "complete": bool(complete), "started": started, "updated": updated,
+            # the stored events replay to the final state: worked out here, from the file
+            "complete": proven, "started": started, "updated": updated,
             "final": json.loads(final), "shots": shots,
             # times the board came back with fewer events than stored, and how many of
             # the stored ones it still lacks (tools.logger --restore-lost hands them back)
-            "losses": store.losses(game), "lost_events": len(store.lost_events(game))}
+            "losses": store.losses(game), "lost_events": len(store.lost_events(game)),
+            # the board's states the stored events do not give (never the final one), and
+            # the stored records the rules refuse (left out of the replay)
+            "disputed": store.disputed(game),
+            "refused": sorted(set(refused) | set(store.flagged(game)))}
 
 
 def export_lines(store, game=None, fmt="json", day=None, table=None, player=None):
@@ -138,11 +144,33 @@ def _cell(value):
     return printable(value)  # text from the wire never reaches the terminal raw
 
 
+# The board's word first, where a row is wider than the screen: what the logger made of it.
+FIRST = {"states": ("id", "game", "verdict", "seq", "rank", "stale", "received", "state"),
+         "events": ("id", "game", "kind", "number", "refused")}
+
+
+def claims_text(store):
+    """One line: the states by verdict, and the stored records the rules refuse."""
+    if store.version < 3:
+        return "claims: not judged (a version %d file)" % store.version
+    counts = dict(store.db.execute("SELECT COALESCE(verdict, 'unjudged'), COUNT(*) FROM "
+                                   "states GROUP BY 1").fetchall())
+    games = store.db.execute("SELECT GROUP_CONCAT(DISTINCT game) FROM states WHERE "
+                             "verdict='disputed'").fetchone()[0]
+    refused = store.db.execute("SELECT COUNT(*) FROM events WHERE refused=1").fetchone()[0]
+    return "claims: %s; disputed in games: %s; records the rules refuse: %d" % (
+        ", ".join("%d %s" % (counts[k], k) for k in sorted(counts)) or "none",
+        games or "none", refused)
+
+
 def view_text(store, rows=5, width=110):
-    parts = []
+    parts = [claims_text(store)]
     for table in TABLES:
-        cursor = store.db.execute("SELECT * FROM %s ORDER BY rowid DESC LIMIT ?" % table,
-                                  (rows,))
+        columns = [row[1] for row in store.db.execute("PRAGMA table_info(%s)" % table)]
+        first = [c for c in FIRST.get(table, ()) if c in columns]
+        order = first + [c for c in columns if c not in first]
+        cursor = store.db.execute("SELECT %s FROM %s ORDER BY rowid DESC LIMIT ?"
+                                  % (", ".join(order), table), (rows,))
         names = [d[0] for d in cursor.description]
         latest = cursor.fetchall()
         count = store.db.execute("SELECT COUNT(*) FROM %s" % table).fetchone()[0]

@@ -329,9 +329,9 @@ class Store:
         if (zlib.crc32(joined) if joined else 0) != crc:
             return "disputed"  # the board counts other events (they are asked for again)
         settings = settings_of(bytes(packed))
-        first = self.db.execute(
-            "SELECT packed FROM states WHERE game=? AND verdict='proven' ORDER BY rank "
-            "LIMIT 1", (game,)).fetchone()
+        first = self.db.execute(  # the game's first proven claim, else its first open one
+            "SELECT packed FROM states WHERE game=? AND verdict IN ('proven', 'missing') "
+            "ORDER BY verdict = 'proven' DESC, rank LIMIT 1", (game,)).fetchone()
         if first is not None and settings_of(bytes(first[0])) != settings:
             return "disputed"  # a game keeps the settings it began with
         replayed = self._replayed(game, settings, joined, records)
@@ -373,39 +373,32 @@ class Store:
             self.refusals.append((game, number, why))
 
     def judge_open(self, game):
-        """Judge again the game's open claims newer than its final state (missing or
-        disputed, the newest JUDGED_AGAIN): the newest that is no longer disputed becomes
-        final; a final state now disputed gives way to the newest claim that is not."""
-        final_rank = self.final_rank(game)
+        """Judge again the game's open claims (missing or disputed) newer than its newest
+        proven one, oldest first (the newest JUDGED_AGAIN): the events may have come, or
+        been sent again. The final state is then the newest claim not disputed."""
         rows = self.db.execute(
-            "SELECT id, rank, packed, history, history_crc, verdict FROM states WHERE game=? "
-            "AND verdict IN ('missing', 'disputed') AND rank >= ? ORDER BY rank DESC "
-            "LIMIT ?", (game, -1 if final_rank is None else final_rank,
-                        JUDGED_AGAIN)).fetchall()
+            "SELECT id, packed, history, history_crc, verdict FROM states WHERE game=? AND "
+            "verdict IN ('missing', 'disputed') AND rank > COALESCE((SELECT MAX(rank) FROM "
+            "states WHERE game=? AND verdict='proven'), -1) ORDER BY rank DESC LIMIT ?",
+            (game, game, JUDGED_AGAIN)).fetchall()
         if not rows:
             return
         held = self._held_now(game)
-        newest = None
         changed = False
-        for row, _, packed, count, crc, before in rows:
+        for row, packed, count, crc, before in reversed(rows):
             verdict = self._judge(game, packed, count, crc, held)
             if verdict != before:
                 changed = True
                 self.db.execute("UPDATE states SET verdict=? WHERE id=?", (verdict, row))
-            if newest is None and verdict != "disputed":
-                newest = row
         if not changed:
             return
         self.moved_final = game
-        if newest is not None:
-            self._make_final(game, newest)
-            return
-        fallback = self.db.execute(
+        newest = self.db.execute(
             "SELECT id FROM states WHERE game=? AND verdict IN ('proven', 'missing') "
             "ORDER BY rank DESC LIMIT 1", (game,)).fetchone()
-        if fallback is not None:
-            self._make_final(game, fallback[0])
-        elif final_rank is not None:
+        if newest is not None:
+            self._make_final(game, newest[0])
+        else:
             self.db.execute("UPDATE games SET final=NULL, packed=NULL, final_rank=NULL, "
                             "history=NULL, history_crc=NULL, complete=0 WHERE id=?", (game,))
 
@@ -524,6 +517,14 @@ class Store:
         replayed = replay_all(row[0], records, [])
         return None if replayed is None else replayed.state()
 
+    def flagged(self, game):
+        """Numbers of the game's stored records the logger found the rules refuse."""
+        if self.version < 3:
+            return []
+        return [row[0] for row in self.db.execute(
+            "SELECT DISTINCT number FROM events WHERE game=? AND refused=1 ORDER BY number",
+            (game,))]
+
     def frame_mark(self, port, nonce, counter, retired):
         """Where a board's current boot stands on the broker (its nonce and the highest
         counter taken), and the nonces of the boots it has left (docs/network.md)."""
@@ -576,18 +577,32 @@ class Store:
         """The game's shots as its final state counts them (adjusts are not shots), each
         (number, player, points, to, record), replayed from the stored records; the
         numbers of records the rules refuse are appended to `refused` (skipped)."""
-        row = self.db.execute("SELECT packed FROM games WHERE id=?", (game,)).fetchone()
+        shots, skipped, _ = self.final_replay(game)
+        if refused is not None:
+            refused += skipped
+        return shots
+
+    def final_replay(self, game):
+        """The stored records its final state counts, replayed once (replay_steps):
+        (shots as shots() gives them, numbers of the records the rules refuse, proven).
+        `proven`: the records are exactly the ones the final state counts (their number
+        and CRC-32), the rules take every one, and they replay to its very bytes: what
+        `complete` in an export means, worked out from the file as it is."""
+        row = self.db.execute("SELECT packed, history, history_crc FROM games WHERE id=?",
+                              (game,)).fetchone()
         if row is None or row[0] is None:
-            return []
-        out = []
+            return [], [], False
+        packed, count, crc = row
+        records = self.history(game)
+        refused, out = [], []
         shots = 0
-        for _, record, replayed in replay_steps(row[0], self.history(game),
-                                                 [] if refused is None else refused):
+        replayed = None
+        for _, record, replayed in replay_steps(packed, records, refused):
             if replayed.shots != shots:
                 shots = replayed.shots
                 last = replayed.state()["last"]
                 out.append((shots, last["player"], last["points"], last["to"], record))
-        return out
+        return out, refused, proven_by(packed, count, crc, records, refused, replayed)
 
 
 def _apply_rows(held, rows):
@@ -629,17 +644,17 @@ def replay_steps(packed, records, refused):
         yield number, record, game
 
 
-def proves(packed, count, crc, records, refused=()):
-    """True when `records` (a game's stored records, in order) are exactly the `count`
-    its state counts, with its CRC-32, none refused, and replay to its bytes `packed`."""
-    if packed is None or count is None or len(records) != count or None in records:
+def proven_by(packed, count, crc, records, refused, replayed):
+    """True when `records` (as held, in order) are exactly the `count` records a state
+    counts, with its CRC-32, the rules refused none (`refused`), and `replayed` (the game
+    replay_steps() ended with; None if it yielded nothing) is that state, byte for byte."""
+    if packed is None or None in records or refused or len(records) != count:
         return False
     joined = b"".join(records)
-    if (zlib.crc32(joined) if joined else 0) != crc or refused:
+    if (zlib.crc32(joined) if joined else 0) != crc:
         return False
-    skipped = []
-    replayed = replay_all(packed, records, skipped)
-    return replayed is not None and not skipped and pack_state(replayed) == bytes(packed)
+    replayed = replayed or replay_all(packed, [], [])
+    return replayed is not None and pack_state(replayed) == bytes(packed)
 
 
 def replay_all(packed, records, refused):
