@@ -251,15 +251,18 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
     checked = 0
     end = levels.end_ms + TAIL_MS
     started = time.ticks_ms()
-    # Jumps only where the board's whole life is in the state and the display: not with
-    # a network (its own timers), nor when every display change is logged.
-    stepping = speed > 0 or getattr(app.board, "net", None) is not None or display_log
+    # Jumps only where the board's whole life is in the state and the display: not when
+    # every display change is logged, and with a network only while the WiFi is down.
+    stepping = speed > 0 or display_log
     skip = None if stepping else IdleSkip(sim, app, levels, tick, STEP_MS, now)
     net = getattr(app.board, "net", None)
     if net is not None:
-        from boardlib import mqttlink
+        from boardlib import link, mqttlink
 
         on_the_broker = (mqttlink.DIAL, mqttlink.HANDSHAKE, mqttlink.LOGIN, mqttlink.SUBSCRIBE)
+        away = (mqttlink.OFF, mqttlink.JOIN, mqttlink.WAIT)  # nothing reaches the broker
+        if skip is not None:
+            skip.stride_ms = link.HEARTBEAT_MS  # every heartbeat the board would send
     paced_from = None  # (board time, real time) since the link began waiting on the broker
     t = 0
     while t <= end:
@@ -303,7 +306,7 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
                 time.sleep_ms(ahead)
         else:
             paced_from = None
-        if skip is None:
+        if skip is None or (net is not None and (wlan.up or net.state not in away)):
             t += STEP_MS
         else:
             t = skip.next_time(t + STEP_MS, end)  # over idle stretches in strides
