@@ -456,7 +456,7 @@ class Store:
     def _held(self, game):
         """Every record stored for the game in the board's order, undos applied."""
         rows = self.db.execute(
-            "SELECT kind, number, record FROM events WHERE game=? ORDER BY rank",
+            "SELECT kind, number, record, resent FROM events WHERE game=? ORDER BY rank",
             (game,)).fetchall()
         return _apply_rows([], rows)
 
@@ -471,8 +471,9 @@ class Store:
         if kept is not None and kept[0] == count and kept[1] == top:
             held = kept[2]
         elif kept is not None and count > kept[0] and kept[1] is not None:
-            rows = self.db.execute("SELECT kind, number, record FROM events WHERE game=? AND "
-                                   "rank > ? ORDER BY rank", (game, kept[1])).fetchall()
+            rows = self.db.execute("SELECT kind, number, record, resent FROM events WHERE "
+                                   "game=? AND rank > ? ORDER BY rank",
+                                   (game, kept[1])).fetchall()
             held = (_apply_rows(kept[2], rows) if len(rows) == count - kept[0]
                     else self._held(game))
         else:
@@ -606,10 +607,13 @@ class Store:
 
 
 def _apply_rows(held, rows):
-    """Events rows (kind, number, record), in rank order, applied to `held` (changed)."""
-    for kind, number, record in rows:
-        # The board's own order: an event at `number` replaces what stood there and ends
-        # the list; an undo ends the list at `number`.
+    """Events rows (kind, number, record, resent), in rank order, applied to `held`
+    (changed)."""
+    for kind, number, record, resent in rows:
+        # The board's own order: an event played at `number` replaces what stood there
+        # and ends the list; an undo ends the list at `number`. An event sent again on
+        # request is the board's record at that place and says nothing of what follows:
+        # it fills its place only (the state's CRC shows whether the rest still holds).
         if kind == "undo":
             del held[number:]
             continue
@@ -617,6 +621,9 @@ def _apply_rows(held, rows):
             held.append(None)
         if len(held) >= number and held[number - 1] == bytes(record):
             continue  # the same event again (a resend): nothing after it changes
+        if resent and len(held) >= number:
+            held[number - 1] = bytes(record)
+            continue
         del held[number - 1:]
         held.append(bytes(record))
     return held
