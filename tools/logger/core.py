@@ -89,7 +89,8 @@ class Port:
 class Logger:
     def __init__(self, ports, db, baud=115200, new_game=None, store=None,
                  state_retry_s=STATE_RETRY_S, replace=False, say=None,
-                 event_retry_s=EVENT_RETRY_S, mqtt=None, restore_lost=False):
+                 event_retry_s=EVENT_RETRY_S, mqtt=None, restore_lost=False,
+                 silence_s=SILENCE_S):
         if isinstance(ports, str) and not isinstance(db, str):
             ports, db = db, ports  # Logger(db, ports) reads as well; the order is obvious
         self.store = store or Store(db)
@@ -97,6 +98,7 @@ class Logger:
         self._burst_state = None
         self._stop = threading.Event()
         self.state_retry_s = state_retry_s
+        self.silence_s = silence_s
         self.event_retry_s = event_retry_s
         self.baud = baud
         # (rules, (d1, d2), sets, first[, teams]) sent once per port
@@ -297,7 +299,9 @@ class Logger:
             port.trace.append((seq, kind, bytes(payload)))
         mask = port.seq_mask
         now = time.monotonic()
-        quiet = port.last_frame_at is not None and now - port.last_frame_at >= SILENCE_S
+        # (a 32-bit count, the network's, cannot come round in any outage: its gap is exact)
+        quiet = (port.last_frame_at is not None and now - port.last_frame_at >= self.silence_s
+                 and mask == 0xFFFF)
         port.last_frame_at = now
         if kind == frames.HELLO:
             port.expect = (seq + 1) & mask

@@ -353,7 +353,13 @@ class MqttSource:
                 if retired:
                     proof.retired.append(nonce)
                 else:
+                    # every counter up to the mark counts as taken (the window's record
+                    # of the ones below it is not kept)
                     proof.current, proof.highest = nonce, counter
+                    proof.seen = (1 << WINDOW) - 1
+                    # the count goes on from there: frames missed while no logger ran
+                    # show as a gap
+                    port.expect = (counter + 1) & COUNTER_MASK
         return proof
 
     def _status(self, proof, payload):
