@@ -87,6 +87,10 @@ def _log(argv):
         "the board, or --replace is given")
     ap.add_argument("--replace", action="store_true",
                     help="with --new-game: replace an unfinished game without asking")
+    ap.add_argument("--board", metavar="ID",
+                    help="with --new-game and --mqtt: the board on the broker to start it on "
+                    "(its id in --keys; needed unless --keys holds one board and no --port "
+                    "is given)")
     ap.add_argument("--restore-lost", action="store_true",
                     help="hand back to a board the events it lost (it came back with fewer "
                     "than are stored); without it the loss is only reported")
@@ -97,15 +101,18 @@ def _log(argv):
         ap.error("--replace goes with --new-game")
     if not args.port and not args.mqtt:
         ap.error("give --port, --mqtt or both")
+    if args.board is not None and (args.new_game is None or not args.mqtt):
+        ap.error("--board goes with --new-game and --mqtt")
     try:
         store = Store(args.db)
     except StoreError as e:
         sys.stderr.write("logger: %s\n" % e)
         return 2
+    board = _new_game_board(ap, args, store)
     source = mqtt_source(ap, args, store)
     logger = Logger(args.port, args.db, baud=args.baud, new_game=args.new_game, store=store,
                     replace=args.replace, say=say_on_stderr, mqtt=source,
-                    restore_lost=args.restore_lost)
+                    restore_lost=args.restore_lost, new_game_board=board)
     drawn = [0.0]
 
     def draw(lg):
@@ -169,6 +176,40 @@ def _report(command, argv):
         store.close()
     return 0
 
+
+
+def _new_game_board(ap, args, store):
+    """The board on the broker that --new-game is for, or None (serial ports only). With
+    --mqtt the game goes to one board, named by --board or, when the keys file holds one
+    board and no --port is given, that one; anything else is ambiguous: a usage error."""
+    if args.new_game is None or not args.mqtt:
+        return None
+    from tools.logger.mqtt import load_keys
+
+    try:
+        keys = load_keys(args.keys) if args.keys else {}
+    except (OSError, ValueError):
+        return None  # mqtt_source() says what is wrong with the file
+    problem = None
+    if "+" in args.mqtt_prefix:
+        problem = "a logger of many clubs (--mqtt-prefix with +) only listens: no --new-game"
+    elif args.board is not None:
+        if args.board not in keys:
+            problem = ("--board %s: no key for that board in --keys, so no command to it can "
+                       "be signed" % args.board)
+    elif len(keys) == 1 and not args.port:
+        return next(iter(keys))
+    elif not keys:
+        problem = ("--new-game with --mqtt: no board key (--keys FILE), so no command can "
+                   "be signed")
+    else:
+        problem = ("--new-game with --mqtt: which board? name it with --board ID (%s%s)" % (
+            "the keys file has %d boards: %s" % (len(keys), ", ".join(sorted(keys))),
+            "; serial ports are given too" if args.port else ""))
+    if problem:
+        store.close()
+        ap.error(problem)
+    return args.board
 
 
 def mqtt_source(ap, args, store):

@@ -90,7 +90,7 @@ class Logger:
     def __init__(self, ports, db, baud=115200, new_game=None, store=None,
                  state_retry_s=STATE_RETRY_S, replace=False, say=None,
                  event_retry_s=EVENT_RETRY_S, mqtt=None, restore_lost=False,
-                 silence_s=SILENCE_S):
+                 silence_s=SILENCE_S, new_game_board=None):
         if isinstance(ports, str) and not isinstance(db, str):
             ports, db = db, ports  # Logger(db, ports) reads as well; the order is obvious
         self.store = store or Store(db)
@@ -104,6 +104,12 @@ class Logger:
         # (rules, (d1, d2), sets, first[, teams]) sent once per port
         self.new_game = new_game
         self.replace = replace  # the new game may replace an unfinished one without asking
+        # The board on the broker that new_game is for (its id): sent, signed, once its
+        # boot's nonce is known, and again each second until it answers (a repeat with the
+        # same sequence number is answered, never carried out twice).
+        self.new_game_board = new_game_board
+        self._new_game = None  # MQTT: [port, seq, wire, last sent, said sent, answered]
+        self._new_game_wait = None
         self.say = say or (lambda text: None)  # messages for the person running the logger
         self.ports = [Port(path) for path in ports]
         self.last_game = None
@@ -178,6 +184,8 @@ class Logger:
                         port.read_since_flush = True
             if self.mqtt is not None:
                 self.mqtt.pump(self)  # its frames join each board's backlog, stored below
+                if self.new_game_board is not None:
+                    self._new_game_over_mqtt(time.monotonic())
         for port in self.ports:
             if port.backlog or port.read_since_flush:
                 port.read_since_flush = not self._flush(port)
@@ -249,7 +257,7 @@ class Logger:
         # as a gap (a reboot meanwhile sends a hello, which starts the count anew).
         self._ask_hello(port)
         self._ask_state(port)
-        if self.new_game is not None and not port.opened_once:
+        if self.new_game is not None and self.new_game_board is None and not port.opened_once:
             rules, distance, sets, first = self.new_game[:4]
             teams = self.new_game[4] if len(self.new_game) > 4 else 0
             self.send(port, frames.CMD_NEW_GAME, frames.new_game_args(
@@ -340,6 +348,8 @@ class Logger:
         elif kind in (frames.ACK, frames.ERROR):
             port.answers.append((kind, fields))
             del port.answers[:-50]
+            if self._new_game is not None:
+                self._new_game_answered(port, kind, fields)
             if kind == frames.ERROR:
                 game = port.event_requests.pop(fields["ref"], None)
                 if game is not None and game != port.current_game:
@@ -378,6 +388,42 @@ class Logger:
         # one brings the next.
         self.send(port, frames.CMD_RESTORE,
                   frames.restore_args(bytes.fromhex(row[0]), count + 1, records[0]))
+
+    def _new_game_over_mqtt(self, now):
+        board = self.new_game_board
+        if self._new_game is None:
+            port = self.mqtt.boards.get(board)
+            if port is None or self.mqtt.nonce(board) is None:
+                if self._new_game_wait is None:
+                    self._new_game_wait = now
+                elif self._new_game_wait and now - self._new_game_wait >= HELLO_WAIT_S:
+                    self._new_game_wait = 0  # said once
+                    self.say("mqtt:%s: waiting for the board on the broker to send the new "
+                             "game (nothing heard from it yet)" % board)
+                return
+            rules, distance, sets, first = self.new_game[:4]
+            teams = self.new_game[4] if len(self.new_game) > 4 else 0
+            port.cmd_seq = (port.cmd_seq + 1) & 0xFFFF
+            wire = frames.encode(frames.CMD_NEW_GAME, port.cmd_seq, frames.new_game_args(
+                rules, distance, sets, first, self.replace, teams))
+            self._new_game = [port, port.cmd_seq, wire, -1e9, False, False]
+        task = self._new_game
+        port, seq, wire, last, said, answered = task
+        if answered or now - last < self.state_retry_s:
+            return
+        task[3] = now
+        if self.mqtt.command(board, wire) and not said:
+            task[4] = True
+            self.say("%s: new game sent to the board, signed with its key%s" % (
+                port.path, " (replacing an unfinished game)" if self.replace else ""))
+
+    def _new_game_answered(self, port, kind, fields):
+        task = self._new_game
+        if task is None or task[0] is not port or fields["ref"] != task[1] or task[5]:
+            return
+        task[5] = True
+        if kind == frames.ACK:
+            self.say("%s: the board started the new game" % port.path)
 
     def _tell_error(self, port, fields):
         code = fields["code"]
