@@ -41,6 +41,15 @@ def test_figures_that_need_no_tool_beyond_the_port_are_measured(smoke):
         assert smoke[key] is not None, smoke["notes"]
 
 
+def test_a_sealed_frame_allocates_nothing_and_costs_fourteen_bytes(smoke):
+    # docs/network.md, "Frames proven": counter (4) and tag (10) around the frame
+    assert smoke["seal_alloc_bytes"] == 0 and smoke["seal_bytes"] == 14
+    assert smoke["mqtt_frame_bytes"] <= smoke["frame_bytes"] + 14
+    if smoke["seal_state_instr"] is not None:
+        # the longest frame takes one SHA-256 block more than a heartbeat
+        assert smoke["seal_state_instr"] > smoke["seal_heartbeat_instr"] > 0
+
+
 def test_line_rate_follows_from_the_frame_size(smoke):
     # 8N1 at 115200 baud: 11520 bytes a second
     assert smoke["line_rate_frames_per_s"] == pytest.approx(11520 / smoke["frame_bytes"],
