@@ -158,6 +158,10 @@ def test_frames_are_taken_only_from_the_board_the_topic_and_key_name(tmp_path, b
             ("pinboard/t1/status", b"online " + os.urandom(8).hex().encode()),
             ("pinboard/t1/events", os.urandom(65536)),
             ("pinboard/t1/events", again[-1][1][:-1])])
+        # the board's boot, not the attacker's nonce, is what commands are signed with
+        nonce = [p.split()[1] for t, p in recorded if t.endswith("/status")][-1]
+        assert lg.wait(lambda: counters(str(run.db), "mqtt:t1")["unsigned"] >= 2, 20)
+        assert lg.source.nonce("t1").hex().encode() == nonce
         out, err = proc.communicate(timeout=120)
         # every real state after the attacks taken: the game ends as the board played it
         ended_with(lg, proc.returncode, out, err, expected)
