@@ -58,7 +58,7 @@ def shots_shown(messages):
 def test_new_game_with_replace_reaches_the_board_on_the_broker(tmp_path, broker, named):
     # An unfinished game on the board (two shots), then the board idles on the network.
     part, _ = build("ddbu", [Shot(pins=(1,)), Shot(pins=(2, 3))])
-    timeline = part + "40000 pins up 1 2 3 4 5\n"
+    timeline = part + "22000 pins up 1 2 3 4 5\n"
     cfg = board_cfg(tmp_path / "board.cfg", broker.port, "t2")
     boards = ["t1", "t2", "t3"] if named else ["t2"]
     keys = keys_file(tmp_path / "keys.txt", boards)
@@ -71,7 +71,7 @@ def test_new_game_with_replace_reaches_the_board_on_the_broker(tmp_path, broker,
             time.sleep(0.05)
         extra = ["--board", "t2"] if named else []
         lg = logger(tmp_path, broker.port, "--keys", keys, "--new-game", "ddbu:77",
-                    "--replace", *extra, timeout=14)
+                    "--replace", *extra, timeout=8)
         out, err = board.communicate(timeout=120)
         lg_out, lg_err = lg.communicate(timeout=60)
     finally:
