@@ -209,9 +209,20 @@ def test_a_boot_the_board_left_is_never_taken_again(tmp_path, broker, hostile_re
         assert lg.wait(lambda: counters(str(run.db), "mqtt:t3")["old_boot"]
                        - before["old_boot"] >= sent - 1, 20), counters(str(run.db), "mqtt:t3")
         assert lg.logger.last_state == expected
+        refused = counters(str(run.db), "mqtt:t3")["old_boot"] - before["old_boot"]
+    # A logger started afresh on the same file knows the boot the board left, too.
+    lg = LoggerThread(broker.port, run.db)
+    try:
+        assert lg.wait(lambda: "t3" in lg.source.proofs, 20)
+        sent += publish_raw(broker.port, "t3", first_boot)
+        assert lg.wait(lambda: lg.logger.mqtt.boards["t3"].counters["old_boot"]
+                       >= len(first_boot) - 1, 20), lg.logger.mqtt.boards["t3"].counters
+        refused += lg.logger.mqtt.boards["t3"].counters["old_boot"]
+    finally:
+        lg.stop()
     check_store(run.db, expected)
-    hostile_report("network: a previous boot's frames replayed", sent=sent,
-                   refused=counters(str(run.db), "mqtt:t3")["old_boot"], games_changed=0)
+    hostile_report("network: a previous boot's frames replayed (and after a logger "
+                   "restart)", sent=sent, refused=refused, games_changed=0)
 
 
 def test_a_board_without_a_key_is_not_logged(tmp_path, broker):

@@ -495,6 +495,8 @@ class Logger:
                      "left out of every replay" % (game, number, why))
         for port, port_followups, lost, disputed in followups:
             port.backlog = []
+            if port.mark is not None:
+                port.mark[1].retire_pending = False  # written down: committed
             for game in disputed:
                 if game not in port.disputed_said:
                     port.disputed_said.add(game)
@@ -639,7 +641,8 @@ class Logger:
             # logger takes no frame of them again (tools/logger/mqtt.py)
             nonce, proof = port.mark
             self.store.frame_mark(port.path, nonce.hex(), proof.highest,
-                                  [n.hex() for n in proof.retired])
+                                  [n.hex() for n in proof.retired[-4:]]
+                                  if proof.retire_pending else [])
 
 
 def say_on_stderr(text):

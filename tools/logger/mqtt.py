@@ -46,8 +46,6 @@ ANNOUNCED = 4  # nonces kept from a board's status messages, newest last
 # the tag; and the longest.
 SHORTEST = framesign.COUNTER + 10 + framesign.TAG
 LONGEST = framesign.COUNTER + frames.MAX_WIRE + framesign.TAG
-# Why a message was refused: link_stats counters (docs/network.md, "Frames proven").
-REFUSALS = ("no_key", "unsigned", "wrong_board", "repeated", "old_boot")
 
 
 def parse_url(url):
@@ -116,6 +114,7 @@ class Proof:
         self.highest = -1
         self.seen = 0  # bit i: counter highest - 1 - i was taken
         self.retired = []  # nonces of boots the board has left: never taken again
+        self.retire_pending = False  # the boot just left is to be written down
         self.loaded = False  # what the database remembers is read (at first sight)
 
     def candidates(self):
@@ -139,10 +138,12 @@ class Proof:
         if nonce != self.current:
             if self.current is not None:
                 self.retired.append(self.current)
+                self.retire_pending = True
             self.current, self.highest, self.seen = nonce, counter, 0
         elif counter > self.highest:
             shift = counter - self.highest
-            self.seen = ((self.seen << shift) | (1 << (shift - 1))) & ((1 << WINDOW) - 1)
+            self.seen = (((self.seen << shift) | (1 << (shift - 1))) & ((1 << WINDOW) - 1)
+                         if shift <= WINDOW else 0)
             self.highest = counter
         else:
             self.seen |= 1 << (self.highest - counter - 1)
