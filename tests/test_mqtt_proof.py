@@ -162,6 +162,12 @@ def test_frames_are_taken_only_from_the_board_the_topic_and_key_name(tmp_path, b
         nonce = [p.split()[1] for t, p in recorded if t.endswith("/status")][-1]
         assert lg.wait(lambda: counters(str(run.db), "mqtt:t1")["unsigned"] >= 2, 20)
         assert lg.source.nonce("t1").hex().encode() == nonce
+        # 6. A flood: 500 messages of the right length with random tags, while the board
+        #    plays on.
+        flood = [("pinboard/t1/events", again[-1][1][:-10] + os.urandom(10))
+                 for _ in range(500)]
+        attempts["flood"] = publish_raw(broker.port, "t1", flood)
+        assert lg.wait(lambda: counters(str(run.db), "mqtt:t1")["unsigned"] >= 502, 30)
         out, err = proc.communicate(timeout=120)
         # every real state after the attacks taken: the game ends as the board played it
         ended_with(lg, proc.returncode, out, err, expected)
@@ -169,7 +175,7 @@ def test_frames_are_taken_only_from_the_board_the_topic_and_key_name(tmp_path, b
     db = str(run.db)
     t1, t2 = counters(db, "mqtt:t1"), counters(db, "mqtt:t2")
     assert t1["repeated"] >= len(again) - 1  # (a retained state may come twice)
-    assert t1["unsigned"] == 2  # the long one, the cut one; the status proves nothing
+    assert t1["unsigned"] == 502  # the long one, the cut one, the flood; not the status
     assert t2["wrong_board"] == 1  # the sealed hello naming t1
     assert t2["unsigned"] == attempts["unsealed_other_board"] + attempts["t1_on_t2"]
     boards = [row[0] for row in sqlite3.connect(db).execute("SELECT key FROM boards")]
