@@ -7,6 +7,7 @@ tests/test_hostile_link.py); the logger, its SQLite file, its command line and t
 app's pages are the real ones.
 """
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -48,41 +49,45 @@ def forged_state(game, **changes):
     return pack_state(other)
 
 
-def played(board, shots):
-    for pins in shots:
-        board.shot(pins)
-
-
-def test_a_state_the_events_do_not_give_is_kept_as_a_disputed_claim(tmp_path,
-                                                                    hostile_report):
-    db = str(tmp_path / "games.db")
+@contextlib.contextmanager
+def logged_board(db, shots):
+    """A board on a pty that has played `shots` (pin masks), its logger holding every
+    event: yields (board, logger, what the logger said); both closed at the end."""
     said = []
     with LinkPipe() as pipe:
         board = Board(pipe.device_path)
         lg = Logger([pipe.host_path], db, say=said.append)
         try:
             board.boot()
-            played(board, [0b00001, 0b00110, 0, 0b01000])
-            real = board.game.state()
+            for pins in shots:
+                board.shot(pins)
             assert run_both(lg, board, until=lambda lg: held_everything(lg, board))
-            # The board's key is all a lie needs: the same event count and CRC, another
-            # score (eight pins for player 1), and a stamp far ahead of the board's own.
-            stamp = board.link._stamp
-            board.link._stamp = 10**9
-            board.link.send_state(forged_state(board.game, shots=[0b11111, 0, 0b00111]),
-                                  0, board.game.history)
-            board.link._stamp = stamp
-            run_both(lg, board, seconds=1.0)
-            assert lg.store.final(lg.last_game) == real  # the claim never became final
-            # the board's real states go on being taken (not stale behind the lie)
-            played(board, [0b10000])
-            real = board.game.state()
-            assert run_both(lg, board, until=lambda lg: lg.last_state == real)
-            verdicts = [row[0] for row in lg.store.db.execute(
-                "SELECT verdict FROM states ORDER BY id")]
+            yield board, lg, said
         finally:
             lg.close()
             board.close()
+
+
+def test_a_state_the_events_do_not_give_is_kept_as_a_disputed_claim(tmp_path,
+                                                                    hostile_report):
+    db = str(tmp_path / "games.db")
+    with logged_board(db, [0b00001, 0b00110, 0, 0b01000]) as (board, lg, said):
+        real = board.game.state()
+        # The board's key is all a lie needs: the same event count and CRC, another
+        # score (eight pins for player 1), and a stamp far ahead of the board's own.
+        stamp = board.link._stamp
+        board.link._stamp = 10**9
+        board.link.send_state(forged_state(board.game, shots=[0b11111, 0, 0b00111]),
+                              0, board.game.history)
+        board.link._stamp = stamp
+        run_both(lg, board, seconds=1.0)
+        assert lg.store.final(lg.last_game) == real  # the claim never became final
+        # the board's real states go on being taken (not stale behind the lie)
+        board.shot(0b10000)
+        real = board.game.state()
+        assert run_both(lg, board, until=lambda lg: lg.last_state == real)
+        verdicts = [row[0] for row in lg.store.db.execute(
+            "SELECT verdict FROM states ORDER BY id")]
     assert verdicts.count("disputed") == 1 and "stale" not in verdicts[-2:], verdicts
     assert any("disputed claim" in line for line in said), said
     (game,) = exported(db)
@@ -99,28 +104,19 @@ def test_a_state_the_events_do_not_give_is_kept_as_a_disputed_claim(tmp_path,
 def test_a_game_whose_settings_change_under_its_identity_is_disputed(tmp_path):
     # The same events, the same count and CRC, the same scores: only the distance differs.
     db = str(tmp_path / "games.db")
-    with LinkPipe() as pipe:
-        board = Board(pipe.device_path)
-        lg = Logger([pipe.host_path], db)
-        try:
-            board.boot()
-            played(board, [0b00001, 0b00110])
-            real = board.game.state()
-            assert run_both(lg, board, until=lambda lg: held_everything(lg, board))
-            longer = Game("ddbu", (90, 90))
-            for record in (board.game.history[i:i + 4] for i in range(0, 8, 4)):
-                longer.apply(record)
-            board.link.send_state(pack_state(longer), 0, board.game.history)
-            run_both(lg, board, seconds=1.0)
-            assert lg.store.final(lg.last_game) == real
-        finally:
-            lg.close()
-            board.close()
+    with logged_board(db, [0b00001, 0b00110]) as (board, lg, _):
+        real = board.game.state()
+        longer = Game("ddbu", (90, 90))
+        for record in (board.game.history[i:i + 4] for i in range(0, 8, 4)):
+            longer.apply(record)
+        board.link.send_state(pack_state(longer), 0, board.game.history)
+        run_both(lg, board, seconds=1.0)
+        assert lg.store.final(lg.last_game) == real
     (game,) = exported(db)
     assert game["final"]["distance"] == [40, 40] and game["disputed"] == 1
 
 
-def refused_record(board):
+def refused_record():
     """An adjust that would take player 2 below zero: well formed, and no game takes it."""
     return events.encode_adjust(2, -30)
 
@@ -128,26 +124,16 @@ def refused_record(board):
 def test_a_record_the_rules_refuse_is_flagged_skipped_and_nothing_crashes(tmp_path,
                                                                          hostile_report):
     db = str(tmp_path / "games.db")
-    said = []
-    with LinkPipe() as pipe:
-        board = Board(pipe.device_path)
-        lg = Logger([pipe.host_path], db, say=said.append)
-        try:
-            board.boot()
-            played(board, [0b00001, 0b00110])
-            real = board.game.state()
-            assert run_both(lg, board, until=lambda lg: held_everything(lg, board))
-            # event 3: a record no game takes, and a state that counts it (the count and
-            # CRC of the board's history with it)
-            bad = refused_record(board)
-            board.link.send_event(3, bad, 2, -30, 2, 0)
-            history = bytes(board.game.history) + bad
-            board.link.send_state(pack_state(board.game), 0, history)
-            run_both(lg, board, seconds=1.0)
-            assert lg.store.final(lg.last_game) == real
-        finally:
-            lg.close()
-            board.close()
+    with logged_board(db, [0b00001, 0b00110]) as (board, lg, said):
+        real = board.game.state()
+        # event 3: a record no game takes, and a state that counts it (the count and CRC
+        # of the board's history with it)
+        bad = refused_record()
+        board.link.send_event(3, bad, 2, -30, 2, 0)
+        history = bytes(board.game.history) + bad
+        board.link.send_state(pack_state(board.game), 0, history)
+        run_both(lg, board, seconds=1.0)
+        assert lg.store.final(lg.last_game) == real
     assert any("refused by the rules" in line for line in said), said
     flagged = sqlite3.connect(db).execute(
         "SELECT number FROM events WHERE refused=1").fetchall()
@@ -182,7 +168,7 @@ def test_a_file_whose_final_state_counts_a_refused_record_still_exports(tmp_path
     store = Store(db)
     game = Game("ddbu", (40, 40))
     game.shot(pins=0b111)
-    bad = refused_record(None)
+    bad = refused_record()
     history = bytes(game.history) + bad
     with store.transaction():
         board = store.board("b1", "port")
