@@ -76,6 +76,7 @@ ERR_BAD_LENGTH = const(3)
 ERR_BAD_ARGUMENT = const(4)
 ERR_REFUSED = const(5)
 ERR_ASKED = const(6)
+ERR_BUSY = const(7)  # the setup menu or the wiring check is open on the board
 ERR_SENSOR = const(16)
 ERR_CONFIG = const(17)
 ERR_STORAGE = const(18)
