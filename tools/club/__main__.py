@@ -14,7 +14,7 @@ import argparse
 import os
 import sys
 
-from tools.logger.__main__ import mqtt_source
+from tools.logger.__main__ import _baud, mqtt_source
 from tools.logger.store import Store, StoreError
 
 DEFAULT_LISTEN = "127.0.0.1:8080"
@@ -33,6 +33,17 @@ def _count(text):
     return int(text)
 
 
+def _speed(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0.1 <= value <= 1000:  # nan and inf fail this too
+        raise argparse.ArgumentTypeError("%r: the simulated tables play 0.1 to 1000 times "
+                                         "faster than real time" % text)
+    return value
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(
         prog="python -m tools.club",
@@ -41,7 +52,7 @@ def parse_args(argv):
     ap.add_argument("--db", required=True, help="SQLite file of the logger (made if missing)")
     ap.add_argument("--port", action="append", default=[], help="a board's serial port "
                     "(repeatable)")
-    ap.add_argument("--baud", type=int, default=115200)
+    ap.add_argument("--baud", type=_baud, default=115200)
     ap.add_argument("--mqtt", metavar="mqtt://USER:PASSWORD@HOST:PORT",
                     help="also log every board on this MQTT broker (docs/network.md); "
                     "mqtts://... over TLS")
@@ -57,7 +68,7 @@ def parse_args(argv):
     ap.add_argument("--demo", type=_count, metavar="N",
                     help="N simulated tables (the real firmware on the simulated board) "
                     "play random games into --db")
-    ap.add_argument("--demo-speed", type=float, default=4.0, metavar="X",
+    ap.add_argument("--demo-speed", type=_speed, default=4.0, metavar="X",
                     help="the simulated tables play X times faster than real time (default 4)")
     args = ap.parse_args(argv)
     if args.pin is not None and not args.pin.strip():

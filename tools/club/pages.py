@@ -24,7 +24,7 @@ from starlette.routing import Route
 
 from tools.club import security
 from tools.club.chart import score_chart
-from tools.club.store import ClubError, ClubStore
+from tools.club.store import ClubError, ClubStore, game_key
 
 RESULTS_LIMIT = 100  # games on one results page; a day, a table or a player narrows it
 
@@ -51,9 +51,9 @@ def _began(game):
 
 def _game_key(request):
     try:
-        return int(request.path_params["key"])
-    except ValueError:
-        raise HTTPException(404, "no such game") from None
+        return game_key(request.path_params["key"])
+    except ClubError as e:
+        raise HTTPException(404, "no such game: %s" % e) from None
 
 
 def results(request):
@@ -129,13 +129,10 @@ def export(request):
     if fmt not in ("csv", "json"):
         raise HTTPException(404, "exports are /export.csv and /export.json")
     game = request.query_params.get("game")
-    try:
-        game = None if game in (None, "") else int(game)
-    except ValueError:
-        raise HTTPException(400, "game is a game's number") from None
     query = request.query_params
     day, table, player = (query.get(k) or None for k in ("day", "table", "player"))
     try:
+        game = None if game in (None, "") else game_key(game)
         lines = club_store(request).export_lines(game, fmt, day, table, player)
     except ClubError as e:
         raise HTTPException(400, str(e)) from None

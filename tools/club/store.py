@@ -78,16 +78,43 @@ def clean_name(text):
     return name
 
 
+GAME_KEY_MAX = (1 << 63) - 1  # SQLite's largest row id
+
+
+def game_key(text):
+    """A game's key (the logger's row id) from text a person or a URL gave: plain ASCII
+    digits, 1 to 2**63 - 1; ClubError otherwise (never an OverflowError further down)."""
+    text = str(text).strip()
+    if not text.isascii() or not text.isdigit() or len(text) > 19 or not (
+            1 <= int(text) <= GAME_KEY_MAX):
+        raise ClubError("a game's number is a whole number from 1 to %d, not %s"
+                        % (GAME_KEY_MAX, _shown(text)))
+    return int(text)
+
+
+def _shown(text, limit=24):
+    """``text`` quoted for a message: cut short, control characters escaped."""
+    short = text[:limit] + ("..." if len(text) > limit else "")
+    return repr(short)
+
+
 def day_bounds(day):
     """(start, end) in seconds since the epoch of a local calendar day "YYYY-MM-DD"."""
     if isinstance(day, str):
+        text = day
         try:
-            day = datetime.date.fromisoformat(day)
+            if not text.isascii():
+                raise ValueError
+            day = datetime.date.fromisoformat(text)
         except ValueError:
-            raise ClubError("a day is written YYYY-MM-DD") from None
-    start = datetime.datetime.combine(day, datetime.time())
-    end = start + datetime.timedelta(days=1)
-    return time.mktime(start.timetuple()), time.mktime(end.timetuple())
+            raise ClubError("a day is written YYYY-MM-DD, not %s" % _shown(text)) from None
+    try:
+        start = datetime.datetime.combine(day, datetime.time())
+        end = start + datetime.timedelta(days=1)
+        return time.mktime(start.timetuple()), time.mktime(end.timetuple())
+    except (OverflowError, ValueError):
+        raise ClubError("%s is past the days this clock can count (up to 9999-12-30)"
+                        % day.isoformat()) from None
 
 
 def names_by_game(db, games=None):

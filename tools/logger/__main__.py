@@ -54,6 +54,31 @@ def _new_game(text):
     return rules, tuple(distance), sets, first, teams
 
 
+def _game_number(text):
+    from tools.club.store import ClubError, game_key
+
+    try:
+        return game_key(text)
+    except ClubError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _baud(text):
+    if not text.isascii() or not text.isdigit() or not 50 <= int(text) <= 10_000_000:
+        raise argparse.ArgumentTypeError("%r: a serial speed is 50 to 10000000 baud" % text)
+    return int(text)
+
+
+def _seconds(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 10 ** 9:  # nan and inf fail this too
+        raise argparse.ArgumentTypeError("%r: a time in seconds, above 0" % text)
+    return value
+
+
 def _whole(text):
     if not text.isascii() or not text.isdigit():
         raise ValueError(text)
@@ -79,7 +104,7 @@ def _log(argv):
     ap.add_argument("--keys", metavar="FILE",
                     help="the boards' command keys for --mqtt: `BOARD-ID HEX-KEY` a line")
     ap.add_argument("--db", required=True, help="SQLite file (made if missing)")
-    ap.add_argument("--baud", type=int, default=115200)
+    ap.add_argument("--baud", type=_baud, default=115200)
     ap.add_argument(
         "--new-game", type=_new_game, metavar="RULES:D[,D2][:SETS[:FIRST]][:teams]",
         help="start this game on the board (last part `teams`: a ceb match of two-man "
@@ -95,7 +120,7 @@ def _log(argv):
                     help="hand back to a board the events it lost (it came back with fewer "
                     "than are stored); without it the loss is only reported")
     ap.add_argument("--live", action="store_true", help="redraw every table each second")
-    ap.add_argument("--timeout", type=float, help="stop after this many seconds")
+    ap.add_argument("--timeout", type=_seconds, help="stop after this many seconds")
     args = ap.parse_args(argv)
     if args.replace and args.new_game is None:
         ap.error("--replace goes with --new-game")
@@ -134,7 +159,8 @@ def _report(command, argv):
     ap = argparse.ArgumentParser(prog="python -m tools.logger " + command)
     ap.add_argument("--db", required=True)
     if command == "export":
-        ap.add_argument("--game", type=int)
+        ap.add_argument("--game", type=_game_number, metavar="N",
+                        help="only this game (the `game` of an exported line)")
         ap.add_argument("--format", choices=("json", "csv"), default="json")
         ap.add_argument("--day", metavar="YYYY-MM-DD",
                         help="only the games begun that day (local time)")

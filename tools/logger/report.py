@@ -53,9 +53,14 @@ def export_lines(store, game=None, fmt="json", day=None, table=None, player=None
     """The export's lines; ``day`` ("YYYY-MM-DD", local time, when the game began),
     ``table`` (a board id) and ``player`` (a name the club app set) narrow it as the club's
     Results page does (tools.club.store.ClubError for a day not so written)."""
+    from tools.club.store import ClubStore, clean_name, day_bounds
+
+    if day:
+        day_bounds(day)  # a day out of range is refused whatever the database holds
+    if player:
+        clean_name(player)
     rows = store.games(game)
     if day or table or player:
-        from tools.club.store import ClubStore
 
         chosen = ({g["game"] for g in ClubStore.reading(store).games(day, table, player)}
                   if names_by_game(store.db) or not player else set())
