@@ -134,3 +134,20 @@ def test_an_export_of_a_day_and_a_day_not_so_written(named):
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         assert main(["export", "--db", path, "--day", "1.1.2001"]) == 2
     assert "YYYY-MM-DD" in err.getvalue() and out.getvalue() == ""
+
+
+def test_an_export_by_player_folds_case_in_any_script(named, tmp_path):
+    import sqlite3
+
+    path = str(tmp_path / "copy.db")
+    source, target = sqlite3.connect(named[0]), sqlite3.connect(path)
+    source.backup(target)
+    source.close()
+    target.close()
+    store = ClubStore(path)
+    store.set_names(2, ["Иван", "Jos\u00e9e"])
+    store.close()
+    for spelling, want in (("иВАН", [2]), ("JOSE\u0301E", [2]), ("ANNA", [1])):
+        rows = list(csv.DictReader(io.StringIO(export_cli(
+            "--db", path, "--format", "csv", "--player", spelling).decode())))
+        assert [int(r["game"]) for r in rows] == want, spelling

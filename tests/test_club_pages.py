@@ -319,3 +319,27 @@ def test_a_misspelt_name_is_corrected_in_every_game_with_the_pin(db):
         assert (names_of(db, 1), names_of(db, 3)) == (["Anna", "Ben"], ["Ben", "Anna"])
         unknown = client.post("/players/rename", data=dict(form, old="Nobody", pin=PIN))
         assert unknown.status_code == 400 and "no player called Nobody" in unknown.text
+
+
+def test_browser_the_same_player_on_both_sides_is_refused(served, db, browser):  # noqa: F811
+    browser.get(served.url("/game/3"))
+    fill_names(browser, "Иван", "иВАН", PIN)
+    assert wait_until(lambda: "cannot play on both sides" in body_text(browser))
+    assert names_of(db, 3) == [None, None]
+
+
+def test_browser_names_fold_case_in_any_script(served, db, browser):  # noqa: F811
+    browser.get(served.url("/game/1"))
+    fill_names(browser, "Иван", "Ben", PIN)
+    assert wait_until(lambda: "Names saved" in body_text(browser))
+    browser.get(served.url("/game/3"))
+    fill_names(browser, "Anna", "иван", PIN)
+    assert wait_until(lambda: "Names saved" in body_text(browser))
+    assert names_of(db, 3) == ["Anna", "Иван"]  # the name as first written
+    browser.get(served.url("/players"))
+    text = body_text(browser)
+    assert "Иван" in text and "иван" not in text
+    browser.get(served.url("/results?player=%D0%98%D0%92%D0%90%D0%9D"))  # ИВАН
+    shown = browser.execute_script(
+        "return [...document.querySelectorAll('tr[data-game]')].map(r => r.dataset.game)")
+    assert sorted(shown) == ["1", "3"]

@@ -272,3 +272,66 @@ def test_stats_kept_per_game_are_worked_out_again_after_a_later_state(club):
     store.db.execute("UPDATE club_game_totals SET final_rank = final_rank - 1, points1 = 999")
     assert store.player_stats() == first
     assert store.db.execute("SELECT points1 FROM club_game_totals").fetchone()[0] != 999
+
+
+def test_names_fold_case_and_unicode_the_same_everywhere(club):
+    store, _ = club
+    first, second, third = (key_of(store, "c1ab0001", 1), key_of(store, "c1ab0003", 1),
+                            key_of(store, "c1ab0003", 3))
+    assert store.set_names(first, ["Иван", "Ben"]) == ["Иван", "Ben"]
+    # the same people as other hands and keyboards write them: one player each
+    assert store.set_names(second, ["иван", "Josée"]) == ["Иван", "Josée"]
+    assert store.set_names(third, ["JOSE\u0301E", "STRASSE"]) == ["Josée", "STRASSE"]
+    assert store.names(third)[0] == "Jos\u00e9e"  # kept as NFC: é is one code point
+    assert store.players() == ["Ben", "Josée", "STRASSE", "Иван"]
+    assert [g["game"] for g in store.games(player="ИВАН")] == sorted([first, second],
+                                                                      reverse=True)
+    assert [g["game"] for g in store.games(player="straße")] == [third]
+    assert [g["game"] for g in store.games(player="jose\u0301e")] == sorted(
+        [second, third], reverse=True)
+    names = {e["name"] for e in store.player_stats()}
+    assert "иван" not in names and "ИВАН" not in names
+    store.rename_player("иВАН", "Ivan")  # found by any spelling of it
+    assert store.names(first) == ["Ivan", "Ben"]
+
+
+def test_the_same_player_on_both_sides_of_a_game_is_refused(club):
+    store, _ = club
+    game = key_of(store, "c1ab0001", 1)
+    for pair in (["Иван", "иван"], ["Anna", "ANNA"], ["Jos\u00e9e", "JOSE\u0301E"]):
+        with pytest.raises(ClubError, match="both sides"):
+            store.set_names(game, pair)
+    assert store.names(game) == [None, None] and store.players() == []
+    store.set_names(game, ["Anna", "Ben"])
+    with pytest.raises(ClubError, match="both sides"):
+        store.set_names(game, [None, "anna"])  # the other slot is kept: Anna twice
+    assert store.names(game) == ["Anna", "Ben"]
+    # two players who met cannot be merged into one by a rename
+    with pytest.raises(ClubError, match="played each other"):
+        store.rename_player("Ben", "anna")
+    assert store.names(game) == ["Anna", "Ben"]
+
+
+def test_an_older_databases_players_are_folded_into_one(tmp_path, logged):
+    # the club app before name_key: Иван and иван were two rows (NOCASE is ASCII only)
+    path = tmp_path / "old.db"
+    source, target = sqlite3.connect(logged[0]), sqlite3.connect(path)
+    source.backup(target)
+    source.close()
+    target.executescript(
+        "CREATE TABLE club_players (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE "
+        "COLLATE NOCASE, created REAL);"
+        "CREATE TABLE club_seats (game INTEGER NOT NULL, slot INTEGER NOT NULL, player "
+        "INTEGER NOT NULL, named REAL, PRIMARY KEY (game, slot));"
+        "INSERT INTO club_players (name) VALUES ('Иван'), ('Ben'), ('иван');"
+        "INSERT INTO club_seats VALUES (1, 1, 1, 0), (1, 2, 2, 0), (3, 1, 3, 0);")
+    target.commit()
+    reading = ClubStore.reading(Store(str(path), create=False))  # `tools.logger export`
+    assert reading.players() == ["Ben", "Иван"]
+    assert [g["game"] for g in reading.games(player="ИВАН")] == [3, 1]
+    reading.store.close()
+    store = ClubStore(str(path))
+    assert store.db.execute("SELECT id, name FROM club_players ORDER BY id").fetchall() == [
+        (1, "Иван"), (2, "Ben")]
+    assert store.names(3) == ["Иван", None]
+    store.close()

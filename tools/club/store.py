@@ -37,7 +37,8 @@ WRITE_BUSY_MS = 5000  # a name waits this long for the logger's write burst to e
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS club_players (
-    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE, created REAL);
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE, created REAL,
+    fold TEXT);
 CREATE TABLE IF NOT EXISTS club_seats (
     game INTEGER NOT NULL REFERENCES games(id),
     slot INTEGER NOT NULL CHECK (slot IN (1, 2)),
@@ -59,14 +60,23 @@ class ClubError(ValueError):
     """A request the store refuses (a bad name, an unknown game); the text says why."""
 
 
+def name_key(name):
+    """What two names are compared by, everywhere (the store, the Players page, the filters,
+    the statistics, `tools.logger export --player`): Unicode NFC, case folded
+    (str.casefold: Иван is иван, Straße is STRASSE), NFC again. Two names with one key are
+    one player; the name shown is the one first written (or renamed to)."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
+
+
 def clean_name(text):
-    """A player's name as stored: spaces trimmed and collapsed; ClubError when it is too long
-    or holds control characters. "" means no name."""
+    """A player's name as stored: Unicode NFC (é typed as e and an accent is é), spaces
+    trimmed and collapsed; ClubError when it is too long or holds control characters. ""
+    means no name."""
     if text is None:
         return ""
     if not isinstance(text, str):
         raise ClubError("a name is text")
-    name = " ".join(text.split())
+    name = unicodedata.normalize("NFC", " ".join(text.split()))
     if len(name) > NAME_MAX:
         raise ClubError("a name is at most %d characters" % NAME_MAX)
     for ch in name:
@@ -259,6 +269,10 @@ class ClubStore:
         db.execute("BEGIN IMMEDIATE")
         try:
             before = names_by_game(db, [game]).get(game, [None, None])
+            after = [before[i] if wanted[i] is None else wanted[i] for i in (0, 1)]
+            if after[0] and after[1] and name_key(after[0]) == name_key(after[1]):
+                raise ClubError("%s cannot play on both sides of one game: give the other "
+                                "player's name" % after[0])
             for slot, name in enumerate(wanted, 1):
                 if name is None or (before[slot - 1] or "") == name:
                     continue
@@ -278,11 +292,12 @@ class ClubStore:
         return self.names(game)
 
     def _player(self, name, now):
-        row = self.db.execute("SELECT id FROM club_players WHERE name=?", (name,)).fetchone()
+        row = self.db.execute("SELECT id FROM club_players WHERE fold=?",
+                              (name_key(name),)).fetchone()
         if row is not None:
             return row[0]
-        return self.db.execute("INSERT INTO club_players (name, created) VALUES (?,?)",
-                               (name, now)).lastrowid
+        return self.db.execute("INSERT INTO club_players (name, created, fold) VALUES (?,?,?)",
+                               (name, now, name_key(name))).lastrowid
 
     def rename_player(self, old, new):
         """Correct a player's name in every game; to a name already known: the two are one
@@ -293,18 +308,27 @@ class ClubStore:
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
-            row = db.execute("SELECT id, name FROM club_players WHERE name=?",
-                             (old,)).fetchone()
+            row = db.execute("SELECT id, name FROM club_players WHERE fold=?",
+                             (name_key(old),)).fetchone()
             if row is None:
                 raise ClubError("no player called %s" % old)
-            same = db.execute("SELECT id FROM club_players WHERE name=?", (new,)).fetchone()
+            same = db.execute("SELECT id FROM club_players WHERE fold=?",
+                              (name_key(new),)).fetchone()
+            if same is not None and same[0] != row[0]:
+                met = db.execute("SELECT a.game FROM club_seats a JOIN club_seats b "
+                                 "ON a.game = b.game WHERE a.player=? AND b.player=? LIMIT 1",
+                                 (row[0], same[0])).fetchone()
+                if met is not None:
+                    raise ClubError("%s and %s played each other in game %d: they cannot be "
+                                    "one player" % (row[1], new, met[0]))
             now = time.time()
             for game, slot in db.execute("SELECT game, slot FROM club_seats WHERE player=?",
                                          (row[0],)).fetchall():
                 db.execute("INSERT INTO club_name_log (game, slot, before, after, at) "
                            "VALUES (?,?,?,?,?)", (game, slot, row[1], new, now))
             if same is None or same[0] == row[0]:
-                db.execute("UPDATE club_players SET name=? WHERE id=?", (new, row[0]))
+                db.execute("UPDATE club_players SET name=?, fold=? WHERE id=?",
+                           (new, name_key(new), row[0]))
             else:
                 db.execute("UPDATE club_seats SET player=? WHERE player=?", (same[0], row[0]))
                 db.execute("DELETE FROM club_players WHERE id=?", (row[0],))
@@ -314,9 +338,18 @@ class ClubStore:
         db.execute("COMMIT")
 
     def players(self):
-        """Every known name, A to Z (the names form offers them)."""
-        return [r[0] for r in self.db.execute(
-            "SELECT name FROM club_players ORDER BY name COLLATE NOCASE")]
+        """Every known name, A to Z (the names form offers them); one a player."""
+        seen = {}
+        for (name,) in self.db.execute("SELECT name FROM club_players ORDER BY id"):
+            seen.setdefault(name_key(name), name)
+        return [seen[key] for key in sorted(seen)]
+
+    def _player_ids(self, name):
+        """The rows of every player whose name has ``name``'s key (one, once the file was
+        set up by this version; a database an older club app wrote may hold more)."""
+        key = name_key(clean_name(name))
+        return [pid for pid, known in self.db.execute("SELECT id, name FROM club_players")
+                if name_key(known) == key]
 
     # -- the live tables --------------------------------------------------------------------
 
@@ -351,9 +384,10 @@ class ClubStore:
             where.append("b.key = ?")
             args.append(table)
         if player:
-            where.append("g.id IN (SELECT s.game FROM club_seats s JOIN club_players p "
-                         "ON p.id = s.player WHERE p.name = ?)")
-            args.append(clean_name(player))
+            ids = self._player_ids(player)[:500]
+            where.append("g.id IN (SELECT game FROM club_seats WHERE player IN (%s))"
+                         % ",".join("?" * len(ids)))
+            args += ids
         sql.append("WHERE " + " AND ".join(where))
         sql.append("ORDER BY g.started DESC, g.id DESC")
         if limit is not None:
@@ -429,7 +463,7 @@ class ClubStore:
         table = {}
 
         def add(name, rules, games, won, points, innings, high):
-            entry = table.setdefault((name.casefold(), rules), {
+            entry = table.setdefault((name_key(name), rules), {
                 "name": name, "rules": rules, "games": 0, "won": 0, "points": 0,
                 "innings": 0, "high": 0})
             entry["games"] += games
@@ -461,7 +495,7 @@ class ClubStore:
         for entry in out:
             entry["average"] = (round(entry["points"] / entry["innings"], 3)
                                 if entry["innings"] else 0.0)
-        out.sort(key=lambda e: (e["rules"], -e["average"], -e["won"], e["name"].casefold()))
+        out.sort(key=lambda e: (e["rules"], -e["average"], -e["won"], name_key(e["name"])))
         return out
 
     def _totals(self, games):
@@ -508,8 +542,43 @@ def _setup(db):
     while True:
         try:
             db.executescript(SCHEMA)
+            _fold_names(db)
             return
         except sqlite3.OperationalError as e:
             if "locked" not in str(e) and "busy" not in str(e) or time.monotonic() > deadline:
                 raise
             time.sleep(0.1)
+
+
+def _fold_names(db):
+    """Give every player its name's key (name_key) and make the key unique. A database of an
+    older club app compared names by SQLite's NOCASE (ASCII letters only), so Иван and иван
+    may be two rows there: they become one player, the older row kept, every seat moved."""
+    columns = [row[1] for row in db.execute("PRAGMA table_info(club_players)")]
+    missing = db.execute("SELECT COUNT(*) FROM club_players WHERE fold IS NULL").fetchone()[0] \
+        if "fold" in columns else None
+    if missing == 0:
+        db.execute("CREATE UNIQUE INDEX IF NOT EXISTS club_players_by_fold ON "
+                   "club_players(fold)")
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if "fold" not in columns:
+            db.execute("ALTER TABLE club_players ADD COLUMN fold TEXT")
+        db.execute("DROP INDEX IF EXISTS club_players_by_fold")
+        kept = {}
+        for pid, name, fold in db.execute(
+                "SELECT id, name, fold FROM club_players ORDER BY id").fetchall():
+            key = name_key(name)
+            if key not in kept:
+                kept[key] = pid
+                if fold != key:
+                    db.execute("UPDATE club_players SET fold=? WHERE id=?", (key, pid))
+                continue
+            db.execute("UPDATE club_seats SET player=? WHERE player=?", (kept[key], pid))
+            db.execute("DELETE FROM club_players WHERE id=?", (pid,))
+        db.execute("CREATE UNIQUE INDEX club_players_by_fold ON club_players(fold)")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
