@@ -26,6 +26,7 @@ def client_for(app, **options):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from starlette.testclient import TestClient
+    options.setdefault("base_url", "http://localhost")  # a Host the app answers to
     return TestClient(app, **options)
 
 
@@ -104,12 +105,12 @@ def club(tmp_path, boards=1, pin=None, serve=True):
         c.close()
 
 
-def chromium(width=1280, height=900):
+def chromium(width=1280, height=900, flags=()):
     """A fresh headless Chromium (selenium), its own profile folder, or pytest.skip."""
     reason = chromium_missing()
     if reason:
         pytest.skip(reason)
-    return serving.chromium(width, height)
+    return serving.chromium(width, height, flags)
 
 
 @pytest.fixture(scope="module")

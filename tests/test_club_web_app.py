@@ -88,7 +88,7 @@ def test_a_new_game_needs_the_pin_and_the_form_token(tmp_path):
     with club(tmp_path, pin="4711", serve=False) as c:
         board = c.boards[0]
         c.boards[0].send_state(_played(1))
-        with client_for(c.app, base_url="http://club.test") as client:
+        with client_for(c.app, base_url="http://localhost") as client:
             wait_until(lambda: c.hub.current.get(board.key))
             url = "/table/%s/new-game" % board.key
             guard = c.app.state.guard
@@ -113,7 +113,7 @@ def test_a_new_game_needs_the_pin_and_the_form_token(tmp_path):
             assert client.get("/status.json").json()["refusals"] == guard.refusals
 
             done = client.post(url, data=_form(client, board.key, pin="4711"),
-                               headers={"Origin": "http://club.test"}, follow_redirects=False)
+                               headers={"Origin": "http://localhost"}, follow_redirects=False)
             assert done.status_code == 303, done.text
             assert wait_until(lambda: _new_game_commands(board), timeout=10)
             # russian (index in the link's rules list), 60 each, one set, player 2 first

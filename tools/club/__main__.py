@@ -7,7 +7,8 @@
     python -m tools.club --db games.db                   # the web app alone (a logger runs
                                                          # elsewhere on the same file)
 Options: --listen HOST:PORT (default 127.0.0.1:8080; 0.0.0.0:8080 for the club's network),
---pin PIN (without it nothing can be written from the web), --demo-speed X.
+--pin PIN (without it nothing can be written from the web), --allow-host NAME (a name the
+club's browsers use for the app, besides localhost and IP addresses), --demo-speed X.
 """
 
 import argparse
@@ -44,6 +45,30 @@ def _speed(text):
     return value
 
 
+def _host_name(text):
+    name = text.strip().lower().rstrip(".")
+    if not name or len(name) > 253 or not all(
+            part and len(part) <= 63 and all(c.isascii() and (c.isalnum() or c == "-")
+                                             for c in part) for part in name.split(".")):
+        raise argparse.ArgumentTypeError("%r: a host name (letters, digits, - and dots)"
+                                         % text)
+    return name
+
+
+def _more_descriptors():
+    """Up to the hard limit of open files (at most 65536): connections, the database and
+    the boards' ports all take descriptors (the app keeps half of them for connections)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        except (ValueError, OSError):
+            pass
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(
         prog="python -m tools.club",
@@ -65,6 +90,11 @@ def parse_args(argv):
                     % DEFAULT_LISTEN)
     ap.add_argument("--pin", help="the club PIN that every write from the web needs "
                     "(without it the web app only reads)")
+    ap.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                    type=_host_name,
+                    help="a name the club reaches the app by (e.g. club-pc.local); "
+                    "repeatable. localhost and IP addresses always work; other names in "
+                    "the Host header are refused (DNS rebinding)")
     ap.add_argument("--demo", type=_count, metavar="N",
                     help="N simulated tables (the real firmware on the simulated board) "
                     "play random games into --db")
@@ -102,9 +132,9 @@ def _server_class():
 
 def main(argv=None):
     ap, args = parse_args(sys.argv[1:] if argv is None else argv)
-    import uvicorn
-
+    _more_descriptors()
     from tools.club.app import create_app
+    from tools.club.serving import server_config
 
     ClubServer = _server_class()
     from tools.club.live import LiveHub
@@ -133,7 +163,8 @@ def main(argv=None):
         bridge = LoggerBridge(logger, on_commit=hub.notify).start()
     else:
         store.close()
-    app = create_app(args.db, pin=args.pin, commands=bridge, hub=hub)
+    app = create_app(args.db, pin=args.pin, commands=bridge, hub=hub,
+                     allowed_hosts=args.allow_host)
     host, port = args.listen
     if demo is not None:
         demo.start()
@@ -141,8 +172,7 @@ def main(argv=None):
     sys.stderr.write("club: http://%s:%d/ (%s)\n" % (
         shown, port, "writes need the PIN" if args.pin else "read only: no --pin given"))
     try:
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                lifespan="on", timeout_graceful_shutdown=1)
+        config = server_config(app, host=host, port=port)
         try:
             ClubServer(config, hub).run()
         except KeyboardInterrupt:

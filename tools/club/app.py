@@ -14,6 +14,7 @@ import os
 
 import jinja2
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse, RedirectResponse, StreamingResponse
 from starlette.routing import Mount, Route
@@ -22,11 +23,13 @@ from starlette.templating import Jinja2Templates
 
 from tools.club import security
 from tools.club.live import LiveHub, board_label
+from tools.club.serving import BodyLimit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RULES_NAMES = {"ddbu": "DDBU keglebillard", "ceb": "CEB five-pins",
                "russian": "Russian kegel billiards"}
 NEW_GAME_RULES = ("ddbu", "ceb", "russian")
+FORM_MAX_BYTES = 16384  # the largest form is a few hundred bytes
 
 
 def make_templates():
@@ -40,19 +43,27 @@ def make_templates():
     return Jinja2Templates(env=env)
 
 
-def create_app(db_path, pin=None, commands=None, hub=None, poll_s=None):
+def create_app(db_path, pin=None, commands=None, hub=None, poll_s=None, allowed_hosts=(),
+               limits=None):
     """The Starlette app over the logger database ``db_path``. ``commands``: something with
     ``new_game(board, settings, replace)`` that hands a command to the logger (None: the
     logger is not in this process and boards cannot be told anything). ``hub``: a LiveHub
-    to share (made here when None)."""
+    to share (made here when None). ``allowed_hosts``: names the app answers to besides
+    localhost and IP addresses (the Host header). ``limits``: the server's connection
+    counts (tools.club.serving.Limits) for /status.json; app.state.limits."""
     from tools.club import pages
+    from tools.club.serving import Limits
 
     templates = make_templates()
     hub = hub or (LiveHub(db_path) if poll_s is None else LiveHub(db_path, poll_s=poll_s))
+    limits = limits or Limits()
 
-    def render(request, name, status_code=200, **context):
+    def render(request, name, status_code=200, headers=None, **context):
         context.setdefault("writable", guard.writable)
-        return templates.TemplateResponse(request, name, context, status_code=status_code)
+        context.setdefault("lockout", security.wait_text(guard.lockout(request))
+                           if guard.lockout(request) > 0 else None)
+        return templates.TemplateResponse(request, name, context, status_code=status_code,
+                                          headers=headers)
 
     async def tables_page(request):
         return render(request, "tables.html", tables=hub.snapshot(), title="Tables")
@@ -85,12 +96,13 @@ def create_app(db_path, pin=None, commands=None, hub=None, poll_s=None):
 
     async def status(request):
         return JSONResponse({"refusals": guard.refusals, "writable": guard.writable,
-                             "clients": len(hub.clients), "tables": len(hub.current)})
+                             "clients": len(hub.clients), "tables": len(hub.current),
+                             "pin": guard.limiter.status(), "connections": limits.status()})
 
     async def new_game(request):
         board = request.path_params["board"]
         form = await request.form()
-        security.require_write(request, form)
+        await security.require_write(request, form)
         _board_table(board)
         if commands is None:
             raise HTTPException(409, "the logger does not run in this process: no command "
@@ -104,8 +116,9 @@ def create_app(db_path, pin=None, commands=None, hub=None, poll_s=None):
         return RedirectResponse("/table/%s?sent=1" % board, status_code=303)
 
     async def refused(request, exc):
-        return render(request, "refused.html", status_code=403, message=exc.message,
-                      title="Refused")
+        headers = None if exc.retry_after is None else {"Retry-After": str(exc.retry_after)}
+        return render(request, "refused.html", status_code=exc.status, message=exc.message,
+                      title="Refused", headers=headers)
 
     async def http_error(request, exc):
         if request.url.path.startswith(("/events", "/api/")):
@@ -127,17 +140,29 @@ def create_app(db_path, pin=None, commands=None, hub=None, poll_s=None):
     ]
 
     async def lifespan(app):
+        limits.watch_accept_errors()
+        if guard.writable:  # the kept count of wrong PINs, read before the first page
+            await run_in_threadpool(guard.limiter.locked_for, "")
         await hub.start()
         try:
             yield
         finally:
             await hub.stop()
 
-    guard = security.Guard(pin)
+    # Wrong PINs of every client together are kept in the database: a restart of the app
+    # (the club PC switched off at night) does not give an attacker a fresh start.
+    limiter = security.PinLimiter(
+        load=lambda: pages.store_of(app.state).pin_tries(),
+        save=lambda *tries: pages.store_of(app.state).keep_pin_tries(*tries))
+    guard = security.Guard(pin, limiter)
     app = Starlette(routes=routes, lifespan=_lifespan(lifespan),
                     exception_handlers={security.Refused: refused, HTTPException: http_error})
+    # the last added runs first: the Host header, then the body's size, then the session
     app.add_middleware(security.SessionCookie)
+    app.add_middleware(BodyLimit, limit=FORM_MAX_BYTES, limits=limits)
+    app.add_middleware(security.HostCheck, names=allowed_hosts, guard=guard)
     app.state.guard = guard
+    app.state.limits = limits
     app.state.hub = hub
     app.state.db_path = db_path
     app.state.templates = templates

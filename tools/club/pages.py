@@ -31,7 +31,11 @@ RESULTS_LIMIT = 100  # games on one results page; a day, a table or a player nar
 
 def club_store(request):
     """The app's ClubStore, made on first use over the app's database."""
-    state = request.app.state
+    return store_of(request.app.state)
+
+
+def store_of(state):
+    """The ClubStore of an app's ``state`` (made on first use)."""
     store = getattr(state, "club", None)
     if store is None:
         # the logger (or `python -m tools.club` at start-up) has made or checked the file
@@ -89,7 +93,7 @@ def game_page(request):
 async def set_names(request):
     key = _game_key(request)
     form = await request.form()
-    security.require_write(request, form)
+    await security.require_write(request, form)
     store = club_store(request)
     names = [str(form.get("name1") or ""), str(form.get("name2") or "")]
     try:
@@ -114,7 +118,7 @@ def players(request):
 
 async def rename_player(request):
     form = await request.form()
-    security.require_write(request, form)
+    await security.require_write(request, form)
     store = club_store(request)
     try:
         await run_in_threadpool(store.rename_player, str(form.get("old") or ""),

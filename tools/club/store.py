@@ -50,6 +50,9 @@ CREATE TABLE IF NOT EXISTS club_game_totals (
     game INTEGER PRIMARY KEY REFERENCES games(id), final_rank INTEGER NOT NULL,
     points1 INTEGER, points2 INTEGER, innings1 INTEGER, innings2 INTEGER,
     high1 INTEGER, high2 INTEGER);
+CREATE TABLE IF NOT EXISTS club_pin_tries (
+    id INTEGER PRIMARY KEY CHECK (id = 1), strikes INTEGER NOT NULL, last REAL NOT NULL,
+    until REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS club_seats_by_player ON club_seats(player);
 CREATE INDEX IF NOT EXISTS club_games_by_board_rank ON games(board, final_rank);
 CREATE INDEX IF NOT EXISTS club_games_by_started ON games(started, final_rank);
@@ -350,6 +353,22 @@ class ClubStore:
         key = name_key(clean_name(name))
         return [pid for pid, known in self.db.execute("SELECT id, name FROM club_players")
                 if name_key(known) == key]
+
+    # -- the PIN's lockout ------------------------------------------------------------------
+
+    def pin_tries(self):
+        """(strikes, last, until) of the wrong PINs of every client together (security.
+        PinLimiter), as last kept; None when none was ever kept."""
+        row = self.db.execute("SELECT strikes, last, until FROM club_pin_tries WHERE id=1"
+                              ).fetchone()
+        return None if row is None else tuple(row)
+
+    def keep_pin_tries(self, strikes, last, until):
+        try:
+            self.db.execute("INSERT OR REPLACE INTO club_pin_tries VALUES (1, ?, ?, ?)",
+                            (strikes, last, until))
+        except sqlite3.OperationalError:
+            pass  # the logger held the file past the busy time: kept with the next one
 
     # -- the live tables --------------------------------------------------------------------
 
