@@ -328,3 +328,29 @@ def test_a_board_on_the_clubs_broker_shows_on_the_tables_and_takes_a_new_game(tm
         games = export_games(tmp_path / "games.db")  # the replaced game kept apart
         assert [(g["board"], g["final"]["rules"]) for g in games] == [
             (b"t1".hex(), "ddbu"), (b"t1".hex(), "russian")]
+
+
+def test_a_sent_message_is_only_shown_for_what_was_sent(tmp_path):
+    # a made-up link (?sent=...) shows nothing; what the logger did send is said once,
+    # to the browser that asked; a board that has gone away: "Nothing was sent"
+    with club(tmp_path, pin="4711", serve=False) as c:
+        board = c.boards[0]
+        board.send_state(_played(1))
+        with client_for(c.app) as client:
+            wait_until(lambda: c.hub.current.get(board.key))
+            for made_up in ("1", "x", "../../etc"):
+                page = client.get("/table/%s?sent=%s" % (board.key, made_up))
+                assert "Sent to the board" not in page.text
+            done = client.post("/table/%s/new-game" % board.key,
+                               data=_form(client, board.key, pin="4711"),
+                               follow_redirects=False)
+            where = done.headers["location"]
+            assert "Sent to the board; it has not answered yet" in client.get(where).text
+            assert "Sent to the board" not in client.get(where).text  # once
+            with client_for(c.app) as other:
+                assert "Sent to the board" not in other.get(where).text
+            c.logger.stop()  # the logger stops: its ports stay as they were
+            c.bridge.thread.join(10)
+            late = client.post("/table/%s/new-game" % board.key,
+                               data=_form(client, board.key, pin="4711"))
+            assert late.status_code == 409 and "Nothing was sent" in late.text

@@ -91,3 +91,97 @@ def test_a_page_on_a_rebound_name_cannot_reach_the_app(tmp_path, hostile_report)
     finally:
         quit_chromium(driver)
         served.stop()
+
+
+def test_a_club_app_without_keys_says_it_cannot_sign_and_sends_nothing(tmp_path,
+                                                                       hostile_report):
+    """`python -m tools.club --mqtt ...` without --keys: the real firmware on the simulated
+    board plays over a real Mosquitto; the app says at start-up and on the table's page
+    that it cannot sign commands, and a new game asked for with the right PIN is refused
+    with the reason: nothing reaches the broker's cmd topic, the board plays on."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import urllib.request
+
+    import paho.mqtt.client as paho
+    from selenium.webdriver.common.by import By
+
+    from tools import broker as broker_tool
+    from tools.timelines import build, random_game
+
+    why = broker_tool.available()
+    if why is not None:
+        pytest.skip(str(why))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    users = {"logger": "logger-pw", "t1": "t1-pw", "spy": "spy-pw"}
+    acl = broker_tool.acl_text(["t1"]) + "\nuser spy\ntopic read pinboard/#\n"
+    key = bytes(range(32))
+    with broker_tool.Mosquitto(str(tmp_path / "broker"), users, ("t1",), acl=acl) as mosquitto:
+        commands, subscribed = [], threading.Event()
+        spy = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id="spy")
+        spy.username_pw_set("spy", "spy-pw")
+        spy.on_connect = lambda c, *a: c.subscribe("pinboard/+/cmd")
+        spy.on_subscribe = lambda *a: subscribed.set()
+        spy.on_message = lambda c, u, m: commands.append(m.topic)
+        spy.connect("127.0.0.1", mosquitto.port)
+        spy.loop_start()
+        assert subscribed.wait(10)
+        port = broker_tool.free_port()
+        club = subprocess.Popen(
+            [sys.executable, "-m", "tools.club", "--db", str(tmp_path / "games.db"),
+             "--mqtt", "mqtt://logger:logger-pw@127.0.0.1:%d" % mosquitto.port,
+             "--listen", "127.0.0.1:%d" % port, "--pin", PIN],
+            cwd=root, stderr=subprocess.PIPE, start_new_session=True)
+        events = random_game("ddbu", 5, length=10, distance=(30, 30))
+        timeline, _ = build("ddbu", events, distance=(30, 30))
+        (tmp_path / "g.timeline").write_text(timeline)
+        (tmp_path / "board.cfg").write_text(json.dumps({"net": {
+            "ssid": "club", "password": "pinboard", "host": "127.0.0.1",
+            "port": mosquitto.port, "user": "t1", "pass": "t1-pw", "key": key.hex(),
+            "id": "t1"}}))
+        board = subprocess.Popen(
+            [sys.executable, "-m", "tools.sim", "--timeline", str(tmp_path / "g.timeline"),
+             "--config", str(tmp_path / "board.cfg"), "--rules", "ddbu", "--distance", "30",
+             "--speed", "4"], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True)
+        driver = chromium()
+        try:
+            def table():
+                try:
+                    with urllib.request.urlopen(
+                            "http://127.0.0.1:%d/api/tables" % port, timeout=5) as r:
+                        tables = json.loads(r.read())["tables"]
+                except OSError:
+                    return None
+                return next((t for t in tables if t["label"] == "t1"), None)
+
+            assert wait_until(lambda: (table() or {}).get("state"), timeout=90), table()
+            driver.get("http://127.0.0.1:%d/table/%s" % (port, table()["board"]))
+            notice = driver.find_element(By.ID, "cannot-command").text
+            assert "no command key for board t1" in notice and "--keys" in notice
+            form = driver.find_element(By.CSS_SELECTOR, "form.form")
+            form.find_element(By.NAME, "pin").send_keys(PIN)
+            form.find_element(By.NAME, "replace").click()
+            form.submit()
+            assert wait_until(lambda: "Nothing was sent to the board" in _body(driver))
+            assert "Sent to the board" not in _body(driver)
+            out, err = board.communicate(timeout=300)
+            assert board.returncode == 0, err
+            assert json.loads(out.splitlines()[-1])["rules"] == "ddbu"  # played on
+        finally:
+            quit_chromium(driver)
+            if board.poll() is None:
+                board.kill()
+            os.killpg(club.pid, signal.SIGINT)
+            _, said = club.communicate(timeout=30)
+            spy.loop_stop()
+            spy.disconnect()
+        assert club.returncode == 0, said.decode()
+        assert "club: no --keys: commands to the boards on the broker cannot be signed" in (
+            said.decode())
+        assert commands == []  # nothing was published to any board
+        hostile_report("club: new game asked of an app without keys", published=0,
+                       said_sent=0)

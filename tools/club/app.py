@@ -76,9 +76,11 @@ def create_app(db_path, pin=None, commands=None, hub=None, poll_s=None, allowed_
 
     async def table_page(request):
         table = _board_table(request.path_params["board"])
+        problem = (NO_LOGGER if commands is None
+                   else commands.cannot_command(request.path_params["board"]))
         return render(request, "table.html", table=table, title="Table %s" % table["label"],
-                      can_command=commands is not None, rules=NEW_GAME_RULES,
-                      sent=request.query_params.get("sent"),
+                      command_problem=problem, rules=NEW_GAME_RULES,
+                      sent=sent_notes.take(request, request.query_params.get("sent")),
                       saved=request.query_params.get("saved"),
                       players=pages.club_store(request).players())
 
@@ -105,15 +107,17 @@ def create_app(db_path, pin=None, commands=None, hub=None, poll_s=None, allowed_
         await security.require_write(request, form)
         _board_table(board)
         if commands is None:
-            raise HTTPException(409, "the logger does not run in this process: no command "
-                                "can reach the boards")
+            raise HTTPException(409, NO_LOGGER)
         try:
             settings = _new_game_settings(form)
         except ValueError as e:
             raise HTTPException(400, str(e)) from None
-        if not commands.new_game(board, settings, bool(form.get("replace"))):
-            raise HTTPException(409, "board %s is not connected now" % board)
-        return RedirectResponse("/table/%s?sent=1" % board, status_code=303)
+        outcome = await run_in_threadpool(commands.new_game, board, settings,
+                                          bool(form.get("replace")))
+        if not outcome.sent:
+            raise HTTPException(409, "Nothing was sent to the board: %s." % outcome.why)
+        note = sent_notes.keep(request, sent_text(outcome.answer))
+        return RedirectResponse("/table/%s?sent=%s" % (board, note), status_code=303)
 
     async def refused(request, exc):
         headers = None if exc.retry_after is None else {"Retry-After": str(exc.retry_after)}
@@ -155,6 +159,7 @@ def create_app(db_path, pin=None, commands=None, hub=None, poll_s=None, allowed_
         load=lambda: pages.store_of(app.state).pin_tries(),
         save=lambda *tries: pages.store_of(app.state).keep_pin_tries(*tries))
     guard = security.Guard(pin, limiter)
+    sent_notes = Notes()
     app = Starlette(routes=routes, lifespan=_lifespan(lifespan),
                     exception_handlers={security.Refused: refused, HTTPException: http_error})
     # the last added runs first: the Host header, then the body's size, then the session
@@ -168,6 +173,61 @@ def create_app(db_path, pin=None, commands=None, hub=None, poll_s=None, allowed_
     app.state.templates = templates
     app.state.render = render
     return app
+
+
+NO_LOGGER = ("The logger does not run with this web app: boards cannot be told anything "
+             "from here")
+
+
+def sent_text(answer):
+    """What the page says about a new game the logger did send: from the board's answer
+    (None: none came within a couple of seconds)."""
+    from boardlib.link import ERR_ASKED, ERR_BUSY
+
+    if answer is None:
+        return ("Sent to the board; it has not answered yet. Unless \"replace\" was ticked, "
+                "the players confirm the new game with ok on the board.")
+    kind, code = answer
+    if kind == "ack":
+        return "Sent to the board, which started the new game."
+    if code == ERR_ASKED:
+        return ("Sent to the board, which asks the players to confirm the new game: ok on "
+                "the board starts it, any other button keeps the game being played.")
+    if code == ERR_BUSY:
+        return ("Sent to the board, which refused it: its setup menu or wiring check is "
+                "open at the table. Nothing changed; try again once the players have left "
+                "it.")
+    return "Sent to the board, which refused it (error %s). Nothing changed." % code
+
+
+class Notes:
+    """Messages for a page after a redirect, each for the browser session that caused it
+    and shown once: a link someone makes up (?sent=...) shows nothing."""
+
+    KEPT = 1000
+
+    def __init__(self):
+        import collections
+
+        self.notes = collections.OrderedDict()
+
+    def keep(self, request, text):
+        import secrets
+
+        key = secrets.token_urlsafe(12)
+        self.notes[key] = (request.scope.get(security.SESSION_COOKIE), text)
+        while len(self.notes) > self.KEPT:
+            self.notes.popitem(last=False)
+        return key
+
+    def take(self, request, key):
+        if not key:
+            return None
+        session, text = self.notes.get(key, (None, None))
+        if text is None or session != request.scope.get(security.SESSION_COOKIE):
+            return None
+        del self.notes[key]
+        return text
 
 
 def _lifespan(body):
