@@ -175,13 +175,11 @@ def run_interactive(args, device_args, logger_class):
         pipe = LinkPipe()
         link_path = pipe.device_path
         logger = logger_class(args.db, pipe.host_path)
-    cmd = upy.command(
+    lock = getattr(args, "state_lock", None)
+    proc = upy.popen(
         [os.path.join(upy.ROOT, RUNNER), "--interactive", *device_args(args, link_path)],
-        heapsize=args.heapsize,
-    )
-    proc = subprocess.Popen(
-        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=upy.env(), cwd=upy.ROOT,
-        text=True, bufsize=1,
+        heapsize=args.heapsize, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        bufsize=1, pass_fds=() if lock is None else (lock,),
     )
     interactive = sys.stdin.isatty()
     saved = termios.tcgetattr(sys.stdin) if interactive else None

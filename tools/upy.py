@@ -3,16 +3,28 @@
     from tools import upy
     out = upy.run_file("tools/simboard/run.py", ["--timeline", "game.timeline"])
     proc = upy.popen(["-c", "import rules_core"], heapsize="64K")
+    upy.DIE_WITH_PARENT = True   # from now on every interpreter started here ends with us
 
 The unix port stands in for the ESP32: same interpreter, same bytecode, same limits
 on what the language offers. `MICROPYPATH` replaces the default search path, so the
 frozen modules (asyncio) are named again through `.frozen`.
+
+Interpreters that must not outlive the program that started them (tools.sim's: one still
+running would go on writing its flash image) are started with ``die_with_parent``: on
+Linux the kernel sends them SIGKILL when the thread that started them ends
+(prctl PR_SET_PDEATHSIG, set between fork and exec), so even a `kill -9` of the program
+ends them at once. That signal follows the starting *thread*; an interpreter started from
+another thread (the ESP32 twin restarts its chip from a reader thread) is instead watched
+by a Lifeline: a small process of its own that learns each such interpreter's pid and
+start time, waits for this program's end on a pipe, and then ends those that still run.
 """
 
+import ctypes
 import os
 import shutil
 import subprocess
 import sys
+import threading
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -45,24 +57,126 @@ def command(args, heapsize=None):
     return cmd + list(args)
 
 
-def popen(args, heapsize=None, **kw):
+# Set by a program whose interpreters must end with it (tools.sim); die_with_parent=None
+# follows it.
+DIE_WITH_PARENT = False
+_PR_SET_PDEATHSIG = 1
+_prctl = None
+
+
+def _death_signal_setter():
+    """A preexec_fn for subprocess: the child gets SIGKILL when its parent thread ends
+    (and ends at once if the parent is already gone). Everything it calls is looked up
+    here, before the fork: between fork and exec nothing may be imported."""
+    global _prctl
+    if _prctl is None:
+        _prctl = ctypes.CDLL(None, use_errno=True).prctl
+    prctl, parent, kill, getppid = _prctl, os.getpid(), os.kill, os.getppid
+
+    def preexec():
+        prctl(_PR_SET_PDEATHSIG, 9)
+        if getppid() != parent:  # the parent died before the line above
+            kill(os.getpid(), 9)
+
+    return preexec
+
+
+class Lifeline:
+    """A watcher process that ends this program's interpreters when the program ends,
+    whatever ends it: it reads `pid start-time` lines on a pipe and, at the pipe's end
+    (every descriptor of its writing end closed: this program has exited or was killed),
+    sends SIGKILL to each of those that is still the same process (same start time: a
+    pid the system has given to another program since is left alone)."""
+
+    WATCHER = r"""
+import os, sys
+def started(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+watched = []
+for line in sys.stdin.buffer:
+    pid, start = line.split()
+    watched.append((int(pid), start.decode()))
+for pid, start in watched:
+    if started(pid) == start:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+"""
+
+    def __init__(self, pass_fds=()):
+        self.lock = threading.Lock()
+        # Its own session: a Ctrl-C meant for the program does not end the watcher first.
+        # No parent-death signal: it may be started from a thread that ends soon; the end
+        # of its pipe is what it waits for.
+        self.proc = subprocess.Popen([sys.executable, "-c", self.WATCHER],
+                                     stdin=subprocess.PIPE, start_new_session=True,
+                                     pass_fds=pass_fds)
+
+    def watch(self, pid):
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                start = f.read().rsplit(")", 1)[1].split()[19]
+        except (OSError, IndexError):
+            return  # gone already
+        with self.lock:
+            self.proc.stdin.write(b"%d %s\n" % (pid, start.encode()))
+            self.proc.stdin.flush()
+
+
+_lifeline = None
+_lifeline_lock = threading.Lock()
+
+
+def lifeline(pass_fds=()):
+    """The process's Lifeline, started on first use (with ``pass_fds`` held open until it
+    has ended what it watches: a lock, say)."""
+    global _lifeline
+    with _lifeline_lock:
+        if _lifeline is None:
+            _lifeline = Lifeline(pass_fds)
+        return _lifeline
+
+
+def _spawn(popen_args, kw, die_with_parent):
+    if DIE_WITH_PARENT if die_with_parent is None else die_with_parent:
+        if threading.current_thread() is threading.main_thread():
+            kw["preexec_fn"] = _death_signal_setter()
+            return subprocess.Popen(popen_args, **kw)
+        proc = subprocess.Popen(popen_args, **kw)
+        lifeline().watch(proc.pid)
+        return proc
+    return subprocess.Popen(popen_args, **kw)
+
+
+def popen(args, heapsize=None, die_with_parent=None, **kw):
     kw.setdefault("env", env())
     kw.setdefault("cwd", ROOT)
-    return subprocess.Popen(command(args, heapsize), **kw)
+    return _spawn(command(args, heapsize), kw, die_with_parent)
 
 
-def run(args, heapsize=None, input=None, timeout=300, check=False):
+def run(args, heapsize=None, input=None, timeout=300, check=False, die_with_parent=None,
+        pass_fds=()):
     """Run the interpreter to completion; returns CompletedProcess with text output."""
-    return subprocess.run(
-        command(args, heapsize),
-        input=input,
-        capture_output=True,
-        text=True,
-        env=env(),
-        cwd=ROOT,
-        timeout=timeout,
-        check=check,
-    )
+    proc = _spawn(command(args, heapsize), {
+        "stdin": subprocess.PIPE if input is not None else None,
+        "stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True, "env": env(),
+        "cwd": ROOT, "pass_fds": pass_fds}, die_with_parent)
+    with proc:
+        try:
+            out, err = proc.communicate(input, timeout=timeout)
+        except BaseException:  # a timeout, Ctrl-C: the interpreter goes too
+            proc.kill()
+            proc.wait()
+            raise
+    result = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    if check:
+        result.check_returncode()
+    return result
 
 
 def run_file(path, args=(), **kw):
