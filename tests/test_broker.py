@@ -155,3 +155,40 @@ def test_a_folder_the_broker_cannot_reach_is_refused(tmp_path):
     out = _tool(str(tmp_path / "club"), "--board", "t1", "--plain")
     assert out.returncode == 2 and "cannot enter" in out.stderr
     assert not (tmp_path / "club").exists()
+
+
+def test_a_hostile_pass_on_the_broker(hostile_report):
+    """Beyond the issue's list (docs/hostile.md): a flood of wrong logins does not flood
+    the log; connections that never log in do not keep a board out (up to the descriptor
+    limit: Mosquitto 2.0 never closes them, docs/network.md)."""
+    folder = tempfile.mkdtemp(prefix="pinboard-broker-")
+    try:
+        with broker_tool.Mosquitto(folder, {"logger": "logger-pw", "t1": "t1-pw"},
+                                   ["t1"]) as mosquitto:
+            tries, started = 0, time.monotonic()
+            while time.monotonic() - started < 2:
+                client = paho.Client(paho.CallbackAPIVersion.VERSION2,
+                                     client_id="guess%d" % tries)
+                client.username_pw_set("t1", "guess%d" % tries)
+                try:
+                    client.connect("127.0.0.1", mosquitto.port)
+                    client.loop(0.2)
+                    client.disconnect()
+                except OSError:
+                    pass
+                tries += 1
+            held = [socket.create_connection(("127.0.0.1", mosquitto.port))
+                    for _ in range(300)]
+            try:
+                board = _client("t1", "t1-pw", mosquitto.port)  # still gets in
+                board.loop_stop()
+                board.disconnect()
+            finally:
+                for s in held:
+                    s.close()
+            log = mosquitto.log()
+        assert len(log) < 2000, log[-500:]
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    hostile_report("broker: wrong logins and idle connections", wrong_logins=tries,
+                   log_bytes=len(log), idle_held=300, board_kept_out=0)

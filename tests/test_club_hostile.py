@@ -464,3 +464,81 @@ def test_a_flood_of_half_sent_requests_under_1024_descriptors(tmp_path, hostile_
                    refused=status["refused_client"] + status["refused_total"],
                    stderr_lines=len(said.splitlines()), tracebacks=said.count("Traceback"),
                    seconds_until_back=int(after_attack))
+
+
+# -- a hostile pass beyond the issue's list (docs/hostile.md) --------------------------------
+
+def _raw(served, data, source="127.0.0.1"):
+    s = _connect(served, source)
+    try:
+        s.sendall(data)
+    except OSError:
+        pass
+    answer = _closed_within(s, 5) or b""
+    s.close()
+    return answer
+
+
+def test_a_hostile_pass_over_the_wire(guarded, hostile_report, capfd):
+    import random
+
+    rnd = random.Random(18)
+    big = b"x" * 20000
+    cases = {
+        "header over 16 KB": b"GET / HTTP/1.1\r\nHost: localhost\r\nX-Big: " + big + b"\r\n\r\n",
+        "URL over 16 KB": b"GET /results?player=" + big + b" HTTP/1.1\r\nHost: localhost\r\n\r\n",
+        "no Host header": b"GET / HTTP/1.1\r\n\r\n",
+        "two Host headers": b"GET / HTTP/1.1\r\nHost: localhost\r\nHost: evil.test\r\n\r\n",
+        "HTTP/0.9": b"GET /\r\n\r\n",
+        "bad method": b"G\x00T / HTTP/1.1\r\nHost: localhost\r\n\r\n",
+        "TRACE": b"TRACE / HTTP/1.1\r\nHost: localhost\r\n\r\n",
+        "DELETE a game": b"DELETE /game/1 HTTP/1.1\r\nHost: localhost\r\n\r\n",
+        "static traversal": b"GET /static/../../../../etc/passwd HTTP/1.1\r\nHost: localhost\r\n\r\n",
+        "static traversal, encoded": b"GET /static/%2e%2e/%2e%2e/app.py HTTP/1.1\r\nHost: "
+                                     b"localhost\r\n\r\n",
+        "a garbled cookie": b"GET / HTTP/1.1\r\nHost: localhost\r\nCookie: club_session=\"\\\x7f;"
+                            b";=;" + b"a" * 4000 + b"\r\n\r\n",
+        "not UTF-8 in a form": b"POST /players/rename HTTP/1.1\r\nHost: localhost\r\nContent-Type:"
+                               b" application/x-www-form-urlencoded\r\nContent-Length: 17\r\n\r\n"
+                               b"old=%ff%fe&new=%c3",
+        "a file in a form": b"POST /game/1/names HTTP/1.1\r\nHost: localhost\r\nContent-Type: "
+                            b"multipart/form-data; boundary=b\r\nContent-Length: 80\r\n\r\n"
+                            b"--b\r\nContent-Disposition: form-data; name=\"pin\"; filename=\"x"
+                            b"\"\r\n\r\n1234\r\n--b--\r\n",
+        "upgrade to a websocket": b"GET /events HTTP/1.1\r\nHost: localhost\r\nConnection: "
+                                  b"Upgrade\r\nUpgrade: websocket\r\n\r\n",
+        "chunked lies": b"POST /players/rename HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding:"
+                        b" chunked\r\n\r\nzz\r\n",
+    }
+    for n in range(40):
+        cases["noise %d" % n] = bytes(rnd.randrange(256) for _ in range(rnd.randrange(1, 300)))
+    statuses = {}
+    for name, data in cases.items():
+        answer = _raw(guarded, data, source="127.0.0.%d" % (10 + len(statuses) % 200))
+        status = answer[9:12] if answer.startswith(b"HTTP/1.1 ") else b""
+        statuses[name] = status
+        assert not status.startswith(b"5"), (name, answer[:200])
+        assert b"root:" not in answer and b"import " not in answer, name
+    assert statuses["static traversal"] in (b"404", b"400")
+    assert statuses["static traversal, encoded"] in (b"404", b"400")
+    assert statuses["two Host headers"] in (b"400", b"421")
+    assert statuses["DELETE a game"] == b"405" and statuses["TRACE"] == b"405"
+    assert _get(guarded, b"/api/tables").startswith(b"HTTP/1.1 200")
+    said = guarded.said
+    assert len(said) <= 4, said  # each kind of trouble once
+    logged = capfd.readouterr().err
+    assert "Traceback" not in logged and "Exception" not in logged, logged[-2000:]
+    hostile_report("club: hostile requests over the wire", requests=len(cases),
+                   server_errors=0, lines_said=len(said),
+                   bad_requests=guarded.app.state.limits.counts["bad_requests"])
+
+
+def test_names_that_hide_or_fake_text_are_refused():
+    from tools.club.store import ClubError, clean_name
+
+    hiding = ["Anna\u202eneB", "An\u200bna", "\u2066Anna\u2069", "Anna\x00", "Anna\ufeff",
+              "\u0300" * 41]
+    for name in hiding:
+        with pytest.raises(ClubError):
+            clean_name(name)
+    assert clean_name("Anna\u00a0 Lund") == "Anna Lund"  # a no-break space is a space

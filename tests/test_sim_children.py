@@ -164,3 +164,34 @@ def test_the_esp32_twin_killed_hard_takes_its_chip_and_its_watcher(tmp_path):
     finally:
         if proc.poll() is None:
             _kill_hard(proc)
+
+
+def test_simulators_racing_for_one_new_folder_and_a_symlink_to_it(tmp_path, hostile_report):
+    """Four simulators started at once on a folder that does not exist yet: one runs, the
+    others are refused; a symlink to the folder is the same folder."""
+    (tmp_path / "long.timeline").write_text(LONG)
+    state = tmp_path / "new" / "board"
+    racers = [_sim("--timeline", str(tmp_path / "long.timeline"), "--speed", "1", "--state",
+                   str(state)) for _ in range(4)]
+    try:
+        refused = []
+        for proc in racers:
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                continue
+            refused.append(proc)
+        assert len(refused) == 3, [p.returncode for p in racers]
+        assert all(p.returncode == 2 and "in use by another simulator" in p.stderr.read()
+                   for p in refused)
+        (tmp_path / "link").symlink_to(state)
+        twin = subprocess.run([sys.executable, "-m", "tools.sim", "--timeline",
+                               str(tmp_path / "long.timeline"), "--state",
+                               str(tmp_path / "link")], cwd=ROOT, capture_output=True,
+                              text=True, timeout=60)
+        assert twin.returncode == 2 and "in use by another simulator" in twin.stderr
+    finally:
+        for proc in racers:
+            if proc.poll() is None:
+                _kill_hard(proc)
+    hostile_report("sim: simulators racing for one --state", started=5, ran=1, refused=4)

@@ -133,6 +133,9 @@ def conf_text(directory, port, bind="127.0.0.1", run_as=None, plain=True):
         "log_type error",
         "log_type warning",
         "log_type notice",
+        # Not a line per connection: anyone on the network could fill the disk with
+        # logins (two lines each, some 800 a second).
+        "connection_messages false",
         "",
     ])
 
@@ -176,6 +179,9 @@ def unit_text(conf):
         "ExecReload=/bin/kill -HUP $MAINPID",
         "Restart=on-failure",
         "RestartSec=2",
+        # Mosquitto 2.0 keeps a connection that never logs in: a high descriptor limit
+        # makes filling it take tens of thousands of them.
+        "LimitNOFILE=65536",
         "",
         "[Install]",
         "WantedBy=multi-user.target",
