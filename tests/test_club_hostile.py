@@ -479,7 +479,8 @@ def _raw(served, data, source="127.0.0.1"):
     return answer
 
 
-def test_a_hostile_pass_over_the_wire(guarded, hostile_report, capfd):
+def test_a_hostile_pass_over_the_wire(guarded, hostile_report, capfd, caplog):
+    import logging
     import random
 
     rnd = random.Random(18)
@@ -493,18 +494,22 @@ def test_a_hostile_pass_over_the_wire(guarded, hostile_report, capfd):
         "bad method": b"G\x00T / HTTP/1.1\r\nHost: localhost\r\n\r\n",
         "TRACE": b"TRACE / HTTP/1.1\r\nHost: localhost\r\n\r\n",
         "DELETE a game": b"DELETE /game/1 HTTP/1.1\r\nHost: localhost\r\n\r\n",
-        "static traversal": b"GET /static/../../../../etc/passwd HTTP/1.1\r\nHost: localhost\r\n\r\n",
+        "static traversal": b"GET /static/../../../../etc/passwd HTTP/1.1\r\nHost: "
+                            b"localhost\r\n\r\n",
         "static traversal, encoded": b"GET /static/%2e%2e/%2e%2e/app.py HTTP/1.1\r\nHost: "
                                      b"localhost\r\n\r\n",
         "a garbled cookie": b"GET / HTTP/1.1\r\nHost: localhost\r\nCookie: club_session=\"\\\x7f;"
                             b";=;" + b"a" * 4000 + b"\r\n\r\n",
         "not UTF-8 in a form": b"POST /players/rename HTTP/1.1\r\nHost: localhost\r\nContent-Type:"
-                               b" application/x-www-form-urlencoded\r\nContent-Length: 17\r\n\r\n"
+                               b" application/x-www-form-urlencoded\r\nContent-Length: 18\r\n\r\n"
                                b"old=%ff%fe&new=%c3",
         "a file in a form": b"POST /game/1/names HTTP/1.1\r\nHost: localhost\r\nContent-Type: "
-                            b"multipart/form-data; boundary=b\r\nContent-Length: 80\r\n\r\n"
+                            b"multipart/form-data; boundary=b\r\nContent-Length: 78\r\n\r\n"
                             b"--b\r\nContent-Disposition: form-data; name=\"pin\"; filename=\"x"
                             b"\"\r\n\r\n1234\r\n--b--\r\n",
+        "half a form, then silence": b"POST /game/1/names HTTP/1.1\r\nHost: localhost\r\n"
+                                     b"Content-Type: application/x-www-form-urlencoded\r\n"
+                                     b"Content-Length: 500\r\n\r\nname1=A&pi",
         "upgrade to a websocket": b"GET /events HTTP/1.1\r\nHost: localhost\r\nConnection: "
                                   b"Upgrade\r\nUpgrade: websocket\r\n\r\n",
         "chunked lies": b"POST /players/rename HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding:"
@@ -528,6 +533,8 @@ def test_a_hostile_pass_over_the_wire(guarded, hostile_report, capfd):
     assert len(said) <= 4, said  # each kind of trouble once
     logged = capfd.readouterr().err
     assert "Traceback" not in logged and "Exception" not in logged, logged[-2000:]
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == []
     hostile_report("club: hostile requests over the wire", requests=len(cases),
                    server_errors=0, lines_said=len(said),
                    bad_requests=guarded.app.state.limits.counts["bad_requests"])

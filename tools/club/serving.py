@@ -263,8 +263,7 @@ class BodyLimit:
         while more:
             message = await receive()
             if message["type"] != "http.request":
-                await self.app(scope, receive, send)  # the client went away: the app sees it
-                return
+                return  # the client went away (or was timed out) half-way: nobody to answer
             body += message.get("body", b"")
             more = message.get("more_body", False)
             if len(body) > self.limit:
