@@ -132,7 +132,11 @@ def _client(index, url, receipts, ready):
     from urllib.parse import urlsplit
 
     parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=None)
+    # each from an address of its own, as the club's browsers are (the app keeps at most
+    # 32 connections an address, tools/club/serving.py)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=None,
+                                      source_address=("127.0.%d.%d" % divmod(2 + index, 250),
+                                                      0))
     conn.request("GET", parts.path, headers={"Accept": "text/event-stream"})
     response = conn.getresponse()
     ready.release()
