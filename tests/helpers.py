@@ -8,6 +8,7 @@ on both interpreters.
     run_on_micropython("shot_cases", [["play", [text]], ...])  # many calls, one process
     with repl_on_pty(cwd, env) as port:                  # a unix-port REPL as a USB board
         mpremote(port, "exec", "print(1)")
+    descendants(pid)                                     # every process below pid (Linux)
 """
 
 import contextlib
@@ -173,3 +174,22 @@ def mpremote(port, *args):
     tool = os.path.join(os.path.dirname(sys.executable), "mpremote")
     return subprocess.run([tool, "connect", port, "resume", *args], capture_output=True,
                           text=True, timeout=120)
+
+
+def descendants(pid):
+    """Process ids below ``pid`` (Linux /proc)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as f:
+                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        children = [p for p, pp in parents.items() if pp == parent]
+        found += children
+        todo += children
+    return found

@@ -15,7 +15,8 @@ import urllib.request
 
 import httpx
 import pytest
-from club_helpers import client_for, club, wait_until
+from club_helpers import client_for, club, sim_board_on_broker, wait_until
+from helpers import descendants
 
 from rules_core import Game
 from tools.club import security
@@ -224,7 +225,7 @@ def test_the_demo_tables_play_and_stop_with_the_app(tmp_path):
             "the simulated table stopped playing"
         with urllib.request.urlopen("http://127.0.0.1:%d/" % port, timeout=5) as r:
             assert "Table T01" in r.read().decode()
-        boards = _descendants(proc.pid)
+        boards = descendants(proc.pid)
         assert boards, "no simulated board process"
     finally:
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in the terminal: the whole group
@@ -234,25 +235,6 @@ def test_the_demo_tables_play_and_stop_with_the_app(tmp_path):
                       timeout=10), "simulated boards left running"
 
 
-def _descendants(pid):
-    """Process ids below ``pid`` (Linux /proc)."""
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open("/proc/%s/stat" % entry) as f:
-                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found, todo = [], [pid]
-    while todo:
-        parent = todo.pop()
-        children = [p for p, pp in parents.items() if pp == parent]
-        found += children
-        todo += children
-    return found
-
-
 def test_a_board_on_the_clubs_broker_shows_on_the_tables_and_takes_a_new_game(tmp_path):
     # python -m tools.club --mqtt: the real firmware and umqtt on the simulated board,
     # a real Mosquitto on 127.0.0.1, the logger inside the club app; a new game started
@@ -260,7 +242,6 @@ def test_a_board_on_the_clubs_broker_shows_on_the_tables_and_takes_a_new_game(tm
     import signal
 
     from tools import broker as broker_tool
-    from tools.timelines import build, random_game
 
     why = broker_tool.available()
     if why is not None:
@@ -280,20 +261,9 @@ def test_a_board_on_the_clubs_broker_shows_on_the_tables_and_takes_a_new_game(tm
             cwd=ROOT, stderr=subprocess.PIPE, start_new_session=True)
         board = None
         try:
-            events = random_game("ddbu", 7, length=12, distance=(30, 30))
-            timeline, _ = build("ddbu", events, distance=(30, 30))
-            (tmp_path / "g.timeline").write_text(timeline)
-            (tmp_path / "board.cfg").write_text(json.dumps({"net": {
-                "ssid": "club", "password": "pinboard", "host": "127.0.0.1",
-                "port": mosquitto.port, "user": "t1", "pass": "t1-pw", "key": key.hex(),
-                "id": "t1"}}))
             # at four times real time, so that the game is still on when the club starts
             # the new one
-            board = subprocess.Popen(
-                [sys.executable, "-m", "tools.sim", "--timeline", str(tmp_path / "g.timeline"),
-                 "--config", str(tmp_path / "board.cfg"), "--rules", "ddbu", "--distance",
-                 "30", "--speed", "4"], cwd=ROOT, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, text=True)
+            board = sim_board_on_broker(tmp_path, mosquitto.port, key, seed=7, length=12)
 
             def table():
                 tables = api_tables(port)

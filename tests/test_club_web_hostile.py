@@ -5,7 +5,7 @@ resolver told that the attacker's name is 127.0.0.1)."""
 import json
 
 import pytest
-from club_helpers import Served, chromium, quit_chromium, wait_until
+from club_helpers import Served, chromium, quit_chromium, sim_board_on_broker, wait_until
 
 from tools.club.app import create_app
 from tools.logger.store import Store
@@ -110,7 +110,6 @@ def test_a_club_app_without_keys_says_it_cannot_sign_and_sends_nothing(tmp_path,
     from selenium.webdriver.common.by import By
 
     from tools import broker as broker_tool
-    from tools.timelines import build, random_game
 
     why = broker_tool.available()
     if why is not None:
@@ -135,18 +134,7 @@ def test_a_club_app_without_keys_says_it_cannot_sign_and_sends_nothing(tmp_path,
              "--mqtt", "mqtt://logger:logger-pw@127.0.0.1:%d" % mosquitto.port,
              "--listen", "127.0.0.1:%d" % port, "--pin", PIN],
             cwd=root, stderr=subprocess.PIPE, start_new_session=True)
-        events = random_game("ddbu", 5, length=10, distance=(30, 30))
-        timeline, _ = build("ddbu", events, distance=(30, 30))
-        (tmp_path / "g.timeline").write_text(timeline)
-        (tmp_path / "board.cfg").write_text(json.dumps({"net": {
-            "ssid": "club", "password": "pinboard", "host": "127.0.0.1",
-            "port": mosquitto.port, "user": "t1", "pass": "t1-pw", "key": key.hex(),
-            "id": "t1"}}))
-        board = subprocess.Popen(
-            [sys.executable, "-m", "tools.sim", "--timeline", str(tmp_path / "g.timeline"),
-             "--config", str(tmp_path / "board.cfg"), "--rules", "ddbu", "--distance", "30",
-             "--speed", "4"], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True)
+        board = sim_board_on_broker(tmp_path, mosquitto.port, key)
         driver = chromium()
         try:
             def table():

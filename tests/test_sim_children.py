@@ -8,27 +8,10 @@ import subprocess
 import sys
 import time
 
+from helpers import descendants
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LONG = "0 pins up 1 2 3 4 5\n1000 pin 1 down\n1300 pin 1 up\n120000 press ok\n"
-
-
-def _children(pid):
-    """Process ids of every descendant of ``pid`` (Linux /proc)."""
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open("/proc/%s/stat" % entry) as f:
-                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found, todo = [], [pid]
-    while todo:
-        parent = todo.pop()
-        kids = [p for p, pp in parents.items() if pp == parent]
-        found += kids
-        todo += kids
-    return found
 
 
 def _alive(pid):
@@ -41,7 +24,7 @@ def _alive(pid):
 
 def _interpreters(pid):
     out = []
-    for child in _children(pid):
+    for child in descendants(pid):
         try:
             with open("/proc/%d/cmdline" % child, "rb") as f:
                 if b"micropython" in f.read():
@@ -154,7 +137,7 @@ def test_the_esp32_twin_killed_hard_takes_its_chip_and_its_watcher(tmp_path):
         assert proc.stdout.readline().startswith("usb: ")
         chips = _wait(lambda: _interpreters(proc.pid), 30)
         assert chips, "no chip started"
-        everything = _children(proc.pid)  # the chip and the watcher
+        everything = descendants(proc.pid)  # the chip and the watcher
         second = subprocess.run([sys.executable, "-m", "tools.sim", "--state",
                                  str(tmp_path / "board"), "--usb"], cwd=ROOT,
                                 capture_output=True, text=True, timeout=60)

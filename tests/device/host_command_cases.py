@@ -12,8 +12,9 @@ import binascii
 
 from boardlib import link
 from device import protocol_cases as cases
+from device.link_firmware_cases import boot as start
+from device.link_firmware_cases import knock
 from device.support import play
-from firmware.app import App
 from rules_core import events
 from tools.simboard.board import FLASH_MOUNT, build
 
@@ -24,33 +25,18 @@ REPLACE = NEW + b"\x01"
 BUSY = 7
 
 
-def boot(state_dir, hold_undo=False):
+def safe_mode_board(state_dir):
+    """The simulated board with its link, powered up with undo held (not booted)."""
     import os
 
     try:
         os.umount(FLASH_MOUNT)
     except OSError:
         pass
-    lk, stream = cases.new_link()
     sim = build(state_dir=state_dir)
-    sim.board.link = lk
-    if hold_undo:
-        sim.set_button(UNDO, True)
+    sim.board.link, stream = cases.new_link()
+    sim.set_button(UNDO, True)
     return sim, stream
-
-
-def start(state_dir):
-    sim, stream = boot(state_dir)
-    app = App(sim.board)
-    app.boot(0)
-    return sim, app, stream
-
-
-def knock(sim, app, t, spot):
-    sim.set_spot(spot, False)
-    t = play(app, t, t + 300)
-    sim.set_spot(spot, True)
-    return play(app, t, t + 3000)
 
 
 def press(sim, app, t, button, ms=100):
@@ -177,7 +163,7 @@ def in_safe_mode(state_dir):
     game_id = binascii.hexlify(app.numbering.game_id).decode()
     kinds = commands(app)
 
-    sim, stream = boot(state_dir, hold_undo=True)
+    sim, stream = safe_mode_board(state_dir)
     for seq, (_, kind, args) in enumerate(kinds):
         stream.incoming += cases.command(kind, 300 + seq, args)
     word = run_start(sim.board)
