@@ -468,17 +468,6 @@ def test_a_flood_of_half_sent_requests_under_1024_descriptors(tmp_path, hostile_
 
 # -- a hostile pass beyond the list (docs/hostile.md) --------------------------------
 
-def _raw(served, data, source="127.0.0.1"):
-    s = _connect(served, source)
-    try:
-        s.sendall(data)
-    except OSError:
-        pass
-    answer = _closed_within(s, 5) or b""
-    s.close()
-    return answer
-
-
 def test_a_hostile_pass_over_the_wire(guarded, hostile_report, capfd, caplog):
     import logging
     import random
@@ -517,9 +506,17 @@ def test_a_hostile_pass_over_the_wire(guarded, hostile_report, capfd, caplog):
     }
     for n in range(40):
         cases["noise %d" % n] = bytes(rnd.randrange(256) for _ in range(rnd.randrange(1, 300)))
+    sent = {}
+    for n, (name, data) in enumerate(cases.items()):  # all at once, each from its address
+        sent[name] = _connect(guarded, source="127.0.0.%d" % (10 + n))
+        try:
+            sent[name].sendall(data)
+        except OSError:
+            pass
     statuses = {}
-    for name, data in cases.items():
-        answer = _raw(guarded, data, source="127.0.0.%d" % (10 + len(statuses) % 200))
+    for name, sock in sent.items():
+        answer = _closed_within(sock, 5) or b""
+        sock.close()
         status = answer[9:12] if answer.startswith(b"HTTP/1.1 ") else b""
         statuses[name] = status
         assert not status.startswith(b"5"), (name, answer[:200])

@@ -157,13 +157,9 @@ def test_simulators_racing_for_one_new_folder_and_a_symlink_to_it(tmp_path, host
     racers = [_sim("--timeline", str(tmp_path / "long.timeline"), "--speed", "1", "--state",
                    str(state)) for _ in range(4)]
     try:
-        refused = []
-        for proc in racers:
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                continue
-            refused.append(proc)
+        _wait(lambda: sum(p.poll() is not None for p in racers) >= 3, 30)
+        time.sleep(0.5)  # (a fourth one ending too would show here)
+        refused = [p for p in racers if p.poll() is not None]
         assert len(refused) == 3, [p.returncode for p in racers]
         assert all(p.returncode == 2 and "in use by another simulator" in p.stderr.read()
                    for p in refused)
