@@ -151,14 +151,14 @@ def test_nothing_is_written_without_tls_or_plain_said(reachable):
 @pytest.mark.skipif(os.geteuid() != 0 or broker_tool.broker_user() is None,
                     reason="only root's Mosquitto drops to the broker's user")
 def test_a_folder_the_broker_cannot_reach_is_refused(tmp_path):
-    # pytest's folders are root's alone (drwx------), as /root is
+    # pytest's folders are root's alone (drwx------), as root's home folder is
     out = _tool(str(tmp_path / "club"), "--board", "t1", "--plain")
     assert out.returncode == 2 and "cannot enter" in out.stderr
     assert not (tmp_path / "club").exists()
 
 
 def test_a_hostile_pass_on_the_broker(hostile_report):
-    """Beyond the issue's list (docs/hostile.md): a flood of wrong logins does not flood
+    """Beyond the guards' own tests (docs/hostile.md): a flood of wrong logins does not flood
     the log; connections that never log in do not keep a board out (up to the descriptor
     limit: Mosquitto 2.0 never closes them, docs/network.md)."""
     folder = tempfile.mkdtemp(prefix="pinboard-broker-")

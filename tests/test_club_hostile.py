@@ -56,7 +56,7 @@ def test_every_route_answers_out_of_range_input_with_4xx(tmp_path, hostile_repor
         for value in OUT_OF_RANGE[:4]:
             got = client.post("/game/%s/names" % value, data={"name1": "A", "pin": "4711"})
             assert got.status_code in (403, 404), (value, got.status_code)
-    # what the issue measured as 500s, now answered with a reason
+    # what used to be answered 500, now answered with a reason
     assert statuses["/game/" + HUGE] == 404
     assert statuses["/export.json?game=-" + HUGE] == 400
     assert statuses["/results?day=9999-12-31"] == 400
@@ -361,11 +361,11 @@ def test_a_body_larger_than_a_form_is_refused(guarded):
 
 
 def test_a_flood_of_half_sent_requests_under_1024_descriptors(tmp_path, hostile_report):
-    """The issue's measurement: `python -m tools.club --demo 1` with 1024 file descriptors,
-    then thousands of connections from sixty addresses that each send half a request and
-    hold it. The app must answer everyone cleanly (200 or 503) all along, be itself again
-    once the held requests time out, keep its demo table playing, and say each kind of
-    trouble once on stderr: no traceback."""
+    """The measurement the limits were made for: `python -m tools.club --demo 1` with 1024
+    file descriptors, then thousands of connections from sixty addresses that each send
+    half a request and hold it. The app must answer everyone cleanly (200 or 503) all
+    along, be itself again once the held requests time out, keep its demo table playing,
+    and say each kind of trouble once on stderr: no traceback."""
     import json
     import resource
     import signal
@@ -466,7 +466,7 @@ def test_a_flood_of_half_sent_requests_under_1024_descriptors(tmp_path, hostile_
                    seconds_until_back=int(after_attack))
 
 
-# -- a hostile pass beyond the issue's list (docs/hostile.md) --------------------------------
+# -- a hostile pass beyond the guards' own tests (docs/hostile.md) --------------------------
 
 def test_a_hostile_pass_over_the_wire(guarded, hostile_report, capfd, caplog):
     import logging

@@ -85,7 +85,7 @@ def test_commands_to_a_board_in_safe_mode_are_never_run(scenarios):
     assert out["same_game"] == [True, True]  # nor was anything done later
 
 
-# The symptoms as raw input timelines: a new game from the host while the menu is
+# The two-minds symptoms as raw input timelines: a new game from the host while the menu is
 # open, then the players leave the menu, play a miss with ok and player 2 shoots; and one
 # while the wiring check runs, after which play must score.
 TIMELINES = {
