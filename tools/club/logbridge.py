@@ -49,7 +49,7 @@ def no_signing_reason(source, board_id):
     if board_id not in source.keys:
         return ("this app has no command key for board %s, so it cannot sign commands for "
                 "it: start it with --keys FILE naming the board" % board_id)
-    if board_id not in source.nonces:
+    if source.nonce(board_id) is None:
         return ("board %s has not said it is online since this app started: a signed "
                 "command needs its nonce" % board_id)
     if not source.connected:
@@ -149,13 +149,13 @@ class LoggerBridge:
             return
         port = self._port(outcome.board)
         mqtt = lg.mqtt
-        unsigned = None if mqtt is None else mqtt.unsigned
+        unsigned = None if mqtt is None else mqtt.unsent
         rules, distance, sets, first, teams = outcome.settings
         seq = lg.send(port, frames.CMD_NEW_GAME, frames.new_game_args(
             rules, distance, sets, first, outcome.replace, teams))
         if port.serial is None:
             outcome.why = "the board's port failed as the command was written"
-        elif mqtt is not None and mqtt.unsigned != unsigned:
+        elif mqtt is not None and mqtt.unsent != unsigned:
             outcome.why = "the command could not be signed for this board"
         else:
             outcome.sent, outcome.seq, outcome.port = True, seq, port
