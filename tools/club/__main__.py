@@ -148,11 +148,7 @@ def main(argv=None):
         sys.stderr.write("club: %s\n" % e)
         return 2
     source = mqtt_source(ap, args, store)  # before the demo: a usage error leaves no boards
-    if source is not None and not source.keys:
-        sys.stderr.write("club: no --keys: commands to the boards on the broker cannot be "
-                         "signed, so none is sent (the table pages say so); boards on "
-                         "--port still take new games\n")
-    elif source is not None and "+" in source.prefix:
+    if source is not None and "+" in source.prefix:
         sys.stderr.write("club: --mqtt-prefix with +: a federation's central broker; no "
                          "command is sent to its boards\n")
     demo = None

@@ -252,6 +252,14 @@ def mqtt_source(ap, args, store):
     except (OSError, ValueError) as exc:
         store.close()
         ap.error(str(exc))
+    if not keys:
+        # Without a key nothing a board sends could be proven, so nothing would be stored,
+        # and no command could be signed: refused rather than silently useless.
+        store.close()
+        ap.error("%s: a board's frames on the broker are stored only when sealed with its "
+                 "key, and commands to it are signed with it (docs/network.md)"
+                 % ("--keys %s names no board" % args.keys if args.keys else
+                    "--mqtt needs --keys FILE (`BOARD-ID HEX-KEY` a line)"))
     if args.ca and not os.path.exists(args.ca):
         store.close()
         ap.error("--ca: no such file %s" % args.ca)
