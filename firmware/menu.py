@@ -3,6 +3,7 @@
     menu = Menu(settings)            # settings: dict rules, distance [a, b], sets, first, teams
     menu.button(CAROM, PRESS)        # returns None, or the settings of a new game to start
     menu.draw(buf)                   # 8 segment bytes of the current item
+    menu.shown                       # the ITEMS name of the item draw() last drew
 
 Holding `ok` opens it. `carom` steps the value up and `foul` down (a hold steps a distance
 by 1, a press by 10); `ok` goes to the next item; `undo` goes back, and from the first item
@@ -37,6 +38,7 @@ class Menu:
         self.confirm = False
         self.check = False  # set when the builder chose the wiring check
         self.closed = False
+        self.shown = None  # the item whose picture draw() made last: what the glass shows
 
     def settings(self):
         return {
@@ -98,7 +100,7 @@ class Menu:
             self.confirm = not self.confirm
 
     def draw(self, buf):
-        name = ITEMS[self.item]
+        name = self.shown = ITEMS[self.item]
         if name == "rules":
             text = "rULE" + _RULES_TEXT[RULES.index(self.rules)]
         elif name == "d1":

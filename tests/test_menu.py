@@ -115,3 +115,13 @@ def font_text(buf):
     from boardlib.font import decode_segments
 
     return "".join(decode_segments(b) for b in buf)
+
+
+def test_shown_is_the_item_the_last_picture_was_drawn_for():
+    m = Menu(START)
+    assert m.shown is None  # nothing drawn yet
+    buf = bytearray(8)
+    m.draw(buf)
+    press(m, OK)  # the menu is on d1 now, but the glass still shows the rules
+    assert (ITEMS[m.item], m.shown) == ("d1", "rules")
+    assert text(m) == "d1    40" and m.shown == "d1"
