@@ -10,15 +10,17 @@ keep pace with X times real time instead. While the network link waits on the br
 (connecting, the TLS handshake, logging in), board time keeps real time, as the broker
 does. The timeline is read as it is played, and the
 final board state is printed as one JSON line. Interactive mode runs the firmware's own
-asyncio tasks in real time; it reads key lines on stdin and writes `D <hex segments>` when
-the display changes and `S <state json>` when the board state changes.
+asyncio tasks in real time; it reads key lines on stdin and writes `F <hex segments> <view>`
+when the picture changes and `S <state json>` when the board state does
+(tools/simboard/interactive.py). `--display-log` writes every new picture of a timeline
+run, with the setup menu item or the wiring check in words after it.
 """
 
 import sys
 import time
 
 from firmware.app import App
-from firmware.run import STEP_MS, tick
+from firmware.run import DISPLAY_MS, STEP_MS, tick
 from tools.lines import ReadError
 from tools.simboard.board import build
 from tools.simboard.idle import IdleSkip
@@ -264,6 +266,8 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
         if skip is not None:
             skip.stride_ms = link.HEARTBEAT_MS  # every heartbeat the board would send
     paced_from = None  # (board time, real time) since the link began waiting on the broker
+    if display_log:
+        from tools.words import under_digits
     t = 0
     while t <= end:
         if now is not None:
@@ -279,11 +283,15 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
                 sim.set_button(i, bool(buttons & (1 << i)))
             last_buttons = buttons
         tick(app, t)
-        if display_log and t % 40 == 0:
-            shown = sim.visible()
+        if display_log and t % DISPLAY_MS == 0:  # right after the display task ran
+            shown = "[%s]" % sim.visible()
+            words = under_digits(app.menu.shown if app.menu is not None else None,
+                                 app.check is not None)
+            if words:
+                shown += "  " + words  # the menu item the menu drew: what the digits show
             if shown != last_shown:
                 last_shown = shown
-                sys.stderr.write("display %d: [%s]\n" % (t, shown))
+                sys.stderr.write("display %d: %s\n" % (t, shown))
         if check and app.state is not last_state:
             last_state = app.state
             problem = state_problem(last_state)
