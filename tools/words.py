@@ -3,7 +3,8 @@
     from tools import words
     words.MENU_WORDS["d2"]              # "distance of player 2"
     words.under_digits("d2", False)     # the line `make sim` writes under the digits
-    words.BUTTONS[2]                    # ("ok", "o", what a press does, what a hold does)
+    words.BUTTONS[2]                    # ("ok", "o", a press, a hold, the hold in short)
+    words.DISPLAY_WORDS                 # (picture name, what it means) for tools.card
 
 The terminal table (`tools.simview`, and the display log of `python -m tools.sim
 --display-log`) and the players' quick card (`tools.card`, docs/quick-card.svg) both
@@ -69,6 +70,46 @@ MENU_NOTES = (
 CHECK_BUTTONS = (
     ("ok", "o", "shows its name", "the segment sweep again"),
     ("undo", "u", "shows its name", "leave (once let go)"),
+)
+
+
+# What a shot is, in a few words (docs/inputs.md says it exactly).
+SHOT_WORDS = (
+    "Play: the board sees the pins fall. Stand them up again: the shot scores by itself.",
+    "A miss, or a pin that cannot be stood up: press ok. Undo takes a shot back.",
+)
+# What the display shows, in words: (picture, meaning). tools.card draws each picture with
+# the board's own code (boardlib.layout, firmware.screens, firmware.app).
+DISPLAY_WORDS = (
+    ("scores", "the scores; the dot (the colon on clock modules) is at the player at the "
+               "table"),
+    ("points", "the last shot's points, on the half of the player who got them"),
+    ("foul", "a foul: the points went to the opponent"),
+    ("open", "five-pins: the opening shot's points go to the opponent"),
+    ("remaining", "\"20 remaining\": points left to the distance"),
+    ("distance", "distance reached"),
+    ("last", "the last series: the opponent has reached the distance"),
+    ("break", "DDBU: the 5-minute break is due, counting down"),
+    ("sets", "five-pins: sets won"),
+    ("marked", "five-pins: the ring marks who plays the marked ball"),
+    ("members", "five-pins teams: who is up, A1/A2 and b1/b2"),
+    ("win", "the game is won"),
+    ("tie", "a tie"),
+    ("ask", "a new game asked for from the club's PC: ok starts it, any other button "
+            "keeps this one"),
+    ("reset", "why the board started: PWr switched on, Wdt the watchdog (it had hung)"),
+    ("error", "something is wrong: Err and a code, below"),
+)
+# The codes a player may see, and what to do (firmware/errors.py has every code).
+ERROR_WORDS = (
+    ("1n", "spot n dark for minutes: stand its pin up, or check its sensor"),
+    ("2n", "spot n's sensor flickers: it scores nothing until it settles"),
+    ("31, 32", "board.cfg unreadable, or a bad value in it: defaults in use"),
+    ("41, 42", "part of the stored game was lost (41) or all of it (42)"),
+    ("43, 44", "the flash is full (43) or failing (44): play on; it is stored again later"),
+    ("51", "undo with nothing left to take back"),
+    ("71-74", "the club's WiFi, broker, broker login or TLS failed: play on"),
+    ("91", "the firmware failed: switch the board off and on"),
 )
 
 
