@@ -299,6 +299,11 @@ def run_interactive(args, device_args, logger_class):
     try:
         if interactive:
             tty.setcbreak(sys.stdin)
+            # Ctrl-C as a key, not a signal: the signal would reach the board's interpreter
+            # too and end it before it could say whether the game is on its flash.
+            mode = termios.tcgetattr(sys.stdin)
+            mode[3] &= ~termios.ISIG
+            termios.tcsetattr(sys.stdin, termios.TCSANOW, mode)
         while proc.poll() is None:
             ready, _, _ = select.select([out, sys.stdin], [], [], 0.5)
             if out in ready:
