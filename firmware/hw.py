@@ -85,7 +85,8 @@ def _net(cfg, serial_link):
         return None, serial_link
     import network
 
-    from boardlib.mqttlink import Both, NetLink
+    from boardlib.linkpair import Both
+    from boardlib.mqttlink import NetLink
 
     net = NetLink(cfg["net"], network.WLAN(network.STA_IF), 0, board_id=machine.unique_id())
     return net, (net if serial_link is None else Both(serial_link, net))

@@ -261,7 +261,7 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
     if net is not None:
         from boardlib import link, mqttlink
 
-        on_the_broker = (mqttlink.DIAL, mqttlink.HANDSHAKE, mqttlink.LOGIN, mqttlink.SUBSCRIBE)
+        on_the_broker = mqttlink.ON_THE_BROKER
         away = (mqttlink.OFF, mqttlink.JOIN, mqttlink.WAIT)  # nothing reaches the broker
         if skip is not None:
             skip.stride_ms = link.HEARTBEAT_MS  # every heartbeat the board would send
