@@ -40,6 +40,40 @@ def binary():
     return found
 
 
+# MicroPython unix ports of other releases, built from their tags (32-bit ones with
+# MICROPY_FORCE_32BIT=1): micropython-1.24.1, micropython-1.25.0-32bit, ... Optional; the
+# folder is ../shared/upy beside the repository unless PINBOARD_UPY_DIR names another
+# (`make upy32 MICROPYTHON_SRC=DIR` builds one into build/upy).
+UPY_DIR = os.environ.get("PINBOARD_UPY_DIR") or os.path.join(os.path.dirname(ROOT), "shared",
+                                                             "upy")
+BUILT_DIR = os.path.join(ROOT, "build", "upy")
+
+
+def release_binary(version, bits=None):
+    """The unix port of MicroPython `version` (a tuple: (1, 25, 0)) from UPY_DIR or
+    build/upy, or None. bits: 32 or 64 to ask for one word size, None for either (32-bit
+    first: it measures memory as the ESP32 would)."""
+    base = "micropython-%d.%d.%d" % tuple(version[:3])
+    names = []
+    if bits in (None, 32):
+        names += [base + "-32bit", base + "-preview-32bit"]
+    if bits in (None, 64):
+        names += [base, base + "-preview"]
+    for folder in (UPY_DIR, BUILT_DIR):
+        for name in names:
+            path = os.path.join(folder, name)
+            if os.access(path, os.X_OK):
+                return path
+    return None
+
+
+def is_32bit(path):
+    """True when the interpreter at `path` has 32-bit words (small ints to 2**30)."""
+    proc = subprocess.run([path, "-c", "import sys; print(sys.maxsize)"], capture_output=True,
+                          text=True, timeout=60, check=False)
+    return proc.stdout.strip() == str(2**31 - 1)
+
+
 # The pinned micropython-lib modules (umqtt), unpacked by tools.upylib at `make venv`.
 UPYLIB = os.path.join(ROOT, ".venv", "upylib")
 
@@ -50,8 +84,8 @@ def env(extra_path=()):
     return e
 
 
-def command(args, heapsize=None):
-    cmd = [binary()]
+def command(args, heapsize=None, interpreter=None):
+    cmd = [interpreter or binary()]
     if heapsize:
         cmd += ["-X", "heapsize=%s" % heapsize]
     return cmd + list(args)
@@ -153,10 +187,10 @@ def _spawn(popen_args, kw, die_with_parent):
     return subprocess.Popen(popen_args, **kw)
 
 
-def popen(args, heapsize=None, die_with_parent=None, **kw):
+def popen(args, heapsize=None, die_with_parent=None, interpreter=None, **kw):
     kw.setdefault("env", env())
     kw.setdefault("cwd", ROOT)
-    return _spawn(command(args, heapsize), kw, die_with_parent)
+    return _spawn(command(args, heapsize, interpreter), kw, die_with_parent)
 
 
 def run(args, heapsize=None, input=None, timeout=300, check=False, die_with_parent=None,

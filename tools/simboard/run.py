@@ -80,58 +80,6 @@ def parse_args(argv):
     return opts
 
 
-def pin_heap(budget):
-    """Leave exactly `budget` bytes of heap for the firmware's data.
-
-    On the ESP32 the modules are frozen into flash (firmware/manifest.py), so the heap
-    holds only what the firmware allocates. The unix port has to load the same modules
-    into its heap; once they are in, a ballast block takes up everything beyond the
-    budget, so the run that follows has the heap a frozen build would leave it."""
-    import gc
-
-    gc.collect()
-    if gc.mem_free() < budget:
-        fail("the heap is too small for the code plus a budget of %d bytes" % budget)
-    # Hold the budget as one block, fill every other free piece with ballast, then let
-    # the budget go: what is left is the budget, in one piece, as in a frozen build.
-    holder = [None, None]
-    _hold(holder, budget - 64)
-    return _fill(), holder
-
-
-def release_budget(holder, budget):
-    """Second half of pin_heap: free the held budget and check that it is free."""
-    import gc
-
-    for i in range(len(holder)):
-        holder[i] = None
-    gc.collect()
-    if gc.mem_free() < budget - 256:
-        fail("could not set the heap budget")
-
-
-def _hold(holder, size):
-    holder[0] = bytearray(size)
-    # The collector scans the C stack conservatively: the address of the last object
-    # made may linger there and keep it alive. Make that a small one, not the budget.
-    holder[1] = bytearray(16)
-
-
-def _fill():
-    import gc
-
-    blocks = [None] * 2048
-    count = 0
-    size = gc.mem_free()
-    while size >= 16 and count < len(blocks):
-        try:
-            blocks[count] = bytearray(size)
-            count += 1
-        except MemoryError:
-            size //= 2
-    return blocks
-
-
 def build_board(opts, config=None, wlan=None):
     """The simulated board, or exit 2 when the --state folder's flash image is unreadable.
 
@@ -355,8 +303,12 @@ def main(argv):
 
         if opts["interactive"]:
             import tools.simboard.interactive  # noqa: F401
-        ballast, holder = pin_heap(opts["heap_budget"])
-        release_budget(holder, opts["heap_budget"])
+        from tools.simboard.heap import pin
+
+        try:
+            ballast = pin(opts["heap_budget"])
+        except ValueError as exc:
+            fail(str(exc))
     app = App(sim.board)
     app.load()
     settings = choose_settings(app, opts)

@@ -71,6 +71,7 @@ class Hardware:
 
             self.link = PtyUART(link_path)
         self._shown = None
+        self.radio_switch = None  # espnet.set_up, when the board has a radio
         self.host_gone = False
         self._poll = None
         if ctl_in is not None:
@@ -121,6 +122,8 @@ class Hardware:
             parts = line.split()
             if parts and parts[0] == b"P":
                 self.set_input(int(parts[1]), int(parts[2]))
+            elif parts and parts[0] == b"N" and self.radio_switch is not None:
+                self.radio_switch(int(parts[1]))  # the access point comes or goes
 
     def set_input(self, gpio, level):
         self.pin(gpio, FakePin.IN).external(level)

@@ -23,12 +23,15 @@ _CAUSES = {"PWR": PWRON_RESET, "HARD": HARD_RESET, "WDT": WDT_RESET, "SOFT": SOF
 _SPI_DEFAULTS = {1: (14, 13, 12), 2: (18, 23, 19)}  # sck, mosi, miso
 _UNSET = object()
 
-_board = {"hw": None, "cause": "PWR"}
+_board = {"hw": None, "cause": "PWR", "wdt_s": False}
 
 
-def attach(hardware, cause):
+def attach(hardware, cause, row=None):
+    """row: the release played (releases.py); its `wdt_s` rounds WDT timeouts down to
+    whole seconds, as 1.20 does."""
     _board["hw"] = hardware
     _board["cause"] = cause
+    _board["wdt_s"] = bool(row and row["wdt_s"])
 
 
 def _hw():
@@ -58,6 +61,8 @@ class WDT:
     def __init__(self, id=0, timeout=5000):
         if id != 0:
             raise ValueError()
+        if _board["wdt_s"]:  # 1.20: esp_task_wdt_init takes whole seconds
+            timeout = timeout // 1000 * 1000
         if timeout <= 0:
             raise ValueError("WDT timeout too short")
         _hw().send("W %d" % timeout)
