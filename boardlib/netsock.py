@@ -229,7 +229,7 @@ class Stream:
                 break
             shift += 7
             if shift > 21:
-                raise OSError(errno.EPROTO)
+                raise OSError(errno.EIO)  # no MQTT length is that long
         total = at + length
         if total > _RX_BUF:
             raise OSError(errno.ENOBUFS)  # no command is that long: not the broker

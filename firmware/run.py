@@ -20,8 +20,13 @@ What `start` does at power-up, in order (docs/esp32.md says why):
    watchdog: a hard fault is shown, not turned into a reset loop.
 """
 
-import asyncio
+import sys
 import time
+
+try:
+    import asyncio
+except ImportError:  # MicroPython 1.20 freezes it as uasyncio: too old, start() says so
+    asyncio = None
 
 from boardlib import layout
 from firmware import errors
@@ -110,18 +115,36 @@ def show_text(board, text):
         board.display.show(buf)
 
 
+def too_old(version=None):
+    """A sentence when this MicroPython is older than the firmware supports, else None."""
+    version = tuple(version or sys.implementation.version[:3])
+    if version >= errors.MICROPYTHON_OLDEST:
+        return None
+    return ("MicroPython %s is too old for this firmware: flash %s or newer "
+            "(docs/building.md)" % (".".join(str(v) for v in version),
+                                    ".".join(str(v) for v in errors.MICROPYTHON_OLDEST)))
+
+
 def start(board=None, clock=time.ticks_ms):
     if board is None:
         board = _build()
+    old = too_old()
+    if old is not None:  # Err 92, and the REPL free: nothing of the game starts
+        _show_code(board, errors.MICROPYTHON_TOO_OLD)
+        print("pinboard: " + old)
+        return old
     word = hold_word(board)
     if word is not None:
         show_text(board, word)
         print("pinboard: %s: the firmware is not running, the REPL is free" % word)
         return word
-    from firmware.app import App
+    try:
+        from firmware.app import App
 
-    app = App(board)
-    app.boot(clock())
+        app = App(board)
+        app.boot(clock())
+    except MemoryError as exc:  # the code and the game do not fit this board's heap
+        _halt(board, exc, errors.NO_MEMORY)
     board.arm_watchdog()  # after the journal replay: a slow boot must not reset the board
     try:
         asyncio.run(Runner(app, clock).main())
@@ -132,8 +155,6 @@ def start(board=None, clock=time.ticks_ms):
 def _build():
     """The ESP32 board (firmware.hw); then BOOT_MODULES are forgotten, so that nothing
     holds them once the board is built and the collector can take them."""
-    import sys
-
     from firmware import hw
 
     board = hw.build()
@@ -147,10 +168,17 @@ def _build():
     return board
 
 
-def _halt(board, exc):
-    """Show Err 91 and keep the watchdog fed until someone interrupts (Ctrl-C)."""
-    import sys
+def _show_code(board, code):
+    buf = bytearray(8)
+    layout.error(buf, code)
+    try:
+        board.display.show(buf)
+    except Exception:  # nothing more to say on a broken display
+        pass
 
+
+def _halt(board, exc, code=errors.LOOP_FAILED):
+    """Show Err 91 (or `code`) and keep the watchdog fed until someone interrupts (Ctrl-C)."""
     if hasattr(sys, "print_exception"):
         sys.print_exception(exc)
     else:
@@ -161,12 +189,7 @@ def _halt(board, exc):
         micropython.kbd_intr(3)  # a uart0 link turned Ctrl-C off: give the owner it back
     except (ImportError, AttributeError):
         pass
-    buf = bytearray(8)
-    layout.error(buf, errors.LOOP_FAILED)
-    try:
-        board.display.show(buf)
-    except Exception:  # nothing more to say on a broken display
-        pass
+    _show_code(board, code)
     while True:
         board.wdt.feed()
         time.sleep_ms(UPKEEP_MS)

@@ -121,6 +121,7 @@ class _Shaper:
                 return
             try:
                 broker = socket.create_connection(self.target, timeout=5)
+                broker.settimeout(None)
             except OSError:
                 board.close()  # the broker is down: the board sees its connection closed
                 continue
@@ -161,9 +162,9 @@ class Radio:
     def broker(self, name, port, target):
         """A broker the board reaches as `name` (or its address) and `port`; the traffic
         goes to `target` (host, port) through a shaper. Returns the board's address."""
-        address = BOARD_NET + str(10 + len(self.shapers))
+        address = self.names.get(name) or BOARD_NET + str(10 + len(self.shapers))
         if name:
-            self.names[name] = address
+            self.names[name] = address  # one address, a port for each listener
         shaper = _Shaper(self, target)
         self.shapers.append(shaper)
         self.routes["%s:%d" % (address, port)] = shaper.port

@@ -39,6 +39,7 @@ spots and buttons. Ctrl-C (0x03) from the host interrupts the chip only while it
 interrupt character is on, as the ESP32's UART driver does; otherwise it is a byte.
 """
 
+import hashlib
 import os
 import pty
 import select
@@ -79,6 +80,8 @@ class Twin:
                  radio=None, interpreter="pinned", heap=None, idf_left=None):
         self.state_dir = os.path.abspath(state_dir)
         self.radio = radio
+        # machine.unique_id() in hex: Espressif's prefix, then this board's own
+        self.chip_id = "240ac4" + hashlib.sha256(self.state_dir.encode()).hexdigest()[:6]
         self.release = releases.parse(version)
         self.interpreter_path = self._interpreter(interpreter)
         self.heap_note = ""
@@ -91,7 +94,9 @@ class Twin:
             else:
                 self.gc_heap = (releases.gc_heap(self.release) if heap == "esp32"
                                 else int(heap))
-                self.idf_left = releases.IDF_LEFT if idf_left is None else idf_left
+                self.idf_left = releases.IDF_LEFT
+        if idf_left is not None:
+            self.idf_left = idf_left  # the ESP-IDF heap for WiFi and TLS, on any interpreter
         self.port_frozen = portfrozen.folder(self.release)
         if self.port_frozen is not None:
             self.umqtt_source = "umqtt.simple %s, frozen in MicroPython %s" % (
@@ -260,11 +265,13 @@ class Twin:
             args += ["--link", self.link_path]
         if frozen.is_frozen(self.state_dir):  # the firmware it was flashed with
             args += ["--frozen", frozen.folder(self.state_dir)]
-        args += ["--port-frozen", self.port_frozen]
+        args += ["--port-frozen", self.port_frozen, "--unique-id", self.chip_id[6:]]
         if self.radio is not None:
             args += ["--radio", self.radio.chip_config()]
         if self.gc_heap:
-            args += ["--heap", str(self.gc_heap), "--idf-left", str(self.idf_left)]
+            args += ["--heap", str(self.gc_heap)]
+        if self.idf_left is not None:
+            args += ["--idf-left", str(self.idf_left)]
         proc = upy.popen(args, heapsize=self.heapsize, interpreter=self.interpreter_path,
                          stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

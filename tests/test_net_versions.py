@@ -1,0 +1,201 @@
+"""The networked board on every supported MicroPython release, on the ESP32 twin, through a
+WiFi as slow as a power-saving ESP32's (docs/esp32.md, "Releases" and "The radio").
+
+Each release line's board (tools/simboard/esp32/releases.py: the last release of each
+supported line) boots the firmware as `make deploy` leaves it, joins the club's WiFi, looks
+the broker up by name (broker.club) and connects through a shaper giving 150 ms of round
+trip with 50 ms of jitter and a send buffer that pushes back; it plays two shots over
+plain MQTT, is then given TLS settings and the club's CA, plays two more over TLS, and the
+logger stores the whole game, each shot once. The boards play side by side, so that the
+module takes about as long as one board. Each runs its release's own interpreter where
+../shared/upy (or PINBOARD_UPY_DIR) has it (the TLS half on the pinned one where that
+interpreter has no mbedtls), and finds its release's frozen umqtt when
+tools/simboard/portfrozen.py has made the release's frozen modules (else umqtt 1.3.4 of
+`make venv`, said in the test's output).
+
+Also here: a broker name whose DNS never answers (the board must neither block nor starve
+its watchdog), releases the firmware refuses at boot, and the ESP-IDF heap too small for a
+TLS connection.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+import paho.mqtt.client as paho
+import pytest
+from twin_helpers import booted, flash, play_shot, scores_shown
+
+from tools import broker as broker_tool
+from tools import upy
+from tools.logger import Logger
+from tools.logger.mqtt import MqttSource
+from tools.simboard.esp32 import releases
+from tools.simboard.radio import Radio
+
+pytestmark = [
+    pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),
+    pytest.mark.skipif(shutil.which("openssl") is None,
+                       reason="openssl is not installed (.ci/run installs it)"),
+]
+
+FLASHFS = os.path.join("tools", "simboard", "esp32", "flashfs.py")
+LINES = releases.SUPPORTED
+BOARDS = tuple("v%d-%d" % line for line in LINES) + ("dns", "old", "mem")
+USERS = {"logger": "logger-pw", **{b: b + "-pw" for b in BOARDS}}
+KEYS = {b: bytes(range(i, i + 32)) for i, b in enumerate(BOARDS)}
+BROKER_NAME = "broker.club"
+PLAIN, SECURE = 1883, 8883  # the ports the boards are given
+
+
+@pytest.fixture(scope="module")
+def club(tmp_path_factory):
+    """The broker (plain and TLS listeners, its certificate for broker.club), a logger
+    storing every board, and a watcher of the boards' status topics."""
+    tmp = tmp_path_factory.mktemp("club")
+    certs = tmp / "certs"
+    certs.mkdir()
+    broker_tool.make_certificates(str(certs), address=BROKER_NAME)
+    tls_port = broker_tool.free_port()
+    with broker_tool.Mosquitto(str(tmp / "broker"), USERS, BOARDS,
+                               extra=broker_tool.tls_listener_text(str(certs), tls_port)) as b:
+        b.tls_port, b.ca = tls_port, certs / "ca.der"
+        source = MqttSource("mqtt://logger:%s@127.0.0.1:%d" % (USERS["logger"], b.port),
+                            keys=KEYS)
+        b.logger = Logger([], str(tmp / "games.db"), mqtt=source)
+        thread = threading.Thread(target=b.logger.run_forever, daemon=True)
+        thread.start()
+        b.online = []
+        watcher = paho.Client(paho.CallbackAPIVersion.VERSION2)
+        watcher.username_pw_set("logger", USERS["logger"])
+        watcher.on_connect = lambda c, u, f, r, p: c.subscribe("pinboard/+/status")
+        watcher.on_message = lambda c, u, m: m.payload.startswith(b"online") and \
+            b.online.append(m.topic.split("/")[1])
+        watcher.connect("127.0.0.1", b.port)
+        watcher.loop_start()
+        b.db = tmp / "games.db"
+        try:
+            yield b
+        finally:
+            watcher.loop_stop()
+            watcher.disconnect()
+            b.logger.stop()
+            thread.join(10)
+            b.logger.close()
+
+
+def _radio(club, **kw):
+    radio = Radio(latency_ms=150, jitter_ms=50, backpressure=True, **kw)
+    radio.broker(BROKER_NAME, PLAIN, ("127.0.0.1", club.port))
+    radio.broker(BROKER_NAME, SECURE, ("127.0.0.1", club.tls_port))
+    return radio
+
+
+def _cfg(board, tls, **net):
+    values = {"ssid": "club", "password": "pinboard", "host": BROKER_NAME,
+              "port": SECURE if tls else PLAIN, "user": board, "pass": USERS[board],
+              "key": KEYS[board].hex(), "id": board, "tls": tls}
+    values.update(net)
+    return {"watchdog_ms": 8000, "net": values}
+
+
+def _put_ca(state, ca):
+    stage = os.path.join(str(state), "ca-stage")
+    os.makedirs(stage, exist_ok=True)
+    shutil.copyfile(str(ca), os.path.join(stage, "ca.der"))
+    proc = upy.run_file(FLASHFS, [str(state), "put", stage], timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _has_tls(path):
+    return subprocess.run([path, "-c", "import tls"], capture_output=True,
+                          timeout=60).returncode == 0
+
+
+def _wait(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError("waited %d s for %s" % (timeout, what))
+
+
+def _games(db):
+    """The logger's games as `tools.logger export` gives them, by board id."""
+    out = subprocess.run([sys.executable, "-m", "tools.logger", "export", "--db", str(db)],
+                         capture_output=True, text=True, timeout=60, cwd=upy.ROOT)
+    assert out.returncode == 0, out.stderr
+    games = {}
+    for line in out.stdout.splitlines():
+        game = json.loads(line)
+        games.setdefault(game["board"], []).append(game)
+    return games
+
+
+def _play_release(club, tmp_path, line, report):
+    version = "%d.%d.%d" % releases.LATEST[line]
+    board = "v%d-%d" % line
+    state = tmp_path / board
+    radio = _radio(club)
+    try:
+        flash(state, cfg=_cfg(board, tls=False))
+        online = club.online.count(board)
+        with booted(state, version=version, radio=radio, interpreter="release") as twin:
+            report.append("%s: %s, %s" % (version, twin.interpreter_path or "pinned interpreter",
+                                          twin.umqtt_source))
+            chip = twin.chip_id
+            twin.wait_display(scores_shown, timeout=90)
+            _wait(lambda: club.online.count(board) > online, 60, "%s online (plain)" % board)
+            play_shot(twin, fallen=(1, 2))
+            play_shot(twin, fallen=(3,))
+            assert twin.resets == ["PWR"], twin.resets
+        # TLS: the same board, now with TLS settings and the club's CA on its flash
+        flash(state, cfg=_cfg(board, tls=True), firmware=False)
+        _put_ca(state, club.ca)
+        path = upy.release_binary(releases.LATEST[line])
+        interpreter = "release" if path and _has_tls(path) else "pinned"
+        online = club.online.count(board)
+        with booted(state, version=version, radio=radio, interpreter=interpreter) as twin:
+            twin.wait_display(scores_shown, timeout=90)
+            _wait(lambda: club.online.count(board) > online, 60, "%s online (TLS)" % board)
+            play_shot(twin, fallen=(4,))
+            scores = play_shot(twin, fallen=(5, 1))
+            assert not any("Err" in d for d in twin.displays), twin.displays
+            assert twin.resets == ["PWR"], twin.resets
+        return chip, scores
+    finally:
+        radio.close()
+
+
+def test_a_networked_board_logs_a_whole_game_on_every_supported_release(club, tmp_path):
+    report, failures, results = [], [], {}
+
+    def one(line):
+        try:
+            results[line] = _play_release(club, tmp_path, line, report)
+        except BaseException as exc:  # noqa: B036 - every board's failure is reported
+            failures.append("%d.%d: %r" % (line + (exc,)))
+
+    threads = [threading.Thread(target=one, args=(line,)) for line in LINES]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(600)
+    print("\n".join(report))
+    assert not failures, "\n".join(failures)
+
+    def logged(chip):
+        games = _games(club.db).get(chip, [])
+        return len(games) == 1 and games[0]["final"]["shots"] == 4
+
+    for line in LINES:
+        chip, scores = results[line]
+        _wait(lambda chip=chip: logged(chip), 30, "%d.%d's four shots at the logger" % line)
+        game, = _games(club.db)[chip]
+        assert [shot["number"] for shot in game["shots"]] == [1, 2, 3, 4]  # each once
+        assert game["final"]["shots"] == 4
