@@ -123,9 +123,13 @@ def build():
         os.mkdir(profile.DATA_DIR)
     except OSError:
         pass  # already there
-    net, link, net_error = _net(cfg, _link(cfg))
+    display = _display(cfg)  # first: a board short of memory can still say so (Err 93)
+    try:
+        net, link, net_error = _net(cfg, _link(cfg))
+    except MemoryError:
+        net, link, net_error = None, None, NO_MEMORY
     return Board(
-        spots, buttons, _display(cfg), link, profile.DATA_DIR, profile.CONFIG_PATH,
+        spots, buttons, display, link, profile.DATA_DIR, profile.CONFIG_PATH,
         NoWatchdog(), reset_cause(),
         standing_level=cfg.get("standing_level", profile.SPOT_STANDING_LEVEL),
         config=cfg, config_error=cfg_error or net_error, make_watchdog=machine.WDT, net=net,

@@ -96,6 +96,10 @@ def tick(app, now_ms):
 
 
 SAFE_WORD = "SAFE"
+# Err 93, made when this module loads: a heap that later runs out may have no room even for
+# the strings that drawing it takes (a new qstr pool is a block of its own).
+_NO_MEMORY = bytearray(8)
+layout.error(_NO_MEMORY, errors.NO_MEMORY)
 # Used once, to build the ESP32 board: firmware.hw, the board profile and the configuration
 # file's reader and checks (tools.bench counts them apart, as boot_mpy_bytes).
 BOOT_MODULES = ("firmware.hw", "firmware.boards.esp32_devkit", "boardlib.config")
@@ -144,7 +148,13 @@ def start(board=None, clock=time.ticks_ms):
         app = App(board)
         app.boot(clock())
     except MemoryError as exc:  # the code and the game do not fit this board's heap
-        _halt(board, exc, errors.NO_MEMORY)
+        for name in list(sys.modules):  # what the failed import left: room to say so
+            if name.startswith(("firmware.app", "firmware.screens", "rules_core")):
+                sys.modules.pop(name, None)
+        import gc
+
+        gc.collect()
+        _halt(board, exc, _NO_MEMORY)
     board.arm_watchdog()  # after the journal replay: a slow boot must not reset the board
     try:
         asyncio.run(Runner(app, clock).main())
@@ -169,16 +179,25 @@ def _build():
 
 
 def _show_code(board, code):
-    buf = bytearray(8)
-    layout.error(buf, code)
+    """Err `code` on the display (or the screen `code` when it is one already); False when
+    the display could not be written (a full heap, a broken display)."""
+    if isinstance(code, int):
+        buf = bytearray(8)
+        layout.error(buf, code)
+    else:
+        buf = code
     try:
         board.display.show(buf)
-    except Exception:  # nothing more to say on a broken display
-        pass
+        return True
+    except Exception:  # a broken display, or no memory even for that: tried again
+        return False
 
 
 def _halt(board, exc, code=errors.LOOP_FAILED):
-    """Show Err 91 (or `code`) and keep the watchdog fed until someone interrupts (Ctrl-C)."""
+    """Show Err 91 (or `code`, or a screen) and keep the watchdog fed until someone
+    interrupts (Ctrl-C)."""
+    import gc
+
     if hasattr(sys, "print_exception"):
         sys.print_exception(exc)
     else:
@@ -189,7 +208,12 @@ def _halt(board, exc, code=errors.LOOP_FAILED):
         micropython.kbd_intr(3)  # a uart0 link turned Ctrl-C off: give the owner it back
     except (ImportError, AttributeError):
         pass
-    _show_code(board, code)
+    shown = _show_code(board, code)
+    tries = 0
     while True:
         board.wdt.feed()
         time.sleep_ms(UPKEEP_MS)
+        if not shown and tries < 20:  # what was in the way may be garbage by now
+            tries += 1
+            gc.collect()
+            shown = _show_code(board, code)

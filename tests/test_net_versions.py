@@ -199,3 +199,76 @@ def test_a_networked_board_logs_a_whole_game_on_every_supported_release(club, tm
         game, = _games(club.db)[chip]
         assert [shot["number"] for shot in game["shots"]] == [1, 2, 3, 4]  # each once
         assert game["final"]["shots"] == 4
+
+
+def test_a_dead_dns_neither_blocks_play_nor_starves_the_watchdog(club, tmp_path):
+    """The ESP32's getaddrinfo() would block for 7 s a DNS server (two here): longer than
+    the 8 s watchdog. The board looks the name up a step a poll instead: Err 75, the game
+    goes on, no reset, and once the DNS answers the board comes online."""
+    board = "dns"
+    radio = _radio(club, dns="dead")
+    try:
+        flash(tmp_path, cfg=_cfg(board, tls=False))
+        with booted(tmp_path, version="1.29.0", radio=radio) as twin:
+            twin.wait_display(scores_shown, timeout=90)
+            twin.wait_display(lambda text: text == "Err   75", timeout=30)
+            play_shot(twin, fallen=(2,))
+            time.sleep(10)  # longer than the watchdog, with the DNS still dead
+            assert radio.queries >= 3
+            assert twin.resets == ["PWR"], twin.resets
+            online = club.online.count(board)
+            radio.dns = "ok"
+            _wait(lambda: club.online.count(board) > online, 60, "online once the DNS answers")
+            play_shot(twin, fallen=(3,))
+            assert twin.resets == ["PWR"], twin.resets
+    finally:
+        radio.close()
+
+
+@pytest.mark.parametrize("version", ["1.20.0", "1.21.0"])
+def test_an_older_micropython_shows_err_92_and_starts_nothing(tmp_path, version):
+    flash(tmp_path, cfg={"watchdog_ms": 2000})
+    with booted(tmp_path, version=version) as twin:
+        twin.wait_display(lambda text: text == "Err   92", timeout=60)
+        twin.wait_output("MicroPython %s is too old for this firmware: flash 1.22.0 or newer"
+                         % version)
+        time.sleep(3)  # no watchdog was armed: no reset
+        assert twin.resets == ["PWR"] and twin.wdt_ms is None
+
+
+def test_no_memory_for_tls_shows_err_76_and_play_goes_on(club, tmp_path):
+    """The ESP-IDF heap left for WiFi (16 KB) and TLS (22 KB) is smaller than both: mbedtls
+    fails to allocate (MBEDTLS_ERR_SSL_ALLOC_FAILED), which is not the broker's fault."""
+    radio = _radio(club)
+    try:
+        flash(tmp_path, cfg=_cfg("mem", tls=True))
+        _put_ca(tmp_path, club.ca)
+        with booted(tmp_path, version="1.29.0", radio=radio, idf_left=30 * 1024) as twin:
+            twin.wait_display(scores_shown, timeout=90)
+            twin.wait_display(lambda text: text == "Err   76", timeout=30)
+            play_shot(twin, fallen=(1,))
+            assert twin.resets == ["PWR"], twin.resets
+    finally:
+        radio.close()
+
+
+def test_the_esp32_heap_on_a_32_bit_interpreter(tmp_path):
+    """The twin gives the firmware the GC heap of an ESP32 without PSRAM (111,936 bytes
+    after its one growth, releases.gc_heap). The firmware deployed from sources does not
+    fit it even without network (compiling it takes the heap): MemoryError, the display
+    says Err 93 (made at start-up, when there was room), nothing starts."""
+    line = releases.NEWEST
+    path = upy.release_binary(releases.LATEST[line], bits=32)
+    if path is None:
+        pytest.skip("no 32-bit MicroPython %d.%d.%d in %s or build/upy (make upy32 "
+                    "MICROPYTHON_SRC=DIR builds one)" % (releases.LATEST[line] + (upy.UPY_DIR,)))
+    flash(tmp_path, cfg={"watchdog_ms": 8000})
+    with booted(tmp_path, version="1.29.0", interpreter=path, heap="esp32") as twin:
+        assert not twin.heap_note and twin.gc_heap == releases.ONE_GROWTH
+        twin.wait_output("MemoryError", timeout=60)
+        try:
+            twin.wait_display(lambda text: text == "Err   93", timeout=30)
+        except TimeoutError:
+            raise AssertionError(bytes(twin.output).decode(errors="replace")) from None
+        time.sleep(2)
+        assert twin.resets == ["PWR"] and twin.wdt_ms is None  # never armed

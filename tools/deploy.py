@@ -38,11 +38,14 @@ import sys
 import time
 
 from tools import upylib
+from tools.simboard.esp32 import releases
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = ("rules_core", "boardlib", "firmware")
 ENTRY = ("boot.py", "main.py")
-SUPPORTED = ((1, 20), (1, 29))  # first and last MicroPython minor versions deploy accepts
+# First and last MicroPython minor versions deploy accepts: tools/simboard/esp32/releases.py
+# (the firmware refuses older ones at boot too: Err 92, firmware.errors.MICROPYTHON_OLDEST).
+SUPPORTED = (releases.OLDEST[:2], releases.NEWEST)
 CHUNK = 2048  # bytes one raw-REPL command writes (about 3 KB of source to compile)
 BOOT_WAIT_S = 20.0  # after a reset: the board boots
 ANSWER_WAIT_S = 15.0  # a board that is up answers at once (a loaded host: slower)

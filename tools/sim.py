@@ -167,7 +167,14 @@ def parse_args(argv):
     p.add_argument("--usb", action="store_true",
                    help="run the ESP32 twin with its REPL on a pty (needs --state)")
     p.add_argument("--micropython", default="1.24.1", metavar="X.Y.Z",
-                   help="with --usb: the MicroPython version the twin reports")
+                   help="with --usb: the MicroPython release the twin plays "
+                   "(tools/simboard/esp32/releases.py)")
+    p.add_argument("--interpreter", default="pinned", metavar="pinned|release|PATH",
+                   help="with --usb: the unix port that runs the twin: the venv's, the "
+                   "release's own from ../shared/upy or build/upy, or a path")
+    p.add_argument("--esp32-heap", action="store_true",
+                   help="with --usb: the GC heap the release has on an ESP32 (32-bit "
+                   "interpreters only)")
     p.add_argument("--line-nf", type=float, default=None, metavar="N",
                    help="nF on each TM1637 line with the modules' 10 kOhm pull-ups "
                    "(default 10, as common modules; 0: ideal lines)")
@@ -317,13 +324,14 @@ def run_timeline(args):
 
 def run_usb(args):
     from tools.simboard import frozen
+    from tools.simboard.esp32 import releases
     from tools.simboard.twin import Twin
 
     if args.stock:
         frozen.remove(args.state)
     elif args.frozen:
         try:
-            frozen.build(args.state)
+            frozen.build(args.state, version=releases.parse(args.micropython))
         except frozen.BuildError as exc:
             sys.stderr.write("python -m tools.sim: error: --frozen: %s\n" % exc)
             return 2
@@ -341,8 +349,11 @@ def run_usb(args):
     line_nf = 10.0 if args.line_nf is None else args.line_nf
     twin = Twin(args.state, version=args.micropython, line_nf=line_nf,
                 ticks_start=args.ticks_start, display=args.display or "tm1637",
-                baud=args.baud)
+                baud=args.baud, interpreter=args.interpreter,
+                heap="esp32" if args.esp32_heap else None)
     print("usb: %s" % twin.usb_path, flush=True)
+    if twin.heap_note:
+        print("heap: %s" % twin.heap_note, flush=True)
     twin.on_event = say
     try:
         while True:

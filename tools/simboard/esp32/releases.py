@@ -149,3 +149,35 @@ def gc_heap(version):
     growing heap after its one growth."""
     kind, size = row(version)["heap"]
     return size if kind == "fixed" else ONE_GROWTH
+
+
+def _yes(flag):
+    return "yes" if flag else "no"
+
+
+def markdown():
+    """The table as docs/esp32.md prints it (tests/test_releases.py keeps them equal)."""
+    head = ("| release | supported | asyncio | TLS module | CA into the context | "
+            "`SSLSocket.recv`/`send` | `next(it, default)` | `WDT` timeout | "
+            "`WLAN.status()` while a join fails | `config(pm=)` | frozen umqtt.simple | "
+            "GC heap (no PSRAM) | native .mpy sub-version | read at |")
+    lines = [head, "|" + "---|" * head.count(" | ") + "---|"]
+    context = {None: "none (`ussl.wrap_socket` only)", "wrap": "only `ssl.wrap_socket(cadata=)`",
+               "cafile": "`load_verify_locations(cadata=)`", "cadata":
+               "`load_verify_locations(cadata)`"}
+    status = {"connecting": "1001 (connecting) while it retries", "reason":
+              "the last reason (201, 202), kept into the next join"}
+    for r in ROWS:
+        kind, size = r["heap"]
+        heap = ("%d KB, fixed" % (size // 1024) if kind == "fixed" else
+                "%d KB, grows (111,936 B after one growth)" % (size // 1024))
+        cells = ["%d.%d" % r["line"], _yes(r["line"] in SUPPORTED), "`%s`" % r["asyncio"],
+                 "`%s`" % r["tls"], context[r["context"]], _yes(r["recv"]), _yes(r["next2"]),
+                 "whole seconds" if r["wdt_s"] else "ms", status[r["status"]],
+                 _yes(r["pm"]), r["umqtt"], heap, str(r["mpy_sub"]), r["sources"]]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")

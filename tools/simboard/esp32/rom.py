@@ -67,11 +67,14 @@ def parse(argv):
 class Console:
     """Bytes in and out of the USB-serial port (this process's stdin and stdout)."""
 
-    def __init__(self):
+    def __init__(self, idle=None):
         self.rx = sys.stdin.buffer
         self.tx = sys.stdout.buffer
+        self.idle = idle  # called before waiting for a byte (the display lines settle)
 
     def read(self):
+        if self.idle is not None:
+            self.idle()
         while True:
             try:
                 b = self.rx.read(1)
@@ -90,7 +93,7 @@ class Chip:
         self.mode = opts["--mode"]
         self.hardware = hardware
         self.esptime = esptime
-        self.console = Console()
+        self.console = Console(hardware.settle)
         self.globals = {"__name__": "__main__"}
         self.frozen = opts["--frozen"] and FROZEN_MOUNT
 
@@ -313,6 +316,7 @@ def main(argv):
     hardware = Hardware(opts["--display"], float(opts["--line-nf"]), inputs, ctl_in, ctl_out,
                         opts["--link"], esptime.uptime_us)
     hardware.radio_switch = espnet.set_up
+    esptime.idle = hardware.settle
     vfs = _mount_flash(opts["--state"])
     vfs.version = version
     chip_id = opts["--unique-id"]
@@ -347,7 +351,8 @@ def main(argv):
     micropython.kbd_intr(-1)
     ballast = None
     if int(opts["--heap"]):
-        ballast = pin(int(opts["--heap"]))  # noqa: F841  kept for the board's life
+        ballast = pin(int(opts["--heap"]))
+        hardware.ballast = ballast  # the emulators may need a little of it
 
     chip = Chip(opts, hardware, esptime)
     con = chip.console
