@@ -13,8 +13,8 @@ if ROOT not in sys.path:
 # are made once. The longest modules are handed out first, so that no long one starts when
 # the other worker has run out of work; a plain `pytest` runs them in that order too.
 LONGEST_FIRST = (
-    "test_bench_smoke", "test_firmware_fuzz", "test_deploy_twin", "test_killpower",
-    "test_mqtt", "test_mqtt_outage", "test_mqtt_proof", "test_club_hostile",
+    "test_net_versions", "test_bench_smoke", "test_firmware_fuzz", "test_deploy_twin",
+    "test_killpower", "test_mqtt", "test_mqtt_outage", "test_mqtt_proof", "test_club_hostile",
     "test_club_web_hostile", "test_club_web", "test_club_web_app", "test_sim_children",
     "test_powercut", "test_replay_inputs", "test_journal", "test_sim", "test_twin",
     "test_mqtt_newgame", "test_hostile_link", "test_protocol", "test_hostile_claims",

@@ -591,3 +591,47 @@ def test_signed_new_game_is_played_and_a_reconnection_keeps_the_games_apart(tmp_
     games = export(run.db)
     assert [g["final"] for g in games] == [expected_first, expected]
     assert [len(g["shots"]) for g in games] == [2, 2]
+
+
+def test_tls_writes_that_push_back_lose_nothing(tmp_path):
+    """A TLS connection whose socket pushes back (the broker's side reads nothing for a
+    while, the board's send buffer is small): every byte the link queued behind a record
+    mbedtls had begun arrives, in order (docs/network.md, "TLS")."""
+    import socket
+    import ssl
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed (.ci/run installs it): no test certificates")
+    paths = broker_tool.make_certificates(str(tmp_path))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(paths["server.crt"], paths["server.key"])
+    context.set_ciphers("AES128-GCM-SHA256")  # the board's one suite (RSA key exchange)
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    got = bytearray()
+
+    def serve():
+        conn, _ = server.accept()
+        with context.wrap_socket(conn, server_side=True) as tls:
+            time.sleep(1.5)  # the radio is busy: the board's buffers fill
+            while True:
+                data = tls.recv(65536)
+                if not data:
+                    return
+                got.extend(data)
+                time.sleep(0.01)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    packets, size = 400, 120
+    pushed_back, written, left = device_value(
+        "micropython", "net_cases", "tls_backpressure", server.getsockname()[1],
+        paths["ca.der"], packets, size)
+    thread.join(20)
+    server.close()
+    assert (written, left) == (packets, 0)
+    assert pushed_back > 0  # the socket did push back, mid-record
+    expected = b"".join(b"%06d" % i + b"." * (size - 6) for i in range(packets))
+    assert len(got) == len(expected) and bytes(got) == expected
