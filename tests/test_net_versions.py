@@ -126,7 +126,7 @@ def _wait(predicate, timeout, what):
 
 
 def _games(db):
-    """The logger's games as `tools.logger export` gives them, by board id."""
+    """The logger's games as `tools.logger export` gives them, by board."""
     out = subprocess.run([sys.executable, "-m", "tools.logger", "export", "--db", str(db)],
                          capture_output=True, text=True, timeout=60, cwd=upy.ROOT)
     assert out.returncode == 0, out.stderr
@@ -148,7 +148,6 @@ def _play_release(club, tmp_path, line, report):
         with booted(state, version=version, radio=radio, interpreter="release") as twin:
             report.append("%s: %s, %s" % (version, twin.interpreter_path or "pinned interpreter",
                                           twin.umqtt_source))
-            chip = twin.chip_id
             twin.wait_display(scores_shown, timeout=90)
             _wait(lambda: club.online.count(board) > online, 60, "%s online (plain)" % board)
             play_shot(twin, fallen=(1, 2))
@@ -167,7 +166,7 @@ def _play_release(club, tmp_path, line, report):
             scores = play_shot(twin, fallen=(5, 1))
             assert not any("Err" in d for d in twin.displays), twin.displays
             assert twin.resets == ["PWR"], twin.resets
-        return chip, scores
+        return scores
     finally:
         radio.close()
 
@@ -189,14 +188,14 @@ def test_a_networked_board_logs_a_whole_game_on_every_supported_release(club, tm
     print("\n".join(report))
     assert not failures, "\n".join(failures)
 
-    def logged(chip):
-        games = _games(club.db).get(chip, [])
+    def logged(board):
+        games = _games(club.db).get(board, [])
         return len(games) == 1 and games[0]["final"]["shots"] == 4
 
     for line in LINES:
-        chip, scores = results[line]
-        _wait(lambda chip=chip: logged(chip), 30, "%d.%d's four shots at the logger" % line)
-        game, = _games(club.db)[chip]
+        board = ("v%d-%d" % line).encode().hex()  # a networked board's hello: its net id
+        _wait(lambda board=board: logged(board), 30, "%d.%d's four shots at the logger" % line)
+        game, = _games(club.db)[board]
         assert [shot["number"] for shot in game["shots"]] == [1, 2, 3, 4]  # each once
         assert game["final"]["shots"] == 4
 
