@@ -171,39 +171,7 @@ def _play_release(club, tmp_path, line, report):
         radio.close()
 
 
-def test_a_networked_board_logs_a_whole_game_on_every_supported_release(club, tmp_path):
-    report, failures, results = [], [], {}
-
-    def one(line):
-        try:
-            results[line] = _play_release(club, tmp_path, line, report)
-        except BaseException as exc:  # noqa: B036 - every board's failure is reported
-            failures.append("%d.%d: %r" % (line + (exc,)))
-
-    threads = [threading.Thread(target=one, args=(line,)) for line in LINES]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(600)
-    print("\n".join(report))
-    assert not failures, "\n".join(failures)
-
-    def logged(board):
-        games = _games(club.db).get(board, [])
-        return len(games) == 1 and games[0]["final"]["shots"] == 4
-
-    for line in LINES:
-        board = ("v%d-%d" % line).encode().hex()  # a networked board's hello: its net id
-        _wait(lambda board=board: logged(board), 30, "%d.%d's four shots at the logger" % line)
-        game, = _games(club.db)[board]
-        assert [shot["number"] for shot in game["shots"]] == [1, 2, 3, 4]  # each once
-        assert game["final"]["shots"] == 4
-
-
-def test_a_dead_dns_neither_blocks_play_nor_starves_the_watchdog(club, tmp_path):
-    """The ESP32's getaddrinfo() would block for 7 s a DNS server (two here): longer than
-    the 8 s watchdog. The board looks the name up a step a poll instead: Err 75, the game
-    goes on, no reset, and once the DNS answers the board comes online."""
+def _dead_dns(club, tmp_path):
     board = "dns"
     radio = _radio(club, dns="dead")
     try:
@@ -224,8 +192,7 @@ def test_a_dead_dns_neither_blocks_play_nor_starves_the_watchdog(club, tmp_path)
         radio.close()
 
 
-@pytest.mark.parametrize("version", ["1.20.0", "1.21.0"])
-def test_an_older_micropython_shows_err_92_and_starts_nothing(tmp_path, version):
+def _too_old(tmp_path, version):
     flash(tmp_path, cfg={"watchdog_ms": 2000})
     with booted(tmp_path, version=version) as twin:
         twin.wait_display(lambda text: text == "Err   92", timeout=60)
@@ -235,9 +202,7 @@ def test_an_older_micropython_shows_err_92_and_starts_nothing(tmp_path, version)
         assert twin.resets == ["PWR"] and twin.wdt_ms is None
 
 
-def test_no_memory_for_tls_shows_err_76_and_play_goes_on(club, tmp_path):
-    """The ESP-IDF heap left for WiFi (16 KB) and TLS (22 KB) is smaller than both: mbedtls
-    fails to allocate (MBEDTLS_ERR_SSL_ALLOC_FAILED), which is not the broker's fault."""
+def _no_tls_memory(club, tmp_path):
     radio = _radio(club)
     try:
         flash(tmp_path, cfg=_cfg("mem", tls=True))
@@ -251,16 +216,7 @@ def test_no_memory_for_tls_shows_err_76_and_play_goes_on(club, tmp_path):
         radio.close()
 
 
-def test_the_esp32_heap_on_a_32_bit_interpreter(tmp_path):
-    """The twin gives the firmware the GC heap of an ESP32 without PSRAM (111,936 bytes
-    after its one growth, releases.gc_heap). The firmware deployed from sources does not
-    fit it even without network (compiling it takes the heap): MemoryError, the display
-    says Err 93 (made at start-up, when there was room), nothing starts."""
-    line = releases.NEWEST
-    path = upy.release_binary(releases.LATEST[line], bits=32)
-    if path is None:
-        pytest.skip("no 32-bit MicroPython %d.%d.%d in %s or build/upy (make upy32 "
-                    "MICROPYTHON_SRC=DIR builds one)" % (releases.LATEST[line] + (upy.UPY_DIR,)))
+def _esp32_heap(tmp_path, path):
     flash(tmp_path, cfg={"watchdog_ms": 8000})
     with booted(tmp_path, version="1.29.0", interpreter=path, heap="esp32") as twin:
         assert not twin.heap_note and twin.gc_heap == releases.ONE_GROWTH
@@ -271,3 +227,98 @@ def test_the_esp32_heap_on_a_32_bit_interpreter(tmp_path):
             raise AssertionError(bytes(twin.output).decode(errors="replace")) from None
         time.sleep(2)
         assert twin.resets == ["PWR"] and twin.wdt_ms is None  # never armed
+
+
+HEAP_INTERPRETER = upy.release_binary(releases.LATEST[releases.NEWEST], bits=32)
+
+
+@pytest.fixture(scope="module")
+def boards(club, tmp_path_factory):
+    """Every board of this module, playing side by side (they mostly wait on the radio and
+    on real time): {name: (thread, [exception or None])}. Each test waits for its own."""
+    tmp = tmp_path_factory.mktemp("boards")
+    report = []
+    jobs = {"release %d.%d" % line: (lambda line=line: _play_release(club, tmp, line, report))
+            for line in LINES}
+    jobs["dead dns"] = lambda: _dead_dns(club, tmp / "dns")
+    jobs["1.20.0"] = lambda: _too_old(tmp / "old-1.20", "1.20.0")
+    jobs["1.21.0"] = lambda: _too_old(tmp / "old-1.21", "1.21.0")
+    jobs["no tls memory"] = lambda: _no_tls_memory(club, tmp / "mem")
+    if HEAP_INTERPRETER is not None:
+        jobs["esp32 heap"] = lambda: _esp32_heap(tmp / "heap", HEAP_INTERPRETER)
+    running = {}
+
+    def run(job, outcome):
+        try:
+            job()
+        except BaseException as exc:  # noqa: B036 - told to the test that waits for it
+            outcome.append(exc)
+
+    for name, job in jobs.items():
+        outcome = []
+        thread = threading.Thread(target=run, args=(job, outcome), daemon=True)
+        thread.start()
+        running[name] = (thread, outcome)
+    yield running
+    print("\n".join(report))
+    for thread, _ in running.values():
+        thread.join(60)
+
+
+def _outcome(boards, name):
+    thread, outcome = boards[name]
+    thread.join(600)
+    assert not thread.is_alive(), "%s still running" % name
+    if outcome:
+        raise outcome[0]
+
+
+def test_a_networked_board_logs_a_whole_game_on_every_supported_release(club, boards):
+    failures = []
+    for line in LINES:
+        try:
+            _outcome(boards, "release %d.%d" % line)
+        except BaseException as exc:  # noqa: B036 - every release's failure is reported
+            failures.append("%d.%d: %r" % (line + (exc,)))
+    assert not failures, "\n".join(failures)
+
+    def logged(board):
+        games = _games(club.db).get(board, [])
+        return len(games) == 1 and games[0]["final"]["shots"] == 4
+
+    for line in LINES:
+        board = ("v%d-%d" % line).encode().hex()  # a networked board's hello: its net id
+        _wait(lambda board=board: logged(board), 30, "%d.%d's four shots at the logger" % line)
+        game, = _games(club.db)[board]
+        assert [shot["number"] for shot in game["shots"]] == [1, 2, 3, 4]  # each once
+        assert game["final"]["shots"] == 4
+
+
+def test_a_dead_dns_neither_blocks_play_nor_starves_the_watchdog(boards):
+    """The ESP32's getaddrinfo() would block for 7 s a DNS server (two here): longer than
+    the 8 s watchdog. The board looks the name up a step a poll instead: Err 75, the game
+    goes on, no reset, and once the DNS answers the board comes online."""
+    _outcome(boards, "dead dns")
+
+
+@pytest.mark.parametrize("version", ["1.20.0", "1.21.0"])
+def test_an_older_micropython_shows_err_92_and_starts_nothing(boards, version):
+    _outcome(boards, version)
+
+
+def test_no_memory_for_tls_shows_err_76_and_play_goes_on(boards):
+    """The ESP-IDF heap left for WiFi (16 KB) and TLS (22 KB) is smaller than both: mbedtls
+    fails to allocate (MBEDTLS_ERR_SSL_ALLOC_FAILED), which is not the broker's fault."""
+    _outcome(boards, "no tls memory")
+
+
+def test_the_esp32_heap_on_a_32_bit_interpreter(boards):
+    """The twin gives the firmware the GC heap of an ESP32 without PSRAM (111,936 bytes
+    after its one growth, releases.gc_heap). The firmware deployed from sources does not
+    fit it even without network (compiling it takes the heap): MemoryError, the display
+    says Err 93 (made at start-up, when there was room), nothing starts."""
+    if HEAP_INTERPRETER is None:
+        pytest.skip("no 32-bit MicroPython %d.%d.%d in %s or build/upy (make upy32 "
+                    "MICROPYTHON_SRC=DIR builds one)"
+                    % (releases.LATEST[releases.NEWEST] + (upy.UPY_DIR,)))
+    _outcome(boards, "esp32 heap")
