@@ -438,63 +438,61 @@ class NetLink(Answers):
         elif ticks_diff(now_ms, self._since) >= HANDSHAKE_MS:
             self._drop(now_ms, ERR_BROKER)
 
-    def _login(self, now_ms):
-        """CONNECT in one poll, the CONNACK taken in a later one (netsock.Stream)."""
+    def _ask(self, now_ms, answer, call):
+        """A umqtt call that sends a packet and reads the broker's `answer` bytes, over two
+        polls or more (netsock.Stream): call(True) is sent, call(False) made again once the
+        answer is here. True when it has returned; False while waiting (or dropped: no
+        answer within REPLY_MS)."""
         sock = self._sock
         if not self._sent:
             self._sent = True
             sock.record()
             try:
-                netsock.umqtt_connect(simple, self.client, sock)
+                call(True)
             except netsock.Later:
                 sock.done()
-                return  # sent: the broker answers in a later poll
-            except simple.MQTTException:  # 4: bad user name or password, 5: not authorised
-                self._drop(now_ms, ERR_LOGIN)
-                return
-        elif sock.has(_CONNACK):
+                return False  # sent: the broker answers in a later poll
+        elif sock.has(answer):
             sock.replay()
-            try:
-                netsock.umqtt_connect(simple, self.client, sock)
-            except simple.MQTTException:
-                self._drop(now_ms, ERR_LOGIN)
-                return
+            call(False)
             if not sock.done():
-                raise ValueError("umqtt's CONNECT changed")
+                raise ValueError("umqtt wrote another packet the second time")
         else:
             sock.flush()
             if ticks_diff(now_ms, self._since) >= REPLY_MS:
                 self._drop(now_ms, ERR_BROKER)
-            return
+            return False
         sock.done()
+        return True
+
+    def _connect(self, first):
+        netsock.umqtt_connect(simple, self.client, self._sock)
+
+    def _send_subscribe(self, first):
+        client = self.client
+        if first:
+            self._pid = client.pid
+        else:
+            client.pid = self._pid  # the same packet id as the first time
+        client.subscribe(self.topic_cmd)
+
+    def _login(self, now_ms):
+        """CONNECT in one poll, the CONNACK taken in a later one."""
+        try:
+            if not self._ask(now_ms, _CONNACK, self._connect):
+                return
+        except simple.MQTTException:  # 4: bad user name or password, 5: not authorised
+            self._drop(now_ms, ERR_LOGIN)
+            return
         self._enter(SUBSCRIBE, now_ms)
         self._subscribe(now_ms)
 
     def _subscribe(self, now_ms):
         """SUBSCRIBE in one poll, the SUBACK taken in a later one; then the link is up."""
+        if not self._ask(now_ms, _SUBACK, self._send_subscribe):
+            return
         sock = self._sock
         client = self.client
-        if not self._sent:
-            self._sent = True
-            self._pid = client.pid  # the replay sends the same packet id
-            sock.record()
-            try:
-                client.subscribe(self.topic_cmd)
-            except netsock.Later:
-                sock.done()
-                return
-        elif sock.has(_SUBACK):
-            client.pid = self._pid
-            sock.replay()
-            client.subscribe(self.topic_cmd)
-            if not sock.done():
-                raise ValueError("umqtt's SUBSCRIBE changed")
-        else:
-            sock.flush()
-            if ticks_diff(now_ms, self._since) >= REPLY_MS:
-                self._drop(now_ms, ERR_BROKER)
-            return
-        sock.done()
         self._enter(UP, now_ms)
         self._failures = 0
         self.connects += 1
