@@ -399,13 +399,16 @@ class Resolver:
         self.tries = 0
         self.ident = 0
 
-    def start(self, name, server, now_ms):
+    def start(self, name, server, now_ms, port=0):
+        """port: the DNS server's, when not 53 (or mDNS's 5353 for a `.local` name)."""
         import socket
 
         self.close()
         self.name = name
         local = name.endswith(".local")
         where = (MDNS_GROUP, MDNS_PORT) if local else (server, DNS_PORT)
+        if port:
+            where = (server, port)
         self.server = socket.getaddrinfo(where[0], where[1])[0][-1]  # an address: no lookup
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         sock.setblocking(False)

@@ -259,3 +259,26 @@ def tls_backpressure(port, ca_file, packets, size):
             time.sleep_ms(2)
     ssl.close()
     return [pushed_back, written, stream.tx_len]
+
+
+def resolve(names, port):
+    """netsock.Resolver against a DNS server on 127.0.0.1:`port`: for each name, the
+    address it found, or the errno it failed with."""
+    micropython_only("MicroPython's sockets (the resolver is the board's)")
+    import time
+
+    from boardlib import netsock
+
+    out = []
+    for name in names:
+        resolver = netsock.Resolver()
+        resolver.start(name, "127.0.0.1", time.ticks_ms(), port=port)
+        found = None
+        while found is None:
+            try:
+                found = resolver.step(time.ticks_ms())
+            except OSError as exc:
+                found = exc.args[0]
+            time.sleep_ms(5)
+        out.append(found)
+    return out

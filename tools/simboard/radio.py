@@ -177,7 +177,7 @@ class Radio:
                   "dns_servers": self.dns_servers, "routes": dict(self.routes),
                   "sndbuf": 2048 if self.backpressure else None,
                   "wifi_bytes": self.wifi_bytes, "tls_bytes": self.tls_bytes}
-        for ip_port in ("127.0.4.1:53",):
+        for ip_port in ("127.0.4.1:53", "224.0.0.251:5353"):  # the DNS server, and mDNS
             config["routes"][ip_port] = self.dns_port
         if self._config is None:
             fd, self._config = tempfile.mkstemp(prefix="pinboard-radio-", suffix=".json")
