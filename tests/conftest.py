@@ -24,10 +24,12 @@ LONGEST_FIRST = (
 
 
 # Modules whose tests race real time on the ESP32 twin (a board booting while deploy or
-# mpremote knocks): a second worker's load makes them miss. `make test` runs them after
-# the others, in one process (`-m realtime`).
+# mpremote knocks; test_net_versions: a dozen twins at once on a slow radio, whose load
+# would also slow the other worker's real-time tests): a second worker's load makes them
+# miss. `make test` runs them after the others, in one process (`-m realtime`).
 REALTIME = (
-    "test_deploy_twin", "test_frozen_twin", "test_deploy_net", "test_twin", "test_check_twin",
+    "test_net_versions", "test_deploy_twin", "test_frozen_twin", "test_deploy_net",
+    "test_twin", "test_check_twin",
 )
 
 
