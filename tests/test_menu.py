@@ -2,7 +2,7 @@
 
 from boardlib import font
 from firmware.menu import CAROM, FOUL, HOLD, ITEMS, OK, PRESS, UNDO, Menu
-from rules_core.settings import MAX_DISTANCE, MAX_DISTANCE_CEB, MIN_DISTANCE
+from rules_core.settings import MAX_DISTANCE, MIN_DISTANCE, max_distance
 
 START = {"rules": "ddbu", "distance": (40, 40), "sets": 1, "first": 1}
 
@@ -88,7 +88,7 @@ def test_distance_stays_within_the_rules_core_bounds():
         press(m, CAROM)
     assert m.distance[0] == MAX_DISTANCE
     press(m, UNDO, CAROM)  # rules: ddbu -> ceb, where a score has three digits
-    assert m.settings()["distance"] == (MAX_DISTANCE_CEB, 40)
+    assert m.settings()["distance"] == (max_distance("ceb"), 40)
 
 
 def test_the_wiring_check_item_opens_the_check_only_on_yes():

@@ -149,7 +149,9 @@ def shot_marks(view):
     if pins:
         marks.append("pin%s %s" % ("s" if len(pins) > 1 else "", " ".join(pins)))
     if view["carom"]:
-        casino = view["carom"] == 2 and view["rules"] == "ceb"
+        from rules_core.settings import CASINO, has
+
+        casino = view["carom"] == 2 and has(view["rules"], CASINO)
         marks.append("casino" if casino else "carom")
     marks += view["fouls"]
     return ", ".join(marks) if marks else "nothing marked"
@@ -190,7 +192,9 @@ def describe(state):
     )
     if state["winner"] is not None:
         line += "  winner: %s" % state["winner"]
-    if state["rules"] == "ceb":
+    from rules_core.settings import SETS, has
+
+    if has(state["rules"], SETS):
         line += "  sets %d-%d" % tuple(state["sets"])
     if state.get("marked"):
         line += "  marked ball (\u00b0): player %d" % state["marked"]

@@ -238,12 +238,10 @@ def _lifespan(body):
 
 def _new_game_settings(form):
     """(rules, (d1, d2), sets, first, teams) from the new-game form, checked as the board
-    checks them."""
+    checks them (rules_core.settings.check_settings)."""
     from rules_core.settings import check_settings
 
     rules = str(form.get("rules") or "")
-    if rules not in NEW_GAME_RULES:
-        raise ValueError("rules must be one of %s" % ", ".join(NEW_GAME_RULES))
     try:
         distance = int(str(form.get("distance") or ""))
         sets = int(str(form.get("sets") or "1"))
@@ -251,10 +249,6 @@ def _new_game_settings(form):
     except ValueError:
         raise ValueError("distance, sets and first are whole numbers") from None
     teams = 1 if form.get("teams") else 0
-    if not 1 <= distance <= 9999:
-        raise ValueError("a distance is 1 to 9999 points")
-    if sets not in (1, 3, 5) or first not in (1, 2):
-        raise ValueError("sets are 1, 3 or 5; the first player is 1 or 2")
     problem = check_settings(rules, (distance, distance), sets, first, teams)
     if problem:
         raise ValueError(problem)

@@ -151,13 +151,15 @@ def choose_settings(app, opts):
 
 def state_problem(st):
     """What breaks the board-state invariants in `st`, or None."""
+    from rules_core.settings import PAST, has
+
     for p in (0, 1):
         score, distance = st["score"][p], st["distance"][p]
         if score < 0:
             return "negative score"
         if st["remaining"][p] != max(0, distance - score):
             return "remaining is not distance - score"
-        if st["rules"] != "russian" and score > distance:
+        if not has(st["rules"], PAST) and score > distance:
             return "score past a capped distance"
         if st["innings"][p] < 0 or st["high"][p] < 0:
             return "negative count"
