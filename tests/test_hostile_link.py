@@ -24,7 +24,7 @@ from rules_core.snapshot import pack_state
 from tools.linkpipe import Faults, LinkPipe
 from tools.logger import frames
 from tools.logger.core import Logger
-from tools.logger.store import Store
+from tools.records import Records
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -181,14 +181,15 @@ def held_everything(lg, board=None):
 
 def check_replays(db):
     """Every stored game: its stored events alone replay to its stored final state."""
-    store = Store(db, create=False)
+    records = Records.reading(db)
     try:
-        games = store.games()
-        for row in games:
-            assert store.replay(row[0]) == json.loads(row[5]), row[6]
+        games = records.games()
+        for game in games:
+            replayed = records.game(game.game).replay.game
+            assert replayed is not None and replayed.state() == game.final, game.game_id
         return len(games)
     finally:
-        store.close()
+        records.close()
 
 
 def random_plan(rnd, length):

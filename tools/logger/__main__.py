@@ -1,14 +1,15 @@
 """Command line of the host logger; see tools/logger/__init__.py for the forms."""
 
 import argparse
-import os
 import sys
 import time
 
 from rules_core.settings import check_settings
 from tools.logger import report
 from tools.logger.core import Logger, say_on_stderr
-from tools.logger.store import Store, StoreError
+from tools.logger.options import add_link_options, mqtt_source
+from tools.logger.store import Store
+from tools.records import RecordError, Records, StoreError
 
 CLEAR = "\x1b[H\x1b[2J"
 
@@ -47,18 +48,12 @@ def _new_game(text):
 
 
 def _game_number(text):
-    from tools.club.store import ClubError, game_key
+    from tools.records.game import game_number
 
     try:
-        return game_key(text)
-    except ClubError as e:
+        return game_number(text)
+    except RecordError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def _baud(text):
-    if not text.isascii() or not text.isdigit() or not 50 <= int(text) <= 10_000_000:
-        raise argparse.ArgumentTypeError("%r: a serial speed is 50 to 10000000 baud" % text)
-    return int(text)
 
 
 def _seconds(text):
@@ -85,18 +80,8 @@ def _log(argv):
         "[--player NAME] [--format json|csv], "
         "stats --db FILE, view --db FILE [--once].",
     )
-    ap.add_argument("--port", action="append", default=[], help="serial port (repeatable)")
-    ap.add_argument("--mqtt", metavar="mqtt://USER:PASSWORD@HOST:PORT",
-                    help="also log every board on this MQTT broker (docs/network.md); "
-                    "mqtts://... over TLS")
-    ap.add_argument("--ca", metavar="FILE",
-                    help="with mqtts://: the club's CA certificate (PEM, tools.broker's ca.crt)")
-    ap.add_argument("--mqtt-prefix", default="", metavar="PREFIX",
-                    help="topics under PREFIX (a federation's central broker, e.g. clubs/x/)")
-    ap.add_argument("--keys", metavar="FILE",
-                    help="the boards' command keys for --mqtt: `BOARD-ID HEX-KEY` a line")
+    add_link_options(ap)
     ap.add_argument("--db", required=True, help="SQLite file (made if missing)")
-    ap.add_argument("--baud", type=_baud, default=115200)
     ap.add_argument(
         "--new-game", type=_new_game, metavar="RULES:D[,D2][:SETS[:FIRST]][:teams]",
         help="start this game on the board (last part `teams`: a ceb match of two-man "
@@ -135,7 +120,7 @@ def _log(argv):
     def draw(lg):
         if time.monotonic() - drawn[0] >= 1.0:
             drawn[0] = time.monotonic()
-            sys.stdout.write(CLEAR + report.view_text(lg.store) + "\n")
+            sys.stdout.write(CLEAR + report.view_text(lg.store.db) + "\n")
             sys.stdout.flush()
 
     try:
@@ -163,37 +148,34 @@ def _report(command, argv):
         ap.add_argument("--once", action="store_true")
     args = ap.parse_args(argv)
     try:
-        store = Store(args.db, create=False)  # never makes or changes a file
+        records = Records.reading(args.db)  # never makes or changes a file
     except StoreError as e:
         sys.stderr.write("logger %s: %s\n" % (command, e))
         return 2
     try:
         if command == "export":
-            from tools.club.store import ClubError
-
             try:
-                lines = report.export_lines(store, args.game, args.format, args.day,
-                                            args.table, args.player)
-            except ClubError as e:
+                lines = records.export_lines(args.game, args.format, args.day, args.table,
+                                             args.player)
+            except RecordError as e:
                 sys.stderr.write("logger export: %s\n" % e)
                 return 2
             for line in lines:
                 print(line)
         elif command == "stats":
-            print(report.stats_text(store))
+            print(report.stats_text(records))
         elif args.once:
-            print(report.view_text(store))
+            print(report.view_text(records.con))
         else:
             while True:
-                sys.stdout.write(CLEAR + report.view_text(store) + "\n")
+                sys.stdout.write(CLEAR + report.view_text(records.con) + "\n")
                 sys.stdout.flush()
                 time.sleep(1.0)
     except KeyboardInterrupt:
         pass
     finally:
-        store.close()
+        records.close()
     return 0
-
 
 
 def _new_game_board(ap, args, store):
@@ -228,34 +210,6 @@ def _new_game_board(ap, args, store):
         store.close()
         ap.error(problem)
     return args.board
-
-
-def mqtt_source(ap, args, store):
-    """The broker source of --mqtt/--keys/--ca/--mqtt-prefix, or None without --mqtt; a bad
-    URL, keys file or CA file ends the program with a usage error (the store closed first).
-    tools.club takes the same options through this."""
-    if not args.mqtt:
-        return None
-    from tools.logger.mqtt import MqttSource, load_keys, parse_url
-
-    try:
-        parse_url(args.mqtt)
-        keys = load_keys(args.keys) if args.keys else {}
-    except (OSError, ValueError) as exc:
-        store.close()
-        ap.error(str(exc))
-    if not keys:
-        # Without a key nothing a board sends could be proven, so nothing would be stored,
-        # and no command could be signed: refused rather than silently useless.
-        store.close()
-        ap.error("%s: a board's frames on the broker are stored only when sealed with its "
-                 "key, and commands to it are signed with it (docs/network.md)"
-                 % ("--keys %s names no board" % args.keys if args.keys else
-                    "--mqtt needs --keys FILE (`BOARD-ID HEX-KEY` a line)"))
-    if args.ca and not os.path.exists(args.ca):
-        store.close()
-        ap.error("--ca: no such file %s" % args.ca)
-    return MqttSource(args.mqtt, keys, prefix=args.mqtt_prefix, ca=args.ca)
 
 
 def main(argv=None):

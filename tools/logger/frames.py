@@ -249,18 +249,3 @@ def printable(text):
         else:
             out.append("\\x%02x" % ord(ch) if ord(ch) < 256 else "\\u%04x" % ord(ch))
     return "".join(out)
-
-
-def record_fields(record):
-    """What a shot record says, for people: pins (spot numbers), carom, foul names (every
-    foul, a repeated one as often as it was given); None for an adjust record."""
-    kind, pins, carom, fouls = events.decode(record)
-    if kind != events.KIND_SHOT:
-        return None
-    bits, other = fouls
-    names = [name for i, name in enumerate(events.FOUL_NAMES) if bits >> i & 1]
-    return {"pins": pins_list(pins), "carom": carom, "foul": names + ["foul"] * other}
-
-
-def pins_list(mask):
-    return [spot + 1 for spot in range(5) if mask >> spot & 1]

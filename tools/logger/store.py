@@ -1,7 +1,7 @@
-"""The logger's SQLite database: boards, boots, games, events, states, errors, link counters.
+"""What the logger writes: boards, boots, games, events, states (claims), errors, counters.
 
-    store = Store("games.db")                 # WAL mode; tables made when missing
-    store = Store("games.db", create=False)   # export/stats/view: StoreError unless ours
+    store = Store("games.db")                 # the file (tools.records.Database) made
+    store = Store(database)                   #   or brought up to date when needed
     with store.transaction():                 # one read burst: all of it or nothing
         board = store.board("a1b2c3", "/dev/ttyUSB1", hello)
         rank = store.rank(board, boot_id, stamp)
@@ -10,7 +10,11 @@
         store.state(game, fields, rank)       # its verdict: proven, missing, disputed, stale
     store.final(game)                         # the game's last believed board state, a dict
     store.history(game)                       # the event records its final state counts
-    for number, record, g in replay_steps(packed, records, refused): ...   # the rules core
+
+The file, its tables and its connections are tools.records.database's; this is the
+logger's side of it: the Store writes through the database's one writer, in the
+transactions the logger makes. Reading games, replays, statistics and exports is
+tools.records' (Records), for the logger's reports as for the club app.
 
 Stored facts are only ever added: an undo is a row of its own, and no frame from the wire
 deletes a row. Every board state is kept as a claim and judged against the stored events
@@ -29,187 +33,57 @@ final one is kept in `states` (stale) but never becomes the game's final state.
 
 import contextlib
 import json
-import os
-import sqlite3
 import time
 import zlib
 
 from rules_core import Game, GameError
 from rules_core.savedstate import settings_of
 from rules_core.snapshot import pack_state
+from tools.records import game as records_game
+from tools.records.database import Database, is_busy  # noqa: F401 - the loop's busy test
+from tools.records.replay import apply_rows, held_records
 
-APPLICATION_ID = 0x50494E42  # "PINB": this file is a pinboard logger database
-SCHEMA_VERSION = 3
-# Version 2 lacks the claims' verdicts, refused records and frame marks: read as it is,
-# and brought to version 3 in place when a logger or the club app opens it to write.
-READABLE = (2, 3)
 VERDICTS = ("proven", "missing", "disputed", "stale")
 JUDGED_AGAIN = 8  # open claims judged again when a game's events change, newest first
 REPLAYS_KEPT = 64  # games whose replayed state is kept between judgements
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS boards (
-    id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, port TEXT, firmware TEXT,
-    protocol INTEGER, reset_cause TEXT, boots INTEGER NOT NULL DEFAULT 0,
-    first_seen REAL, last_seen REAL);
-CREATE TABLE IF NOT EXISTS boots (
-    id INTEGER PRIMARY KEY, board INTEGER NOT NULL REFERENCES boards(id),
-    boot_id TEXT NOT NULL, reset_cause TEXT, received REAL, UNIQUE (board, boot_id));
-CREATE TABLE IF NOT EXISTS games (
-    id INTEGER PRIMARY KEY, board INTEGER NOT NULL REFERENCES boards(id),
-    game_id TEXT NOT NULL, game_no INTEGER NOT NULL, rules TEXT, distance1 INTEGER,
-    distance2 INTEGER, sets INTEGER, status TEXT, winner TEXT,
-    shots INTEGER NOT NULL DEFAULT 0, final TEXT, packed BLOB, final_rank INTEGER,
-    history INTEGER, history_crc INTEGER, complete INTEGER NOT NULL DEFAULT 0,
-    started REAL, updated REAL, UNIQUE (board, game_id));
-CREATE TABLE IF NOT EXISTS events (
-    id INTEGER PRIMARY KEY, game INTEGER NOT NULL REFERENCES games(id), kind TEXT NOT NULL,
-    number INTEGER NOT NULL, record BLOB, player INTEGER, points INTEGER, to_player INTEGER,
-    resent INTEGER NOT NULL DEFAULT 0, rank INTEGER NOT NULL, received REAL,
-    refused INTEGER NOT NULL DEFAULT 0, UNIQUE (game, rank));
-CREATE TABLE IF NOT EXISTS states (
-    id INTEGER PRIMARY KEY, game INTEGER NOT NULL REFERENCES games(id), seq INTEGER,
-    rank INTEGER, stale INTEGER NOT NULL DEFAULT 0, received REAL, state TEXT NOT NULL,
-    verdict TEXT, packed BLOB, history INTEGER, history_crc INTEGER);
-CREATE TABLE IF NOT EXISTS errors (
-    id INTEGER PRIMARY KEY, board INTEGER REFERENCES boards(id), port TEXT, code INTEGER,
-    ref INTEGER, detail TEXT, received REAL);
-CREATE TABLE IF NOT EXISTS link_stats (
-    port TEXT PRIMARY KEY, board INTEGER REFERENCES boards(id), connected INTEGER,
-    frames INTEGER, bad_frames INTEGER, noise_bytes INTEGER, gaps INTEGER,
-    missing INTEGER, state_requests INTEGER, reconnects INTEGER,
-    device_rx_frames INTEGER, device_rx_bad INTEGER, device_tx_frames INTEGER,
-    replayed INTEGER, stale INTEGER, unknown_protocol INTEGER, events_requested INTEGER,
-    db_busy INTEGER, silences INTEGER, no_key INTEGER, unsigned INTEGER, wrong_board INTEGER,
-    repeated INTEGER, old_boot INTEGER, disputed INTEGER, updated REAL);
-CREATE TABLE IF NOT EXISTS losses (
-    id INTEGER PRIMARY KEY, game INTEGER NOT NULL REFERENCES games(id),
-    board_events INTEGER, stored_events INTEGER, received REAL);
-CREATE TABLE IF NOT EXISTS frame_marks (
-    port TEXT NOT NULL, nonce TEXT NOT NULL, counter INTEGER, retired INTEGER NOT NULL
-    DEFAULT 0, updated REAL, PRIMARY KEY (port, nonce));
-CREATE INDEX IF NOT EXISTS states_by_game ON states(game);
-CREATE INDEX IF NOT EXISTS events_by_game ON events(game, number);
-CREATE INDEX IF NOT EXISTS games_by_board ON games(board);
-"""
-
-# Version 3's additions to version 2's tables (made by ALTER TABLE on an older file).
-ADDED_COLUMNS = (
-    ("events", "refused", "INTEGER NOT NULL DEFAULT 0"),
-    ("states", "verdict", "TEXT"), ("states", "packed", "BLOB"),
-    ("states", "history", "INTEGER"), ("states", "history_crc", "INTEGER"),
-    *(("link_stats", name, "INTEGER") for name in (
-        "silences", "no_key", "unsigned", "wrong_board", "repeated", "old_boot", "disputed")),
-)
-INDEXES = "CREATE INDEX IF NOT EXISTS states_by_game_rank ON states(game, rank);"
-
-TABLES = ("boards", "boots", "games", "events", "states", "errors", "link_stats", "losses",
-          "frame_marks")
 LINK_COUNTERS = ("frames", "bad_frames", "noise_bytes", "gaps", "missing", "state_requests",
                  "reconnects", "device_rx_frames", "device_rx_bad", "device_tx_frames",
                  "replayed", "stale", "unknown_protocol", "events_requested", "db_busy",
                  "silences", "no_key", "unsigned", "wrong_board", "repeated", "old_boot",
                  "disputed")
-BUSY_TIMEOUT_MS = 200  # short: the logger keeps reading its ports while it waits
-
-
-class StoreError(Exception):
-    """A database the logger must not use (missing, not SQLite, another program's)."""
-
-
-def _check_ours(path):
-    """Refuse, without changing anything, a file that is not a logger database."""
-    if not os.path.exists(path):
-        raise StoreError("%s: no such database" % path)
-    if os.path.isdir(path):
-        raise StoreError("%s: is a folder, not a database" % path)
-    try:
-        db = sqlite3.connect("file:%s?mode=ro" % _uri_path(path), uri=True)
-        try:
-            app = db.execute("PRAGMA application_id").fetchone()[0]
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.DatabaseError as e:
-        raise StoreError("%s: not a SQLite database (%s)" % (path, e)) from None
-    if app != APPLICATION_ID:
-        raise StoreError("%s: not a pinboard logger database" % path)
-    if version not in READABLE:
-        raise StoreError("%s: logger database version %d; this logger reads versions %s"
-                         % (path, version, " and ".join(map(str, READABLE))))
-
-
-def _uri_path(path):
-    from urllib.parse import quote
-
-    return quote(os.path.abspath(path))
 
 
 class Store:
     def __init__(self, path, create=True):
-        self.path = path
+        """``path``: the database file, or a tools.records.Database to share."""
+        self.database = path if isinstance(path, Database) else Database(path, create)
+        self.path = self.database.path
+        self.version = self.database.version
         self._boots = {}  # (board, boot_id) -> row id: rows are never deleted
         self._games = {}  # (board, game_id) -> row id
         self._replays = {}  # game -> (settings, records joined, Game replayed to them)
         self._held_kept = {}  # game -> (event rows, highest rank, records held)
         self.refusals = []  # (game, number, why) of records the rules refused, to be said
         self.moved_final = None  # a game whose final state judge_open() changed
-        if not create:
-            _check_ours(path)
-        elif os.path.exists(path) and os.path.getsize(path) > 0:
-            _check_ours(path)
-        else:
-            folder = os.path.dirname(os.path.abspath(path))
-            os.makedirs(folder, exist_ok=True)  # e.g. ~/.pinboard on a first `make sim`
-        try:
-            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            self.db.execute("PRAGMA busy_timeout=%d" % BUSY_TIMEOUT_MS)
-            if create:
-                self._setup()
-            self.version = self.db.execute("PRAGMA user_version").fetchone()[0]
-        except sqlite3.DatabaseError as e:
-            raise StoreError("%s: %s" % (path, e)) from None
 
-    def _setup(self):
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                self.db.execute("PRAGMA journal_mode=WAL")
-                self.db.execute("PRAGMA synchronous=NORMAL")
-                self.db.executescript(SCHEMA)
-                self._upgrade()
-                self.db.executescript(INDEXES)
-                self.db.execute("PRAGMA application_id=%d" % APPLICATION_ID)
-                self.db.execute("PRAGMA user_version=%d" % SCHEMA_VERSION)
-                return
-            except sqlite3.OperationalError as e:
-                if not is_busy(e) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
-
-    def _upgrade(self):
-        """Version 2's tables gain version 3's columns (nothing else changes: the claims
-        stored before have no verdict, and are never judged again)."""
-        for table, column, kind in ADDED_COLUMNS:
-            have = {row[1] for row in self.db.execute("PRAGMA table_info(%s)" % table)}
-            if column not in have:
-                self.db.execute("ALTER TABLE %s ADD COLUMN %s %s" % (table, column, kind))
+    @property
+    def db(self):
+        """The database's writer connection (every statement of the logger's)."""
+        return self.database.writer
 
     def close(self):
-        self.db.close()
+        self.database.close()
 
     @contextlib.contextmanager
     def transaction(self):
-        self.db.execute("BEGIN IMMEDIATE")
         try:
-            yield self
+            with self.database.write():
+                yield self
         except BaseException:
-            self.db.execute("ROLLBACK")
             self._boots.clear()  # a row made in the rolled-back transaction is gone
             self._games.clear()
             self.refusals.clear()  # noted again when the burst is stored again
             raise
-        self.db.execute("COMMIT")
 
     # -- boards and boots -------------------------------------------------------------------
 
@@ -421,27 +295,13 @@ class Store:
     def history(self, game):
         """The records the game's final state counts, as far as they are held: a list with
         None where an event is missing."""
-        row = self.db.execute("SELECT history FROM games WHERE id=?", (game,)).fetchone()
-        count = row[0] if row and row[0] is not None else 0
-        held = self._held(game)[:count]
-        return held + [None] * (count - len(held))
+        return records_game.history(self.db, game)
 
     def lost_events(self, game):
         """The records stored beyond what the board's final state counts, when the board
-        holds a prefix of what is stored (its count and CRC match the first records): the
-        events a board that came back short has lost. [] when nothing is lost."""
-        row = self.db.execute("SELECT history, history_crc FROM games WHERE id=?",
-                              (game,)).fetchone()
-        if row is None or row[0] is None:
-            return []
-        count = row[0]
-        held = self._held(game)
-        if len(held) <= count or None in held:
-            return []
-        prefix = b"".join(held[:count])
-        if (zlib.crc32(prefix) if prefix else 0) != row[1]:
-            return []  # the board holds another story than the one stored: not a prefix
-        return held[count:]
+        holds a prefix of what is stored: the events a board that came back short has
+        lost. [] when nothing is lost."""
+        return records_game.lost_events(self.db, game)
 
     def loss(self, game, board_events, stored_events):
         """Note that the board came back with fewer events than are stored (a row; nothing
@@ -455,10 +315,7 @@ class Store:
 
     def _held(self, game):
         """Every record stored for the game in the board's order, undos applied."""
-        rows = self.db.execute(
-            "SELECT kind, number, record, resent FROM events WHERE game=? ORDER BY rank",
-            (game,)).fetchall()
-        return _apply_rows([], rows)
+        return held_records(self.db, game)
 
     def _held_now(self, game):
         """_held(), carried on from the last call for the game when the rows added since
@@ -474,7 +331,7 @@ class Store:
             rows = self.db.execute("SELECT kind, number, record, resent FROM events WHERE "
                                    "game=? AND rank > ? ORDER BY rank",
                                    (game, kept[1])).fetchall()
-            held = (_apply_rows(kept[2], rows) if len(rows) == count - kept[0]
+            held = (apply_rows(kept[2], rows) if len(rows) == count - kept[0]
                     else self._held(game))
         else:
             held = self._held(game)
@@ -505,18 +362,6 @@ class Store:
         if zlib.crc32(b"".join(held)) != crc:
             return list(range(len(held), 0, -1))  # all held, one is wrong: ask for them all
         return []
-
-    def replay(self, game):
-        """The final state the stored events alone give, or None without a final state or
-        when an event it counts is missing (records the rules refuse are skipped)."""
-        row = self.db.execute("SELECT packed FROM games WHERE id=?", (game,)).fetchone()
-        if row is None or row[0] is None:
-            return None
-        records = self.history(game)
-        if None in records:
-            return None
-        replayed = replay_all(row[0], records, [])
-        return None if replayed is None else replayed.state()
 
     def flagged(self, game):
         """Numbers of the game's stored records the logger found the rules refuse."""
@@ -563,118 +408,3 @@ class Store:
     def final(self, game):
         row = self.db.execute("SELECT final FROM games WHERE id=?", (game,)).fetchone()
         return None if row is None or row[0] is None else json.loads(row[0])
-
-    def games(self, game=None):
-        sql = ("SELECT g.id, b.key, g.game_no, g.started, g.updated, g.final, g.game_id, "
-               "g.complete FROM games g JOIN boards b ON b.id = g.board "
-               "WHERE g.final IS NOT NULL")
-        args = ()
-        if game is not None:
-            sql += " AND g.id=?"
-            args = (game,)
-        return self.db.execute(sql + " ORDER BY g.id", args).fetchall()
-
-    def shots(self, game, refused=None):
-        """The game's shots as its final state counts them (adjusts are not shots), each
-        (number, player, points, to, record), replayed from the stored records; the
-        numbers of records the rules refuse are appended to `refused` (skipped)."""
-        shots, skipped, _ = self.final_replay(game)
-        if refused is not None:
-            refused += skipped
-        return shots
-
-    def final_replay(self, game):
-        """The stored records its final state counts, replayed once (replay_steps):
-        (shots as shots() gives them, numbers of the records the rules refuse, proven).
-        `proven`: the records are exactly the ones the final state counts (their number
-        and CRC-32), the rules take every one, and they replay to its very bytes: what
-        `complete` in an export means, worked out from the file as it is."""
-        row = self.db.execute("SELECT packed, history, history_crc FROM games WHERE id=?",
-                              (game,)).fetchone()
-        if row is None or row[0] is None:
-            return [], [], False
-        packed, count, crc = row
-        records = self.history(game)
-        refused, out = [], []
-        shots = 0
-        replayed = None
-        for _, record, replayed in replay_steps(packed, records, refused):
-            if replayed.shots != shots:
-                shots = replayed.shots
-                last = replayed.state()["last"]
-                out.append((shots, last["player"], last["points"], last["to"], record))
-        return out, refused, proven_by(packed, count, crc, records, refused, replayed)
-
-
-def _apply_rows(held, rows):
-    """Events rows (kind, number, record, resent), in rank order, applied to `held`
-    (changed)."""
-    for kind, number, record, resent in rows:
-        # The board's own order: an event played at `number` replaces what stood there
-        # and ends the list; an undo ends the list at `number`. An event sent again on
-        # request is the board's record at that place and says nothing of what follows:
-        # it fills its place only (the state's CRC shows whether the rest still holds).
-        if kind == "undo":
-            del held[number:]
-            continue
-        while len(held) < number - 1:
-            held.append(None)
-        if len(held) >= number and held[number - 1] == bytes(record):
-            continue  # the same event again (a resend): nothing after it changes
-        if resent and len(held) >= number:
-            held[number - 1] = bytes(record)
-            continue
-        del held[number - 1:]
-        held.append(bytes(record))
-    return held
-
-
-def replay_steps(packed, records, refused):
-    """The stored records of a game through the rules core, from the settings its state
-    `packed` names: yields (number, record, game) after each record the rules take (the
-    game is one object, changed in place), 1 = first. A record the rules refuse is
-    skipped, and its number appended to `refused`; a record not held (None) ends it: the
-    rest cannot be replayed without it. Every export, statistic and page replays stored
-    events through here, so no stored record can make one fail."""
-    try:
-        game = Game(*settings_of(bytes(packed)))
-    except GameError:
-        return
-    for number, record in enumerate(records, 1):
-        if record is None:
-            return
-        try:
-            game.apply(record)
-        except GameError:
-            refused.append(number)
-            continue
-        yield number, record, game
-
-
-def proven_by(packed, count, crc, records, refused, replayed):
-    """True when `records` (as held, in order) are exactly the `count` records a state
-    counts, with its CRC-32, the rules refused none (`refused`), and `replayed` (the game
-    replay_steps() ended with; None if it yielded nothing) is that state, byte for byte."""
-    if packed is None or None in records or refused or len(records) != count:
-        return False
-    joined = b"".join(records)
-    if (zlib.crc32(joined) if joined else 0) != crc:
-        return False
-    replayed = replayed or replay_all(packed, [], [])
-    return replayed is not None and pack_state(replayed) == bytes(packed)
-
-
-def replay_all(packed, records, refused):
-    """The game replay_steps() ends with (None when `packed` names no settings)."""
-    try:
-        replayed = Game(*settings_of(bytes(packed)))
-    except GameError:
-        return None
-    for _, _, replayed in replay_steps(packed, records, refused):  # noqa: B007
-        pass
-    return replayed
-
-
-def is_busy(error):
-    text = str(error).lower()
-    return "locked" in text or "busy" in text

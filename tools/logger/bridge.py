@@ -1,4 +1,5 @@
-"""The host logger in a thread of the web app's process, and the commands it takes from it.
+"""The host logger in a thread of another program's process (the club app's), and the
+commands it takes from that program's other threads.
 
     bridge = LoggerBridge(logger, on_commit=hub.notify)
     bridge.start()                                   # logger.run() in a daemon thread
@@ -7,12 +8,12 @@
     outcome.sent, outcome.why, outcome.answer        # what really happened (Outcome)
     bridge.stop()
 
-The web side never touches a port: a command is queued and the logger's own thread sends
+The other threads never touch a port: a command is queued and the logger's own thread sends
 it between two reads (tools.logger's `tick`), so frame numbering stays the logger's alone.
 new_game() waits for that thread to have written it to the board's serial port, or
 published it signed on the broker, and then briefly for the board's answer: it never
 reports as sent what was not. After every step in which the logger committed a newer board
-state, ``on_commit`` is called (the live pages' hub then reads the database and pushes the
+state, ``on_commit`` is called (the club's live hub then reads the database and pushes the
 change).
 """
 
@@ -64,7 +65,7 @@ class LoggerBridge:
         self.commands = queue.Queue()
         self.sent = []  # (board, settings, replace) handed to a port, most recent last
         self._seen = None
-        self.thread = threading.Thread(target=self._run, name="club-logger", daemon=True)
+        self.thread = threading.Thread(target=self._run, name="logger", daemon=True)
 
     def start(self):
         self.thread.start()
