@@ -246,7 +246,8 @@ def test_a_members_right_pin_takes_back_only_their_own_typos():
 def guarded(tmp_path):
     """The app served by uvicorn with the club's limits, made small and quick: 4 connections
     an address, a whole request within 0.5 s; what it says is kept in ``said``."""
-    from tools.club.serving import Limits, Served
+    from tools.club.serving import Limits
+    from tools.testing.browser import Served
 
     said = []
     limits = Limits(per_client=4, request_timeout_s=0.5, say=said.append)
@@ -538,11 +539,11 @@ def test_a_hostile_pass_over_the_wire(guarded, hostile_report, capfd, caplog):
 
 
 def test_names_that_hide_or_fake_text_are_refused():
-    from tools.club.store import ClubError, clean_name
+    from tools.records.names import RecordError, clean_name
 
     hiding = ["Anna\u202eneB", "An\u200bna", "\u2066Anna\u2069", "Anna\x00", "Anna\ufeff",
               "\u0300" * 41]
     for name in hiding:
-        with pytest.raises(ClubError):
+        with pytest.raises(RecordError):
             clean_name(name)
     assert clean_name("Anna\u00a0 Lund") == "Anna Lund"  # a no-break space is a space

@@ -1,6 +1,6 @@
 """The club web app without a browser: pages, events, writes and their refusals.
 
-Board-shaped frames go over ptys into the real logger (tools.club.fakeboards), the app
+Board-shaped frames go over ptys into the real logger (tools.testing.fakeboards), the app
 reads what the logger stored; requests go through Starlette's TestClient or, for the
 server-sent events, through uvicorn on 127.0.0.1.
 """

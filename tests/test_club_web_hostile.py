@@ -27,16 +27,16 @@ def _body(driver):
 def test_the_lockout_is_shown_on_the_page_and_counted(tmp_path):
     from selenium.webdriver.common.by import By
 
-    from tools.club.store import ClubStore
+    from tools.records import Records
 
     app = _app(tmp_path)
     served = Served(app)
     driver = chromium()
     try:
-        db = app.state.db_path
-        store = ClubStore(db)  # a name to correct: the Players page shows its form
-        store.db.execute("INSERT INTO club_players (name, created, fold) VALUES ('Ana', 0, "
-                         "'ana')")
+        db = app.state.database.path
+        store = Records.open(db)  # a name to correct: the Players page shows its form
+        store.database.writer.execute("INSERT INTO club_players (name, created, fold) "
+                                      "VALUES ('Ana', 0, 'ana')")
         store.close()
         for attempt in range(4):
             driver.get(served.url("/players"))
@@ -58,7 +58,7 @@ def test_the_lockout_is_shown_on_the_page_and_counted(tmp_path):
         status = json.loads(driver.find_element(By.TAG_NAME, "body").text)
         assert status["pin"]["wrong"] == 4 and status["pin"]["clients_locked"] == 1
         assert status["refusals"]["locked"] == 1 and status["refusals"]["wrong_pin"] == 4
-        assert ClubStore(db).players() == ["Ana"]
+        assert Records.open(db).players() == ["Ana"]
     finally:
         quit_chromium(driver)
         served.stop()

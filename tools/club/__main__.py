@@ -15,8 +15,8 @@ import argparse
 import os
 import sys
 
-from tools.logger.__main__ import _baud, mqtt_source
-from tools.logger.store import Store, StoreError
+from tools.logger.options import add_link_options, mqtt_source
+from tools.records import Database, StoreError
 
 DEFAULT_LISTEN = "127.0.0.1:8080"
 
@@ -75,16 +75,7 @@ def parse_args(argv):
         description="The club scoreboard: log the boards into SQLite and show them on the "
         "web (docs/club.md).")
     ap.add_argument("--db", required=True, help="SQLite file of the logger (made if missing)")
-    ap.add_argument("--port", action="append", default=[], help="a board's serial port "
-                    "(repeatable)")
-    ap.add_argument("--baud", type=_baud, default=115200)
-    ap.add_argument("--mqtt", metavar="mqtt://USER:PASSWORD@HOST:PORT",
-                    help="also log every board on this MQTT broker (docs/network.md); "
-                    "mqtts://... over TLS")
-    ap.add_argument("--ca", metavar="FILE",
-                    help="with mqtts://: the club's CA certificate (PEM, tools.broker's ca.crt)")
-    ap.add_argument("--mqtt-prefix", default="", metavar="PREFIX")
-    ap.add_argument("--keys", metavar="FILE", help="the boards' command keys for --mqtt")
+    add_link_options(ap)  # what the logger reads, as `python -m tools.logger`
     ap.add_argument("--listen", type=_listen, default=_listen(DEFAULT_LISTEN),
                     metavar="HOST:PORT", help="where the web app listens (default %s)"
                     % DEFAULT_LISTEN)
@@ -138,15 +129,17 @@ def main(argv=None):
 
     ClubServer = _server_class()
     from tools.club.live import LiveHub
-    from tools.club.logbridge import LoggerBridge
+    from tools.logger.bridge import LoggerBridge
     from tools.logger.core import Logger, say_on_stderr
+    from tools.logger.store import Store
 
     logs = bool(args.port or args.mqtt or args.demo)
     try:
-        store = Store(args.db, create=logs)
+        database = Database(args.db, create=logs)  # one file, one writer: the logger's
     except StoreError as e:
         sys.stderr.write("club: %s\n" % e)
         return 2
+    store = Store(database)
     source = mqtt_source(ap, args, store)  # before the demo: a usage error leaves no boards
     if source is not None and "+" in source.prefix:
         sys.stderr.write("club: --mqtt-prefix with +: a federation's central broker; no "
@@ -158,15 +151,13 @@ def main(argv=None):
 
         demo = Demo(args.demo, speed=args.demo_speed)
         ports += demo.host_paths
-    hub = LiveHub(args.db)
+    hub = LiveHub(database)
     bridge = None
     if logs:
         logger = Logger(ports, args.db, baud=args.baud, store=store, say=say_on_stderr,
                         mqtt=source)
         bridge = LoggerBridge(logger, on_commit=hub.notify).start()
-    else:
-        store.close()
-    app = create_app(args.db, pin=args.pin, commands=bridge, hub=hub,
+    app = create_app(database, pin=args.pin, commands=bridge, hub=hub,
                      allowed_hosts=args.allow_host)
     host, port = args.listen
     if demo is not None:
