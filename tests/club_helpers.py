@@ -20,8 +20,8 @@ import time
 
 import pytest
 
-from tools.club import serving
-from tools.club.serving import Served, chromium_missing, quit_chromium  # noqa: F401
+from tools.testing import browser as web
+from tools.testing.browser import Served, chromium_missing, quit_chromium  # noqa: F401
 
 
 def client_for(app, **options):
@@ -40,10 +40,10 @@ class Club:
 
     def __init__(self, db, boards, pin=None):
         from tools.club.app import create_app
-        from tools.club.fakeboards import FakeBoard
         from tools.club.live import LiveHub
-        from tools.club.logbridge import LoggerBridge
+        from tools.logger.bridge import LoggerBridge
         from tools.logger.core import Logger
+        from tools.testing.fakeboards import FakeBoard
 
         self.db = db
         self.boards = [FakeBoard(b"T%02d" % (i + 1)) for i in range(boards)]
@@ -115,7 +115,7 @@ def chromium(width=1280, height=900, flags=()):
     reason = chromium_missing()
     if reason:
         pytest.skip(reason)
-    return serving.chromium(width, height, flags)
+    return web.chromium(width, height, flags)
 
 
 @pytest.fixture(scope="module")
