@@ -186,6 +186,25 @@ def test_a_game_that_is_not_there(club):
     assert store.game(999) is None
 
 
+def played_totals(game, slot):
+    """(points, innings, high) of a board slot, from a game as the board played it: the
+    points credited to the player and the innings begun, over every set."""
+    state = game.state()
+    replay = Game(state["rules"], tuple(state["distance"]), state["best_of"], state["first"])
+    points = innings = 0
+    shooter = None
+    for at in range(0, len(game.history), 4):
+        before = replay.shots
+        replay.apply(game.history[at:at + 4])
+        last = replay.state()["last"]
+        points += last["points"] if last["to"] == slot else 0
+        # a new inning: the other player shot before (ceb: every shot is one)
+        new = shooter != last["player"] or state["rules"] == "ceb"
+        innings += last["player"] == slot and new and replay.shots != before
+        shooter = last["player"]
+    return points, innings, state["high"][slot - 1]
+
+
 def expected_stats(played, store, named):
     """Per (name, rules) computed from the games as the boards played them."""
     table = {}
@@ -198,24 +217,27 @@ def expected_stats(played, store, named):
             e = table.setdefault((name, state["rules"]), [0, 0, 0, 0, 0])
             e[0] += 1
             e[1] += state["winner"] == slot
-            # points credited to the player, and innings begun, over every set
-            replay = Game(state["rules"], tuple(state["distance"]), state["best_of"],
-                          state["first"])
-            points = innings = 0
-            shooter = None
-            for at in range(0, len(game.history), 4):
-                before = replay.shots
-                replay.apply(game.history[at:at + 4])
-                last = replay.state()["last"]
-                points += last["points"] if last["to"] == slot else 0
-                # a new inning: the other player shot before (ceb: every shot is one)
-                new = shooter != last["player"] or state["rules"] == "ceb"
-                innings += last["player"] == slot and new and replay.shots != before
-                shooter = last["player"]
+            points, innings, high = played_totals(game, slot)
             e[2] += points
             e[3] += innings
-            e[4] = max(e[4], state["high"][slot - 1])
+            e[4] = max(e[4], high)
     return table
+
+
+def test_the_loggers_stats_count_a_match_of_sets_whole(club):
+    # `tools.logger stats` (a board's player 1 and 2) and the Players page add up one
+    # computation: a ceb match's points and innings over every set, not its last set's
+    store, played = club
+    got = store.slot_stats()
+    for slot in (1, 2):
+        games = [g for (board, _), g in played.items() if board == "c1ab0001"]
+        assert {g.rules for g in games} == {"ddbu", "ceb"}
+        want = [played_totals(g, slot) for g in games]
+        entry = got[("c1ab0001", slot)]
+        assert (entry["games"], entry["points"], entry["series"], entry["high"]) == (
+            len(games), sum(w[0] for w in want), sum(w[1] for w in want),
+            max(w[2] for w in want))
+        assert entry["won"] == sum(g.state()["winner"] == slot for g in games)
 
 
 def test_player_stats_by_name_best_first(club):

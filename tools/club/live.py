@@ -95,7 +95,7 @@ class LiveHub:
         self.poll_s = poll_s
         self.gather_s = gather_s
         self.tables = None
-        self.current = {}  # board key -> table dict as last sent
+        self.current = {}  # board id -> table dict as last sent
         self.clients = set()
         self.sent = 0  # messages put in clients' queues
         self.closing = False

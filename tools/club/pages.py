@@ -6,11 +6,11 @@
     /api/tables           the tables as JSON             /status.json   refusals counted
     /table/BOARD/new-game (POST: rules, distance, sets, first, teams, replace)
     /results[?day=YYYY-MM-DD&table=BOARD&player=NAME]   games of a day, a table, a player
-    /game/KEY             shots, series table, chart, names form
-    /game/KEY/names       (POST: name1, name2)          names for the game's slots
+    /game/N               shots, series table, chart, names form
+    /game/N/names         (POST: name1, name2)          names for the game's slots
     /players              statistics per name and rules id
     /players/rename       (POST: old, new)              a name corrected in every game
-    /export.csv, /export.json [?game=KEY|day=|table=|player=]   `tools.logger export`
+    /export.csv, /export.json [?game=N|day=|table=|player=]   `tools.logger export`
 
 tools.club.routes lists them (reads are plain functions run in the thread pool, writes
 are async and get the form after the club's guard took it: the PIN and the form's token).
@@ -178,7 +178,7 @@ def _began(game):
 
 def _game_number(request):
     try:
-        return game_number(request.path_params["key"])
+        return game_number(request.path_params["game"])
     except RecordError as e:
         raise HTTPException(404, "no such game: %s" % e) from None
 

@@ -2,7 +2,7 @@
 
     app = Starlette(routes=starlette_routes(ROUTES), ...)
     read("/results", pages.results, "results")               # GET, a plain def
-    write("/game/{key}/names", pages.set_names, "set_names")  # POST, async, guarded
+    write("/game/{game}/names", pages.set_names, "set_names")  # POST, async, guarded
     stream("/events", pages.events, "events")                 # GET, async, goes on
 
 Three kinds, checked when the app is made (a route that breaks its kind's rule is a
@@ -105,8 +105,8 @@ ROUTES = (
     write("/table/{board}/new-game", pages.new_game, "new_game"),
     # the records (tools.records): results, a game and its names
     read("/results", pages.results, "results"),
-    read("/game/{key}", pages.game_page, "game"),
-    write("/game/{key}/names", pages.set_names, "set_names"),
+    read("/game/{game}", pages.game_page, "game"),
+    write("/game/{game}/names", pages.set_names, "set_names"),
     # the players, their statistics and their names
     read("/players", pages.players, "players"),
     write("/players/rename", pages.rename_player, "rename_player"),
