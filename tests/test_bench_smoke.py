@@ -15,6 +15,8 @@ import pytest
 from tools import bench, upy
 from tools.simboard import timeline
 
+pytestmark = pytest.mark.long(190)
+
 
 @pytest.fixture(scope="module")
 def smoke():

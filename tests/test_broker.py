@@ -21,8 +21,10 @@ from tools import broker as broker_tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-pytestmark = pytest.mark.skipif(broker_tool.available() is not None,
-                                reason=str(broker_tool.available()))
+pytestmark = [
+    pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),
+    pytest.mark.long(8),
+]
 
 
 def _tool(*args):

@@ -13,6 +13,8 @@ from club_helpers import client_for
 from tools.club.app import create_app
 from tools.logger.store import Store
 
+pytestmark = pytest.mark.long(24)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HUGE = "9" * 20
 OUT_OF_RANGE = [HUGE, "-" + HUGE, "9223372036854775808", "-1", "0", "1e5", "+5", "5_0",

@@ -23,7 +23,7 @@ from club_helpers import (
 from tools.club.app import create_app
 from tools.records import Records
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.long(12)]
 
 PIN = "4711"
 XSS = "<script>alert(1)</script>"

@@ -22,6 +22,8 @@ from rules_core import Game
 from tools.club import security
 from tools.logger import frames
 
+pytestmark = pytest.mark.long(34)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -8,9 +8,12 @@ import hashlib
 import json
 import os
 
+import pytest
 from twin_helpers import booted, flash, list_flash, mpremote, read_flash, run_deploy
 
 from tools import deploy, upy, upylib
+
+pytestmark = pytest.mark.realtime
 
 NET = {"ssid": "club", "password": "pinboard", "host": "127.0.0.1", "port": 1883,
        "user": "t1", "pass": "t1-pw", "key": "ab" * 32, "id": "t1"}

@@ -24,6 +24,8 @@ from twin_helpers import (
 
 from tools import deploy
 
+pytestmark = pytest.mark.realtime
+
 CFG = {"watchdog_ms": 2000}
 
 

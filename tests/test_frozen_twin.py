@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 
+import pytest
 from twin_helpers import (
     booted,
     flash,
@@ -33,6 +34,8 @@ from twin_helpers import (
 
 from tools import upy
 from tools.simboard import frozen
+
+pytestmark = pytest.mark.realtime
 
 CFG = {"watchdog_ms": 8000}  # the default: armed, and longer than a loaded host's pauses
 STALE = "raise RuntimeError('a stale copy ran')\n"  # as firmware/run.py and check.py

@@ -18,6 +18,8 @@ import sys
 import time
 import tty
 
+import pytest
+
 from boardlib import link
 from rules_core import Game, GameError
 from rules_core.snapshot import pack_state
@@ -25,6 +27,8 @@ from tools.linkpipe import Faults, LinkPipe
 from tools.logger import frames
 from tools.logger.core import Logger
 from tools.records import Records
+
+pytestmark = pytest.mark.long(25)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

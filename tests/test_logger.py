@@ -15,6 +15,8 @@ import time
 import tty
 import zlib
 
+import pytest
+
 from rules_core import Game
 from rules_core.snapshot import pack_state
 from tools import upy
@@ -22,6 +24,8 @@ from tools.linkpipe import LinkPipe
 from tools.logger import frames
 from tools.logger.core import Logger
 from tools.records import Records
+
+pytestmark = pytest.mark.long(38)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -15,6 +15,8 @@ from tools.logger import frames, report
 from tools.logger.core import Logger
 from tools.logger.store import Store
 
+pytestmark = pytest.mark.long(12)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -25,8 +25,10 @@ from tools.logger import frames as host_frames
 from tools.logger.mqtt import MqttSource, sign
 from tools.timelines import Shot, build, random_game
 
-pytestmark = pytest.mark.skipif(broker_tool.available() is not None,
-                                reason=str(broker_tool.available()))
+pytestmark = [
+    pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),
+    pytest.mark.long(120),
+]
 
 BOARDS = ("t1", "t2", "t3", "t4", "t5", "t6")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -17,8 +17,10 @@ from tools import broker as broker_tool
 from tools.logger import frames
 from tools.timelines import Shot, build
 
-pytestmark = pytest.mark.skipif(broker_tool.available() is not None,
-                                reason=str(broker_tool.available()))
+pytestmark = [
+    pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),
+    pytest.mark.long(30),
+]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -15,8 +15,10 @@ from test_mqtt import USERS, LoggerThread, _watch, board_cfg, check_store, repla
 from tools import broker as broker_tool
 from tools.timelines import build, random_game
 
-pytestmark = pytest.mark.skipif(broker_tool.available() is not None,
-                                reason=str(broker_tool.available()))
+pytestmark = [
+    pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),
+    pytest.mark.long(64),
+]
 
 DOWN_MS = 14_000
 # 200,000 s away: 100,000 heartbeats and more. A 16-bit count would have come round by

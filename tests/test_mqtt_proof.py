@@ -31,8 +31,10 @@ from rules_core.snapshot import pack_state
 from tools import broker as broker_tool
 from tools.timelines import Shot, build
 
-pytestmark = pytest.mark.skipif(broker_tool.available() is not None,
-                                reason=str(broker_tool.available()))
+pytestmark = [
+    pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),
+    pytest.mark.long(15),
+]
 
 
 @pytest.fixture
