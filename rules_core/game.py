@@ -28,7 +28,7 @@ from rules_core.common import (
     GameError,
 )
 from rules_core.savedstate import SAVE_SIZE
-from rules_core.settings import OPENING, PAST, RULES_IDS, RULES_TABLE, check_settings, traits
+from rules_core.settings import OPENING, PAST, RULES_IDS, RULES_TABLE, check_settings
 
 try:
     from micropython import const
@@ -91,7 +91,7 @@ class Game:
         self.said_distance = 0
         self.break_done = False
         self.reds = 0
-        self.opening = bool(traits(self.rid) & OPENING)
+        self.opening = bool(RULES_TABLE[self.rid][3] & OPENING)  # the rules' traits
 
     @property
     def finished(self):
@@ -103,7 +103,7 @@ class Game:
         RULES.md section 2 (CEB 21.1): the player who did not open the current set. The
         opener of set k (from 0) is `first` in even sets (CEB 11.7: openings alternate);
         a finished match keeps the marking of its last set."""
-        if not traits(self.rid) & OPENING:
+        if not RULES_TABLE[self.rid][3] & OPENING:
             return 0
         current = self.sets[0] + self.sets[1]
         if self.status == FINISHED:
@@ -252,7 +252,7 @@ class Game:
         if new < 0:
             raise GameError("adjust would take player %d below 0 (score %d)"
                             % (player, self.score[i]))
-        if not traits(self.rid) & PAST:
+        if not RULES_TABLE[self.rid][3] & PAST:
             if self.score[i] >= self.distance[i]:
                 raise GameError("player %d is at the distance: take the shot back with undo"
                                 % player)

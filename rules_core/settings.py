@@ -44,7 +44,7 @@ RULES_TABLE = (
      "CEB five-pins"),
     ("russian", russian.shot, 9999, PAST, "stop30", " ruS", "Russian kegel billiards"),
 )
-# The columns are read by the functions below (and rules_core.game's shot rules) with
+# The columns are read by the functions below (and by rules_core.game: shots, traits) with
 # literal indexes: a checker then knows each column's type.
 
 RULES_IDS = tuple(row[0] for row in RULES_TABLE)  # a rules id's index is its number
@@ -66,11 +66,6 @@ def has(rules, trait):
     if rules not in RULES_IDS:
         return False
     return bool(_row(rules)[3] & trait)
-
-
-def traits(rid):
-    """The traits of the rules id numbered ``rid`` (its RULES_IDS index), as bits."""
-    return RULES_TABLE[rid][3]
 
 
 def with_trait(trait):
@@ -100,19 +95,12 @@ def rules_name(rules):
     return _row(rules)[6]
 
 
-def listed(ids, last="or"):
-    """Rules ids for a sentence: "ddbu, ceb or russian"."""
-    if len(ids) < 2:
-        return "".join(ids)
-    return "%s %s %s" % (", ".join(ids[:-1]), last, ids[-1])
-
-
 def check_settings(rules, distance, sets=1, first=1, teams=0):
     """None when the settings make a game, else a sentence saying what is wrong.
 
     distance is a pair (one distance per player); give (N, N) for a common one."""
     if rules not in RULES_IDS:
-        return "unknown rules %r: use %s" % (rules, listed(RULES_IDS))
+        return "unknown rules %r: use %s" % (rules, ", ".join(RULES_IDS))
     try:
         d1, d2 = distance
     except (TypeError, ValueError):
@@ -132,7 +120,7 @@ def check_settings(rules, distance, sets=1, first=1, teams=0):
         return "teams must be 0 (singles) or 1 (two-man teams), got %r" % (teams,)
     if teams and not has(rules, TEAMS):
         return "two-man teams are played in %s only (CEB 28), not in %s" % (
-            listed(with_trait(TEAMS), "and"), rules)
+            ", ".join(with_trait(TEAMS)), rules)
     return None
 
 

@@ -22,7 +22,7 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from rules_core.settings import MAX_DISTANCE, SETS, TEAMS, has, listed, rules_name, with_trait
+from rules_core.settings import MAX_DISTANCE, SETS, TEAMS, has, rules_name, with_trait
 from tools.club import pages, security
 from tools.club.live import LiveHub, board_label
 from tools.club.routes import ROUTES, starlette_routes
@@ -41,7 +41,7 @@ def make_templates():
     env.globals["csrf_input"] = security.csrf_input
     env.globals["rules_name"] = rules_name
     env.globals["in_sets"] = lambda rules: has(rules, SETS)
-    env.globals["team_rules"] = listed(with_trait(TEAMS), "and")
+    env.globals["team_rules"] = ", ".join(with_trait(TEAMS))
     env.globals["max_distance"] = MAX_DISTANCE
     env.filters["board_label"] = board_label  # T01 rather than 543031, where it reads so
     return Jinja2Templates(env=env)
