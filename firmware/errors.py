@@ -34,10 +34,21 @@ except ImportError:  # CPython: the integer itself
     const = int
 
 
+# boardlib's own codes (the configuration's and the network link's) are boardlib.errors'.
+from boardlib.errors import (  # noqa: F401 - every code by name, here
+    BROKER,
+    BROKER_LOGIN,
+    BROKER_NAME,
+    COMMAND_REFUSED,
+    CONFIG_BAD,
+    CONFIG_VALUE,
+    TLS,
+    TLS_MEMORY,
+    WIFI,
+)
+
 SENSOR_STUCK = const(10)
 SENSOR_FLAPS = const(20)
-CONFIG_BAD = const(31)
-CONFIG_VALUE = const(32)
 JOURNAL_CUT = const(41)
 JOURNAL_LOST = const(42)
 STORAGE_FULL = const(43)
@@ -51,14 +62,6 @@ NO_MEMORY = const(93)
 # The oldest MicroPython the firmware runs on (docs/esp32.md, "Releases"; the same as
 # tools/simboard/esp32/releases.OLDEST, which deploy refuses older boards by).
 MICROPYTHON_OLDEST = (1, 22, 0)
-# The network link's codes (boardlib.mqttlink.ERR_*, which keeps the same numbers).
-COMMAND_REFUSED = const(63)
-WIFI = const(71)
-BROKER = const(72)
-BROKER_LOGIN = const(73)
-TLS = const(74)
-BROKER_NAME = const(75)
-TLS_MEMORY = const(76)
 
 
 def is_storage(code):
