@@ -110,7 +110,7 @@ class Records:
 
     def keep_pin_tries(self, strikes, last, until):
         try:
-            with self.database.write() as con:
+            with self.database.write(names.WRITE_BUSY_MS) as con:
                 con.execute("INSERT OR REPLACE INTO club_pin_tries VALUES (1, ?, ?, ?)",
                             (strikes, last, until))
         except sqlite3.OperationalError:
