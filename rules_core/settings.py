@@ -35,14 +35,16 @@ OPENING = const(16)  # a set opens with an opening shot; the other side has the 
 # One row per rules id, in the order of their numbers on flash and on the wire (never
 # reordered): id, the function that applies one shot, largest distance, traits, the foul
 # code of a held `foul` (the second code: RULES.md), the word the setup menu shows after
-# "rULE" (four 7-segment cells), and the name people read on the web pages.
+# "rULE" (four 7-segment cells), the name players call it by (the simulator, the quick
+# card), and its full name (the web pages).
 # A score has four display cells, so a distance has at most four digits. In ceb one cell of
 # each half carries the marked-ball sign (CEB 21.1, docs/display.md), leaving three.
 RULES_TABLE = (
-    ("ddbu", ddbu.shot, 9999, 0, "foul", "ddbu", "DDBU keglebillard"),
-    ("ceb", ceb.shot, 999, SETS | TEAMS | CASINO | OPENING, "quilles", " CEb",
+    ("ddbu", ddbu.shot, 9999, 0, "foul", "ddbu", "DDBU", "DDBU keglebillard"),
+    ("ceb", ceb.shot, 999, SETS | TEAMS | CASINO | OPENING, "quilles", " CEb", "five-pins",
      "CEB five-pins"),
-    ("russian", russian.shot, 9999, PAST, "stop30", " ruS", "Russian kegel billiards"),
+    ("russian", russian.shot, 9999, PAST, "stop30", " ruS", "Russian",
+     "Russian kegel billiards"),
 )
 # The columns are read by the functions below (and by rules_core.game: shots, traits) with
 # literal indexes: a checker then knows each column's type.
@@ -88,11 +90,12 @@ def menu_word(rules):
     return _row(rules)[5]
 
 
-def rules_name(rules):
-    """The rules id's name for people (the web pages); an unknown id as it is."""
+def rules_name(rules, short=False):
+    """The rules id's name for people: in full (the web pages), or ``short``, as players
+    call it (the simulator, the quick card); an unknown id as it is."""
     if rules not in RULES_IDS:
         return rules
-    return _row(rules)[6]
+    return _row(rules)[6 if short else 7]
 
 
 def check_settings(rules, distance, sets=1, first=1, teams=0):

@@ -42,13 +42,14 @@ def test_every_row_is_whole():
         assert 1 <= max_distance(rules) <= (999 if has(rules, OPENING) else 9999)
         assert second_foul(rules) in FOUL_NAMES  # a journal record keeps it by name
         assert font.cells(menu_word(rules)) == 4  # "rULE" and the word fill the display
-        assert rules_name(rules) and rules_name(rules) != rules
+        assert rules_name(rules) and rules_name(rules) != rules and rules_name(rules, True)
     assert MAX_DISTANCE == max(max_distance(r) for r in RULES_IDS)
     assert rules_name("snooker") == "snooker" and not has("snooker", OPENING)
 
 
 # A fourth rules system, added as the docs say: one row (here it scores as ddbu does).
-FOURTH_ROW = '    ("fourth", ddbu.shot, 500, SETS | TEAMS, "rouge", "4tH ", "The fourth game"),\n'
+FOURTH_ROW = ('    ("fourth", ddbu.shot, 500, SETS | TEAMS, "rouge", "4tH ", "4th",'
+              ' "The fourth game"),\n')
 
 EVERY_PART = r'''
 import json, random
@@ -57,7 +58,7 @@ from rules_core.settings import RULES_IDS, check_settings
 from boardlib import font, shot
 from boardlib.inputs import HOLD, PRESS
 from firmware.menu import CAROM, FOUL, OK, Menu
-from tools import shotscript, timelines
+from tools import shotscript, timelines, words
 from tools.logger.__main__ import _new_game
 from tools.club.pages import new_game_settings
 
@@ -82,6 +83,7 @@ out["check"] = check_settings("fourth", (40, 40), 5, 1, 1)
 out["script"] = json.loads(shotscript.play("rules fourth\ndistance 30\nsets 3\nshot pins=1\n"
                                            )[-1])["score"]
 out["timeline"] = len(timelines.random_game("fourth", 1, length=5))
+out["words"] = words.BUTTONS[1][3]  # what a held foul is, in the simulator and the card
 out["logger"] = list(_new_game("fourth:40:3:teams"))
 out["club"] = list(new_game_settings({"rules": "fourth", "distance": "40", "sets": "3"}))
 print(json.dumps(out))
@@ -112,6 +114,7 @@ def test_a_fourth_rules_system_is_one_row(tmp_path):
     assert got["check"] is None
     assert got["script"] == [2, 0]
     assert got["timeline"] >= 1
+    assert "rouge (4th)" in got["words"]
     assert got["logger"] == ["fourth", [40, 40], 3, 1, 1]
     assert got["club"] == ["fourth", [40, 40], 3, 1, 0]
 

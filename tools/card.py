@@ -22,6 +22,7 @@ from firmware import errors
 from firmware.app import App
 from firmware.menu import ITEMS, Menu
 from firmware.screens import _RESET_TEXT
+from rules_core.settings import RULES_IDS, SETS, TEAMS, has
 from tools import words
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -31,8 +32,10 @@ DEFAULT_OUT = os.path.join(ROOT, "docs", "quick-card.svg")
 PAGE_W, PAGE_H = 840, 1188
 MARGIN = 48
 
-# A menu to draw the items from: five-pins, so that every item is offered.
-MENU_SETTINGS = {"rules": "ceb", "distance": (60, 60), "sets": 3, "first": 1, "teams": 0}
+# A menu to draw the items from: rules that play sets and teams, so that every item is
+# offered.
+MENU_SETTINGS = {"rules": next(r for r in RULES_IDS if has(r, SETS) and has(r, TEAMS)),
+                 "distance": (60, 60), "sets": 3, "first": 1, "teams": 0}
 
 
 def menu_picture(item):

@@ -16,9 +16,7 @@ the MicroPython unix port, which writes the display log.
 """
 
 from boardlib.shot import CASINO_RULES, SECOND_FOUL
-
-# How a player calls each rules id (the ids are rules_core.settings.RULES_IDS).
-RULES_NAMES = {"ddbu": "DDBU", "ceb": "five-pins", "russian": "Russian"}
+from rules_core.settings import RULES_IDS, rules_name
 
 # Each setup menu item (firmware.menu.ITEMS) in words.
 MENU_WORDS = {
@@ -31,16 +29,16 @@ CHECK_WORDS = "wiring check: spots, buttons and every segment (hold undo to leav
 
 
 def _second_fouls(short=False):
-    named = ["%s (%s)" % (SECOND_FOUL[r], RULES_NAMES[r]) for r in RULES_NAMES
+    named = ["%s (%s)" % (SECOND_FOUL[r], rules_name(r, True)) for r in RULES_IDS
              if SECOND_FOUL[r] != "foul"]
     if short:
         return ", ".join(named)
-    plain = [RULES_NAMES[r] for r in RULES_NAMES if SECOND_FOUL[r] == "foul"]
+    plain = [rules_name(r, True) for r in RULES_IDS if SECOND_FOUL[r] == "foul"]
     return "the second foul: %s; a foul in %s" % (", ".join(named), ", ".join(plain))
 
 
 def _casino(short=False):
-    casino = "casino (%s)" % ", ".join(RULES_NAMES[r] for r in CASINO_RULES)
+    casino = "casino (%s)" % ", ".join(rules_name(r, True) for r in CASINO_RULES)
     return casino if short else casino + "; a carambole in the other games"
 
 
