@@ -46,6 +46,13 @@ from umqtt import simple
 
 from boardlib import link as _link
 from boardlib import netsock
+from boardlib.errors import BROKER as ERR_BROKER  # the codes shown and sent: boardlib.errors
+from boardlib.errors import BROKER_LOGIN as ERR_LOGIN
+from boardlib.errors import BROKER_NAME as ERR_NAME
+from boardlib.errors import COMMAND_REFUSED as ERR_COMMAND_REFUSED
+from boardlib.errors import TLS as ERR_TLS  # no CA certificate, or the broker's one refused
+from boardlib.errors import TLS_MEMORY as ERR_TLS_MEMORY  # mbedtls had no memory for TLS
+from boardlib.errors import WIFI as ERR_WIFI
 from boardlib.framesign import OVERHEAD, FrameSigner
 from boardlib.hmac256 import Hmac, same
 from boardlib.linkpair import Answers, Both  # noqa: F401  Both: the two links as one
@@ -56,15 +63,6 @@ try:
 except ImportError:  # CPython: the integer itself
     const = int
 
-
-# Display and ERROR-frame codes (the same numbers as firmware/errors.py).
-ERR_COMMAND_REFUSED = const(63)
-ERR_WIFI = const(71)
-ERR_BROKER = const(72)
-ERR_LOGIN = const(73)
-ERR_TLS = const(74)  # no CA certificate, or the handshake failed (certificate refused)
-ERR_NAME = const(75)  # the broker's name could not be looked up
-ERR_TLS_MEMORY = const(76)  # mbedtls could not have the memory for a TLS connection
 
 JOIN_MS = const(15000)  # a WiFi join that takes longer has failed
 # A join's failure reason counts from this long after connect(): the ESP32 keeps the last
