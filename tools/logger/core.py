@@ -18,7 +18,6 @@ plugged back in. What arrives is stored in one transaction per read burst; while
 program holds the database locked the frames wait in memory and are stored when it lets go.
 """
 
-import random
 import select
 import sqlite3
 import sys
@@ -28,6 +27,8 @@ import time
 import serial
 
 from tools.logger import frames
+from tools.logger.history import History
+from tools.logger.port import Port
 from tools.logger.store import Store, is_busy
 
 REOPEN_S = 0.5
@@ -39,54 +40,9 @@ HELLO_WAIT_S = 3.0  # frames wait this long for the board's hello, then go under
 # after it starts the count anew and brings a state request, whatever its number says.
 SILENCE_S = 5.0
 READ_MAX = 65536
-MAX_REQUESTS = 16  # events asked for at once
 
 
-class Port:
-    """One board's serial port and what the logger knows about its link."""
-
-    def __init__(self, path):
-        self.path = path
-        self.serial = None
-        self.reader = frames.FrameReader()
-        self.expect = None
-        self.seq_mask = 0xFFFF  # serial frames count in 16 bits; sealed MQTT ones in 32
-        self.last_frame_at = None
-        self.mark = None  # MQTT: (nonce, Proof) of the last frame taken, to be stored
-        self.board_key = None
-        self.board = None
-        self.boot_id = None
-        self.hello_asked_at = None
-        self.waiting = []  # game frames that came before the board said who it is
-        self.backlog = []  # frames read but not yet stored (the database was busy)
-        self.read_since_flush = False
-        # A random start: a restarted logger's commands are never taken by the board for
-        # repeats of the last logger's (the board answers a repeat without running it).
-        self.cmd_seq = random.randrange(0x10000)
-        self.state_wanted_at = None
-        self.events_asked_at = {}  # (game row, number) -> when
-        self.incomplete = {}  # game row -> when its events were last checked
-        self.current_game = None  # the game row of the board's latest state
-        self.logged = set()  # game rows the board was told are logged
-        self.event_requests = {}  # seq of a CMD_EVENT -> game row it asked about
-        self.given_up = set()  # game rows whose missing events the board no longer has
-        self.disputed_said = set()  # game rows whose disputed claim was said on stderr
-        self.restoring = set()  # game rows whose lost events are being handed back
-        self.restore_sent = {}  # (game row, number) -> when CMD_RESTORE was sent
-        self.last_open_try = 0.0
-        self.opened_once = False
-        self.open_error = None  # the last reason the port could not be opened
-        self.gap_log = []  # (first missing seq, seq that showed the gap), most recent last
-        self.trace = None  # set to a list to record every accepted (seq, kind, payload)
-        self.answers = []  # (kind, fields) of ACK and ERROR frames, most recent last
-        self.counters = dict.fromkeys(
-            ("gaps", "missing", "state_requests", "reconnects", "device_rx_frames",
-             "device_rx_bad", "device_tx_frames", "replayed", "stale", "unknown_protocol",
-             "events_requested", "db_busy", "silences", "no_key", "unsigned", "wrong_board",
-             "repeated", "old_boot", "disputed"), 0)
-
-
-class Logger:
+class Logger(History):
     def __init__(self, ports, db, baud=115200, new_game=None, store=None,
                  state_retry_s=STATE_RETRY_S, replace=False, say=None,
                  event_retry_s=EVENT_RETRY_S, mqtt=None, restore_lost=False,
@@ -363,32 +319,6 @@ class Logger:
                 return
         self._queue(port, kind, seq, fields)
 
-    def _tell_lost(self, port, game, count, records):
-        if not records:
-            if game in port.restoring:
-                port.restoring.discard(game)
-                self.say("%s: game %d: every lost event is back on the board"
-                         % (port.path, game))
-            return
-        if game not in port.restoring:
-            self.say("%s: game %d came back from the board with %d events; %d stored here "
-                     "are missing on the board (kept; %s)" % (
-                         port.path, game, count, count + len(records),
-                         "handing them back" if self.restore_lost else
-                         "--restore-lost hands them back"))
-        if not self.restore_lost or port.serial is None:
-            return
-        port.restoring.add(game)
-        now = time.monotonic()
-        if now - port.restore_sent.get((game, count + 1), -1e9) < self.event_retry_s:
-            return  # asked already (a second STATE of the same count)
-        port.restore_sent[(game, count + 1)] = now
-        row = self.store.db.execute("SELECT game_id FROM games WHERE id=?", (game,)).fetchone()
-        # One at a time: the board takes only its next event, and its STATE after each
-        # one brings the next.
-        self.send(port, frames.CMD_RESTORE,
-                  frames.restore_args(bytes.fromhex(row[0]), count + 1, records[0]))
-
     def _new_game_over_mqtt(self, now):
         board = self.new_game_board
         if self._new_game is None:
@@ -572,65 +502,6 @@ class Logger:
             if port.current_game is not None:
                 port.incomplete[port.current_game] = 0.0  # check the game it left
             port.current_game = game
-
-    def _recheck(self, port):
-        """Ask again for what an incomplete game still lacks (the answer may have been lost)."""
-        now = time.monotonic()
-        due = [g for g, at in port.incomplete.items() if now - at >= self.event_retry_s]
-        if not due:
-            return
-        try:
-            with self.store.transaction():
-                wanted = [(game, self.store.check_history(game)) for game in due]
-        except sqlite3.OperationalError as e:
-            if not is_busy(e):
-                raise
-            return
-        for game, missing in wanted:
-            port.incomplete[game] = now
-            self._note_complete(port, game, missing)
-            if missing:
-                self._ask_events(port, game, missing)
-
-    def _note_complete(self, port, game, missing):
-        if missing:
-            if game not in port.given_up:
-                port.incomplete.setdefault(game, time.monotonic())
-            return
-        port.incomplete.pop(game, None)
-        claim = self.store.newest_claim(game)
-        if claim is None or claim[2] != "proven":
-            return  # nothing to ask for, yet the board's word is not proven: it keeps it
-        if game != port.current_game and game not in port.logged and port.serial is not None:
-            # A game the board has left, held whole: the board may let its copy go.
-            port.logged.add(game)
-            row = self.store.db.execute("SELECT game_id FROM games WHERE id=?",
-                                        (game,)).fetchone()
-            self.send(port, frames.CMD_LOGGED, bytes.fromhex(row[0]))
-
-    def _ask_events(self, port, game, numbers):
-        if game is None:
-            self._ask_hello(port)
-            return
-        if port.serial is None:
-            return
-        now = time.monotonic()
-        row = self.store.db.execute("SELECT game_id FROM games WHERE id=?", (game,)).fetchone()
-        asked = 0
-        for number in numbers:
-            key = (game, number)
-            if now - port.events_asked_at.get(key, -1e9) < self.event_retry_s:
-                continue
-            port.events_asked_at[key] = now
-            port.counters["events_requested"] += 1
-            seq = self.send(port, frames.CMD_EVENT,
-                            frames.event_args(bytes.fromhex(row[0]), number))
-            port.event_requests[seq] = game
-            if len(port.event_requests) > 1000:
-                port.event_requests.pop(next(iter(port.event_requests)))
-            asked += 1
-            if asked >= MAX_REQUESTS:
-                break
 
     def _save_stats(self, port):
         counters = dict(port.counters, frames=port.reader.frames,

@@ -34,7 +34,7 @@ import paho.mqtt.client as paho
 
 from boardlib import framesign
 from tools.logger import frames
-from tools.logger.core import Port
+from tools.logger.port import Port
 
 # The status first: a retained `online <nonce>` then comes before the retained state, and
 # the logger can sign its state request at once.
