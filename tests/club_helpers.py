@@ -167,3 +167,22 @@ def sim_board_on_broker(tmp_path, broker_port, key, seed=5, length=10):
          "--config", str(tmp_path / "board.cfg"), "--rules", "ddbu", "--distance", "30",
          "--speed", "4"], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True)
+
+
+def chart_points(states):
+    """What a game's chart must draw, worked out from the board states the board sent
+    (their shots counts, one state a shot): [(shot, score 1, score 2)]; at a shot that won
+    a set the match goes on after, first the points that won it (the score before the shot
+    plus the shot's points, from the state's `last`), then the new set's 0 : 0."""
+    out, before = [], None
+    for state in sorted(states, key=lambda s: s["shots"]):
+        n = state["shots"]
+        if before is not None and sum(state["sets"]) > sum(before["sets"]) \
+                and state["status"] != "finished":
+            last = state["last"]
+            won = list(before["score"])
+            won[last["to"] - 1] += last["points"]
+            out.append((n, *won))
+        out.append((n, *state["score"]))
+        before = state
+    return out

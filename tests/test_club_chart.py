@@ -5,6 +5,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from club_games import logged_club
+from club_helpers import chart_points
 
 from tools.club.chart import score_chart
 from tools.records import Records
@@ -42,13 +43,21 @@ def test_the_lines_are_the_scores_the_board_sent_after_each_shot(logged, key):
     for (text,) in logged.con.execute("SELECT state FROM states WHERE game=? AND stale=0 "
                                       "ORDER BY rank", (key,)):
         state = json.loads(text)
-        sent[state["shots"]] = state["score"]
+        sent[state["shots"]] = state
     new_sets = [s["number"] for a, s in zip(game.shots, game.shots[1:], strict=False)
                 if s["set"] != a["set"]]
-    svg = score_chart(game.scores, ["Anna", "Ben"], game.final["distance"], new_sets)
+    svg = score_chart(game.scores, ["Anna", "Ben"], game.final["distance"], new_sets,
+                      game.set_results)
     assert len(sent) == game.final["shots"] + 1
+    want = chart_points(sent.values())  # a set's winning points before the next's 0 : 0
     for player in (1, 2):
-        assert vertices(svg, player) == [(n, sent[n][player - 1]) for n in sorted(sent)]
+        assert vertices(svg, player) == [(p[0], p[player]) for p in want]
+    # each decided set's points are written on the chart, as the board's states had them
+    written = [t.text for t in ET.fromstring(svg).iter(SVG + "text")
+               if t.get("class") == "set-result"]
+    assert written == ["%d : %d" % (p[1], p[2]) for p, q in zip(want, want[1:], strict=False)
+                       if p[0] == q[0]] + (["%d : %d" % tuple(game.final["score"])]
+                                           if game.final["rules"] == "ceb" else [])
     root = ET.fromstring(svg)
     legend = [t.text for t in root.iter(SVG + "text") if t.get("data-player")]
     assert legend == ["Anna", "Ben"]

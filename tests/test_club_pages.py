@@ -15,6 +15,7 @@ from club_games import logged_club
 from club_helpers import (
     Served,
     browser,  # noqa: F401  (the module's Chromium, a fixture)
+    chart_points,
     client_for,
     no_alert,
     wait_until,
@@ -264,7 +265,7 @@ def test_browser_the_chart_of_a_finished_game_is_the_stored_scores(served, db,
         for (text,) in store.con.execute("SELECT state FROM states WHERE game=? AND stale=0 "
                                         "ORDER BY rank", (game,)):
             state = json.loads(text)
-            sent[state["shots"]] = state["score"]
+            sent[state["shots"]] = state
         browser.get(served.url("/game/%d" % game))
         drawn = browser.execute_script("""
             const svg = document.querySelector('section.chart svg');
@@ -280,7 +281,8 @@ def test_browser_the_chart_of_a_finished_game_is_the_stored_scores(served, db,
             got = [(round(x), round(y)) for x, y in line]
             for (x, y), (n, score) in zip(line, got, strict=True):
                 assert abs(x - n) < 0.01 and abs(y - score) < 0.01
-            assert got == [(n, sent[n][player]) for n in sorted(sent)]
+            # the scores the board sent; at a set won, the set's points before the 0 : 0
+            assert got == [(p[0], p[1 + player]) for p in chart_points(sent.values())]
 
 
 def test_naming_at_the_table_reaches_the_live_tables(db):

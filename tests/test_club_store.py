@@ -7,8 +7,10 @@ import sqlite3
 
 import pytest
 from club_games import logged_club
+from club_helpers import chart_points
 
 from rules_core import Game
+from tools.logger.report import stats_text
 from tools.logger.store import Store
 from tools.records import RecordError, Records
 from tools.testing.sample import state_fields
@@ -130,14 +132,14 @@ def test_games_of_a_day_a_table_and_a_player(club):
     assert store.tables() == [("c1ab0001", 2), ("c1ab0002", 2), ("c1ab0003", 3)]
 
 
-def stored_scores(store, game):
-    """{shots: score} from the board states the logger stored for the game."""
+def stored_states(store, game):
+    """{shots: state} from the board states the logger stored for the game."""
     rows = store.con.execute("SELECT state FROM states WHERE game=? AND stale=0 ORDER BY rank",
                             (game,)).fetchall()
     out = {}
     for (text,) in rows:
         state = json.loads(text)
-        out[state["shots"]] = tuple(state["score"])
+        out[state["shots"]] = state
     return out
 
 
@@ -156,12 +158,17 @@ def test_a_games_shots_series_and_scores_agree_with_what_the_board_sent(club, bo
     (exported,) = map(json.loads, store.export_lines(key))
     assert [(s["number"], s["player"], s["points"], s["to"]) for s in game.shots] == [
         (s["number"], s["player"], s["points"], s["to"]) for s in exported["shots"]]
-    # every point of the chart is a score the board itself sent after that shot
-    sent = stored_scores(store, key)
+    # every point of the chart is a score the board itself sent after that shot, and at
+    # a set won the set's points (the score before it and the shot's points) first
+    sent = stored_states(store, key)
     assert game.scores[0] == (0, 0, 0)
-    assert [n for n, _, _ in game.scores] == list(range(final["shots"] + 1))
-    for n, s1, s2 in game.scores:
-        assert sent[n] == (s1, s2)
+    assert sorted({n for n, _, _ in game.scores}) == list(range(final["shots"] + 1))
+    assert game.scores == chart_points(sent.values())
+    # the sets: as many as the board counts, each won by the points its last shot reached
+    assert [r["winner"] for r in game.set_results].count(1) == final["sets"][0]
+    assert [r["winner"] for r in game.set_results].count(2) == final["sets"][1]
+    for result in game.set_results:
+        assert max(result["score"]) == final["distance"][result["winner"] - 1]
     # the series: each a player's points in one inning; the highest is the board's high
     series = game.series
     for slot in (1, 2):
@@ -224,20 +231,30 @@ def expected_stats(played, store, named):
     return table
 
 
-def test_the_loggers_stats_count_a_match_of_sets_whole(club):
+def test_the_loggers_stats_count_a_match_of_sets_whole_and_each_rules_system_apart(club):
     # `tools.logger stats` (a board's player 1 and 2) and the Players page add up one
-    # computation: a ceb match's points and innings over every set, not its last set's
+    # computation: a ceb match's points and innings over every set, not its last set's;
+    # and a board that played ddbu and ceb has a line for each (a point of one is not a
+    # point of the other)
     store, played = club
     got = store.slot_stats()
+    games = [g for (board, _), g in played.items() if board == "c1ab0001"]
+    assert {g.rules for g in games} == {"ddbu", "ceb"}
+    assert {k for k in got if k[0] == "c1ab0001"} == {
+        ("c1ab0001", slot, rules) for slot in (1, 2) for rules in ("ddbu", "ceb")}
     for slot in (1, 2):
-        games = [g for (board, _), g in played.items() if board == "c1ab0001"]
-        assert {g.rules for g in games} == {"ddbu", "ceb"}
-        want = [played_totals(g, slot) for g in games]
-        entry = got[("c1ab0001", slot)]
-        assert (entry["games"], entry["points"], entry["series"], entry["high"]) == (
-            len(games), sum(w[0] for w in want), sum(w[1] for w in want),
-            max(w[2] for w in want))
-        assert entry["won"] == sum(g.state()["winner"] == slot for g in games)
+        for rules in ("ddbu", "ceb"):
+            mine = [g for g in games if g.rules == rules]
+            want = [played_totals(g, slot) for g in mine]
+            entry = got[("c1ab0001", slot, rules)]
+            assert (entry["games"], entry["points"], entry["series"], entry["high"]) == (
+                len(mine), sum(w[0] for w in want), sum(w[1] for w in want),
+                max(w[2] for w in want))
+            assert entry["won"] == sum(g.state()["winner"] == slot for g in mine)
+    text = stats_text(store)
+    assert [line.split()[:3] for line in text.splitlines()[1:5]] == [
+        ["c1ab0001", "1", "ceb"], ["c1ab0001", "1", "ddbu"], ["c1ab0001", "2", "ceb"],
+        ["c1ab0001", "2", "ddbu"]]
 
 
 def test_player_stats_by_name_best_first(club):

@@ -23,11 +23,12 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from rules_core.settings import MAX_DISTANCE, SETS, TEAMS, has, rules_name, with_trait
-from tools.club import pages, security
-from tools.club.live import LiveHub, board_label
+from tools.club import cardtext, pages, security
+from tools.club.live import LiveHub
 from tools.club.routes import ROUTES, starlette_routes
 from tools.club.serving import BodyLimit, Limits
 from tools.records import Database
+from tools.records.game import table_label
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FORM_MAX_BYTES = 16384  # the largest form is a few hundred bytes
@@ -43,7 +44,9 @@ def make_templates():
     env.globals["in_sets"] = lambda rules: has(rules, SETS)
     env.globals["team_rules"] = ", ".join(with_trait(TEAMS))
     env.globals["max_distance"] = MAX_DISTANCE
-    env.filters["board_label"] = board_label  # T01 rather than 543031, where it reads so
+    for name in ("band_text", "remaining_text", "set_results_text", "pending_text"):
+        env.globals[name] = getattr(cardtext, name)  # the card's words, for the first paint
+    env.filters["board_label"] = table_label  # T01 rather than 543031, where it reads so
     return Jinja2Templates(env=env)
 
 

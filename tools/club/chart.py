@@ -1,14 +1,16 @@
 """Both players' scores over a game's shots, as an inline SVG picture.
 
     svg = score_chart(record.scores, names=["Anna", "Ben"], distance=[40, 40],
-                      new_sets=[14, 30])
+                      new_sets=[14, 30], sets=record.set_results)
 
 ``scores``: [(shot number, score 1, score 2)] from (0, 0, 0) on, as a GameRecord
 (tools.records) gives them (the score as the board shows it after each shot; in a match of
-sets the current set's). One
+sets the current set's, and at a shot that won a set the set's points first, then 0 : 0:
+the lines climb to the points that won the set and drop where the next one begins). One
 polyline per player (`data-player` 1 and 2), axes with the shot numbers and points, a
-dashed line at each player's distance, a dotted line where a new set begins, and a legend
-with the names (escaped: a name is text, never markup).
+dashed line at each player's distance, a dotted line where a new set begins, each decided
+set's points written above it (`set-result`), and a legend with the names (escaped: a name
+is text, never markup).
 
 The plot's scale is on the `<svg>` element, so that a reader (a test, a script) can turn
 every vertex back into (shot, score): x = data-x0 + shot * data-dx, y = data-y0 - score *
@@ -37,7 +39,7 @@ def _pos(x):
     return ("%.3f" % x).rstrip("0").rstrip(".")
 
 
-def score_chart(scores, names=(None, None), distance=None, new_sets=(), width=720,
+def score_chart(scores, names=(None, None), distance=None, new_sets=(), sets=(), width=720,
                 height=300):
     """The SVG text (an `<svg>` element) of the scores over the shots."""
     scores = list(scores) or [(0, 0, 0)]
@@ -74,6 +76,14 @@ def score_chart(scores, names=(None, None), distance=None, new_sets=(), width=72
         x = x0 + (n - 1) * dx if n > 0 else x0
         out.append('<line class="new-set" x1="%s" y1="%s" x2="%s" y2="%s" stroke="#6a6a6a" '
                    'stroke-dasharray="2 4"/>' % (_num(x), TOP, _num(x), _num(y0)))
+    # the shots after which a set began anew: the one shot number twice in a row
+    ends = [a[0] for a, b in zip(scores, scores[1:], strict=False) if a[0] == b[0]]
+    ends += [scores[-1][0]] * (len(sets) - len(ends))  # the set that ended the match
+    for result, n in zip(sets, ends, strict=False):
+        x = x0 + n * dx
+        out.append('<text class="set-result" data-set="%d" x="%s" y="%s" fill="#eeeeee" '
+                   'font-size="13" font-family="sans-serif" text-anchor="end">%d : %d</text>'
+                   % (result["set"], _num(x - 3), TOP + 12, *result["score"]))
     for i, d in enumerate(distance or ()):
         y = y0 - d * dy
         out.append('<line class="distance" data-player="%d" x1="%s" y1="%s" x2="%s" y2="%s" '

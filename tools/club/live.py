@@ -19,13 +19,17 @@ import json
 import sqlite3
 import time
 
-from rules_core.settings import rules_name
+from boardlib.link import ERR_ASKED
+from rules_core.settings import PAST, SETS, has, rules_name
 from tools.records import Database
-from tools.records.game import current_games
+from tools.records.game import current_games, history, table_label
+from tools.records.names import follow_table
+from tools.records.replay import Replay
 
 POLL_S = 0.25
 GATHER_S = 0.05  # after a commit, wait this long for more before reading the tables
-KEEPALIVE_S = 15.0
+KEEPALIVE_S = 15.0  # a `ping` event this often: a page that hears nothing for longer knows
+PENDING_S = 120.0  # a new game waits this long for the players' ok on the board
 QUEUE = 8  # messages waiting for one slow client; the oldest go first
 
 BREAK_SINCE = """
@@ -33,18 +37,6 @@ SELECT MIN(received) FROM states
 WHERE game=? AND stale=0 AND json_extract(state, '$.status')='break'
   AND json_extract(state, '$.shots')=?
 """
-
-
-def board_label(board):
-    """How a table is called on the pages: its board id as text where the id is short
-    printable text (T01, a simulated table), else as the logger stores it (hex)."""
-    try:
-        text = bytes.fromhex(board).decode("ascii")
-    except (ValueError, UnicodeDecodeError):
-        return board
-    if 1 <= len(text) <= 12 and all(c.isalnum() or c in "-_" for c in text):
-        return text
-    return board
 
 
 class Tables:
@@ -55,6 +47,7 @@ class Tables:
         self.database = database
         self.db = database.read_connection()
         self._cache = {}  # board id -> ((game, final text, names), table dict)
+        self._sets = {}  # game -> (sets decided, [set results]) of matches in sets
 
     def data_version(self):
         return self.db.execute("PRAGMA data_version").fetchone()[0]
@@ -66,6 +59,8 @@ class Tables:
         cache = {}
         for record in current_games(self.db):
             known = self._cache.get(record.board)
+            if record.names == [None, None] and (known is None or known[0][0] != record.game):
+                record.names = self._follow(record.game)
             seen = (record.game, record.final_text, record.names)
             if known is not None and known[0] == seen:
                 table = known[1]
@@ -81,10 +76,38 @@ class Tables:
         since = None
         if state.get("status") == "break":
             since = self.db.execute(BREAK_SINCE, (record.game, state["shots"])).fetchone()[0]
-        return {"board": record.board, "label": board_label(record.board),
+        return {"board": record.board, "label": table_label(record.board),
                 "game": record.game, "game_no": record.game_no, "state": state,
                 "rules_name": rules_name(state.get("rules")), "names": record.names,
-                "updated": record.updated, "break_since": since}
+                "updated": record.updated, "break_since": since,
+                "set_results": self._set_results(record.game, state),
+                "past": has(state.get("rules"), PAST)}
+
+    def _follow(self, game):
+        """A new game on a table takes the table's names (tools.records.names.follow_table:
+        those given with the new game, else the game before's)."""
+        try:
+            return follow_table(self.database, game)
+        except sqlite3.Error:
+            return [None, None]  # the file is busy or read-only: unnamed, as before
+
+    def _set_results(self, game, state):
+        """The sets decided so far in a match of sets (their winning points, which the
+        board's score no longer shows): replayed only when another set was decided."""
+        if not has(state.get("rules"), SETS) or state.get("best_of", 1) <= 1:
+            return None
+        decided = sum(state.get("sets") or (0, 0))
+        known = self._sets.get(game)
+        if known is None or known[0] != decided:
+            packed = self.db.execute("SELECT packed FROM games WHERE id=?", (game,)
+                                     ).fetchone()[0]
+            sets = Replay.of(packed, history(self.db, game)).sets
+            known = (decided, sets)
+            if len(sets) == decided:  # else an event is still on its way: again next time
+                if len(self._sets) > 256:  # old matches go
+                    self._sets = {}
+                self._sets[game] = known
+        return known[1]
 
 
 class LiveHub:
@@ -96,6 +119,9 @@ class LiveHub:
         self.gather_s = gather_s
         self.tables = None
         self.current = {}  # board id -> table dict as last sent
+        self.pending = {}  # board id -> a new game waiting for the board (see pend())
+        self._shown = {}  # board id -> (table, pending, the two as one dict)
+        self._tables = []
         self.clients = set()
         self.sent = 0  # messages put in clients' queues
         self.closing = False
@@ -147,6 +173,47 @@ class LiveHub:
     def snapshot(self):
         return [self.current[key] for key in sorted(self.current)]
 
+    def pend(self, board, settings, answer=None, wait_s=PENDING_S):
+        """A new game sent to ``board`` that waits for the board (the players' ok): shown
+        with the table (`pending`) until the board starts a new game, refuses it
+        (``answer()`` gives ("error", code)), or ``wait_s`` have passed. ``settings``: what
+        the form asked for (rules, distance, sets, first, teams, names). Call on the
+        event loop."""
+        table = self.current.get(board)
+        now = time.time()
+        self.pending[board] = {"since": now, "until": now + wait_s,
+                               "game": table and table["game"], "answer": answer,
+                               "shown": dict(settings, since=now, until=now + wait_s,
+                                             rules_name=rules_name(settings.get("rules")))}
+        self._wake.set()
+
+    def _settle_pending(self):
+        """Drop what no longer waits; True when something was dropped."""
+        now = time.time()
+        gone = []
+        for board, waiting in self.pending.items():
+            table = self.current.get(board)
+            answer = waiting["answer"]() if waiting["answer"] else None
+            refused = answer is not None and answer[0] == "error" and answer[1] != ERR_ASKED
+            if now > waiting["until"] or (table and table["game"] != waiting["game"]) or refused:
+                gone.append(board)
+        for board in gone:
+            del self.pending[board]
+        return bool(gone)
+
+    def _shown_table(self, table):
+        """The table as the pages get it: with the new game that waits for it, if any
+        (the same dict again while neither changed)."""
+        waiting = self.pending.get(table["board"])
+        if waiting is None:
+            return table
+        known = self._shown.get(table["board"])
+        if known is not None and known[0] is table and known[1] is waiting:
+            return known[2]
+        shown = dict(table, pending=waiting["shown"])
+        self._shown[table["board"]] = (table, waiting, shown)
+        return shown
+
     async def _run(self):
         while True:
             try:
@@ -165,16 +232,18 @@ class LiveHub:
                 await asyncio.sleep(self.poll_s)  # locked or mid-checkpoint: next round
 
     async def _refresh(self, force=True):
+        if self.pending and self._settle_pending():
+            force = True
         version = await asyncio.to_thread(self.tables.data_version)
-        if not force and version == self._version:
-            return
-        self._version = version
-        tables = await asyncio.to_thread(self.tables.read)
+        if force or version != self._version:
+            self._version = version
+            self._tables = await asyncio.to_thread(self.tables.read)
         changed = []
-        for table in tables:
-            if self.current.get(table["board"]) is not table:
-                self.current[table["board"]] = table
-                changed.append(table)
+        for table in self._tables:
+            shown = self._shown_table(table)
+            if self.current.get(table["board"]) is not shown:
+                self.current[table["board"]] = shown
+                changed.append(shown)
         if changed:
             self._send(changed)
 
@@ -201,7 +270,8 @@ class LiveHub:
                 try:
                     message = await asyncio.wait_for(queue.get(), KEEPALIVE_S)
                 except asyncio.TimeoutError:
-                    yield b": keep-alive\n\n"
+                    # an event, not a comment: the page sees it and knows it still hears
+                    yield _event("ping", {"now": time.time()})
                     continue
                 if message is None:
                     return

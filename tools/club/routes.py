@@ -99,6 +99,8 @@ ROUTES = (
     read("/", pages.tables_page, "tables"),
     read("/table/{board}", pages.table_page, "table"),
     read("/overlay/{board}", pages.overlay_page, "overlay"),
+    read("/tables/print", pages.print_page, "print"),
+    read("/qr/{board}.svg", pages.qr_code, "qr"),
     stream("/events", pages.events, "events"),
     read("/api/tables", pages.api_tables, "api_tables"),
     # a command to a board, through the logger

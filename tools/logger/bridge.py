@@ -110,6 +110,20 @@ class LoggerBridge:
                 outcome.answer = self._answer(outcome.port, outcome.seq)
         return outcome
 
+    def answer_of(self, outcome):
+        """The board's latest answer to a command sent earlier (as Outcome.answer), or None
+        while it has not answered: a page can go on asking after new_game() returned (a
+        new game the board asks the players about is answered ERROR ASKED, then ACK or
+        ERROR REFUSED once they have pressed a button)."""
+        if not outcome.sent or outcome.port is None:
+            return None
+        latest = None
+        for kind, fields in list(outcome.port.answers):
+            if fields.get("ref") == outcome.seq:
+                latest = (("ack", fields.get("command")) if kind == frames.ACK
+                          else ("error", fields.get("code")))
+        return latest
+
     @staticmethod
     def _answer(port, seq):
         for kind, fields in list(port.answers):

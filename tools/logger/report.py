@@ -3,7 +3,8 @@
     print(stats_text(records))     # records: tools.records.Records.reading(path)
     print(view_text(con))          # every table: its row count and latest rows
 
-In ``stats``, a player is a board's player 1 or player 2 (boards have no player names);
+In ``stats``, a player is a board's player 1 or player 2 (boards have no player names),
+each rules system on a line of its own (a table's name as the club's pages give it);
 where the club app (tools.club) has set names, a second table gives the statistics by name
 as its Players page does. Both come from tools.records.stats (docs/club.md says what
 counts). The export is tools.records.export's: the same lines as the club's export pages.
@@ -13,16 +14,17 @@ import unicodedata
 
 from tools.logger.frames import printable
 from tools.records.database import TABLES
+from tools.records.game import table_label
 from tools.records.names import named
 
 
 def stats_text(records):
-    lines = ["%-20s %6s %5s %4s %7s %7s %8s %5s" % (
-        "board", "player", "games", "won", "points", "series", "average", "high")]
-    for (board, player), e in sorted(records.slot_stats().items()):
-        lines.append("%-20s %6d %5d %4d %7d %7d %8.3f %5d" % (
-            board, player, e["games"], e["won"], e["points"], e["series"], e["average"],
-            e["high"]))
+    lines = ["%-20s %6s %-8s %5s %4s %7s %7s %8s %5s" % (
+        "table", "player", "rules", "games", "won", "points", "series", "average", "high")]
+    for (board, player, rules), e in sorted(records.slot_stats().items()):
+        lines.append("%-20s %6d %-8s %5d %4d %7d %7d %8.3f %5d" % (
+            table_label(board), player, rules, e["games"], e["won"], e["points"],
+            e["series"], e["average"], e["high"]))
     if named(records.con):
         lines += ["", "by name (finished games where the club app set the names; docs/club.md)",
                   "%-24s %-8s %5s %4s %7s %7s %8s %5s" % (

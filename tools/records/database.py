@@ -95,7 +95,8 @@ ADDED_COLUMNS = (
 INDEXES = "CREATE INDEX IF NOT EXISTS states_by_game_rank ON states(game, rank);"
 
 # The club app's tables: names at the tables (club_players, club_seats, and every change
-# in club_name_log), each game's worked-out totals (tools.records.stats) and the strikes
+# in club_name_log; club_next_names: the names given with a new game from the web, for the
+# board's next game), each game's worked-out totals (tools.records.stats) and the strikes
 # of wrong PINs (tools.club.security).
 CLUB_SCHEMA = """
 CREATE TABLE IF NOT EXISTS club_players (
@@ -112,6 +113,8 @@ CREATE TABLE IF NOT EXISTS club_game_totals (
     game INTEGER PRIMARY KEY REFERENCES games(id), final_rank INTEGER NOT NULL,
     points1 INTEGER, points2 INTEGER, innings1 INTEGER, innings2 INTEGER,
     high1 INTEGER, high2 INTEGER);
+CREATE TABLE IF NOT EXISTS club_next_names (
+    board TEXT PRIMARY KEY, name1 TEXT, name2 TEXT, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS club_pin_tries (
     id INTEGER PRIMARY KEY CHECK (id = 1), strikes INTEGER NOT NULL, last REAL NOT NULL,
     until REAL NOT NULL);

@@ -2,9 +2,10 @@
 
     record = read_game(con, 12)                # None, or the game with its replay
     record.final, record.names, record.shots, record.series, record.scores, record.complete
-    found = list_games(con, day="2026-11-30", table="73696d", player="Anna", limit=100)
+    found = list_games(con, day="2026-11-30", table="T04", player="Anna", limit=100)
     current_games(con)                         # each board's latest game, by board id
     history(con, 12)                           # the records its final state counts
+    table_label("543031"), find_board("T01", boards)   # "T01", "543031": a table's name
 
 A game is known by its number, `game` (the logger's row id: what exports, URLs and
 `--game N` say); `board` is the id of the board that played it (hex), `game_no` the
@@ -42,6 +43,31 @@ def shown(text, limit=24):
     """``text`` quoted for a message: cut short, control characters escaped."""
     short = text[:limit] + ("..." if len(text) > limit else "")
     return repr(short)
+
+
+def table_label(board):
+    """What a table is called everywhere (pages, links, filters, QR codes): its board id as
+    text where the id is short printable text (T01, the name a club gives its boards),
+    else the board id as the logger keys it (hex)."""
+    try:
+        text = bytes.fromhex(board).decode("ascii")
+    except (ValueError, UnicodeDecodeError):
+        return board
+    if 1 <= len(text) <= 12 and all(c.isascii() and (c.isalnum() or c in "-_")
+                                    for c in text):
+        return text
+    return board
+
+
+def find_board(name, boards):
+    """The board id among ``boards`` that ``name`` (a table's name, or its board id in hex)
+    names; None when none does. A table's name wins over a board id that reads the same."""
+    name = str(name)
+    for board in boards:
+        if table_label(board) == name:
+            return board
+    low = name.lower()
+    return low if low in boards else None
 
 
 def day_bounds(day):
@@ -103,6 +129,16 @@ class GameRecord:
     @property
     def scores(self):
         return self.replay.scores
+
+    @property
+    def set_results(self):
+        """The sets decided so far: [{"set", "score", "winner"}] (the points that won each
+        one, before the board's score went back to 0 : 0)."""
+        return self.replay.sets
+
+    @property
+    def label(self):
+        return table_label(self.board)
 
     @property
     def refused(self):
@@ -195,7 +231,7 @@ def read_game(con, game, names=None):
 def list_games(con, day=None, table=None, player=None, limit=None, oldest_first=False):
     """Games with a stored state, newest first (``oldest_first``: by number), without
     their replay. ``day``: "YYYY-MM-DD" (local time, by when the game began); ``table``:
-    a board id; ``player``: a name."""
+    a table's name or board id; ``player``: a name."""
     sql = ["SELECT g.id, b.key, g.game_no, g.final, g.started, g.updated, g.game_id "
            "FROM games g JOIN boards b ON b.id = g.board"]
     where, args = ["g.final IS NOT NULL"], []
@@ -204,8 +240,9 @@ def list_games(con, day=None, table=None, player=None, limit=None, oldest_first=
         where.append("g.started >= ? AND g.started < ?")
         args += [start, end]
     if table:
+        boards = [row[0] for row in con.execute("SELECT key FROM boards")]
         where.append("b.key = ?")
-        args.append(table)
+        args.append(find_board(table, boards) or table)  # T04, or its board id
     if player:
         ids = player_ids(con, player)[:500]
         where.append("g.id IN (SELECT game FROM club_seats WHERE player IN (%s))"

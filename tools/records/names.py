@@ -6,6 +6,8 @@
     set_names(db, 12, ["Anna", "Ben"])             # game 12: board slot 1 and 2
     rename_player(db, "Ana", "Anna")               # corrected in every game
     players(con)                                   # every known name, A to Z
+    set_next_names(db, "543031", ["Anna", "Ben"])  # for the board's next game
+    follow_table(db, 13)                           # game 13 takes its table's names
 
 The names live in the club's tables (tools.records.database.CLUB_SCHEMA): a player is a
 row of club_players, a game's board slot 1 or 2 is a row of club_seats, and every change
@@ -18,6 +20,7 @@ import unicodedata
 
 NAME_MAX = 40
 WRITE_BUSY_MS = 5000  # a name waits this long for a logger's write burst to end
+NEXT_NAMES_S = 15 * 60  # names given with a new game wait this long for the board to start it
 
 
 class RecordError(ValueError):
@@ -204,3 +207,63 @@ def fold_names(db):
             con.execute("UPDATE club_seats SET player=? WHERE player=?", (kept[key], pid))
             con.execute("DELETE FROM club_players WHERE id=?", (pid,))
         con.execute("CREATE UNIQUE INDEX club_players_by_fold ON club_players(fold)")
+
+
+def set_next_names(db, board, names, now=None):
+    """Keep ``names`` [name 1, name 2] ("" or None: no name) for the next game the board
+    ``board`` (its id) starts: given with a new game from the web, which exists only once
+    the board has started it. A later call replaces them."""
+    wanted = [clean_name(n or "") for n in names]
+    if wanted[0] and wanted[1] and name_key(wanted[0]) == name_key(wanted[1]):
+        raise RecordError("%s cannot play on both sides of one game: give the other "
+                          "player's name" % wanted[0])
+    with db.write(WRITE_BUSY_MS) as con:
+        con.execute("INSERT OR REPLACE INTO club_next_names VALUES (?,?,?,?)",
+                    (board, wanted[0] or None, wanted[1] or None,
+                     time.time() if now is None else now))
+
+
+def follow_table(db, game):
+    """A game being played that nobody has named yet takes its table's names: those given
+    for the board's next game with the new game (set_next_names, at most NEXT_NAMES_S
+    old), else the names of the board's game before it. A game whose names were ever set
+    or cleared is left as it is, and so is a finished one (no one saw it played here) and
+    one whose table has no names to give. Returns the names now stored."""
+    con = db.reader()
+    if not named(con):
+        return [None, None]
+    row = con.execute("SELECT g.board, b.key, g.final_rank, g.started, g.status FROM games g "
+                      "JOIN boards b ON b.id = g.board WHERE g.id=?", (game,)).fetchone()
+    if row is None or row[4] == "finished":  # over before anyone saw it: as it is
+        return names_of(con, game) if row else [None, None]
+    board, key, rank, started, _ = row
+    with db.write(WRITE_BUSY_MS) as con:
+        if con.execute("SELECT 1 FROM club_seats WHERE game=? UNION ALL SELECT 1 FROM "
+                       "club_name_log WHERE game=? LIMIT 1", (game, game)).fetchone():
+            return names_of(con, game)
+        given = con.execute("SELECT name1, name2, at FROM club_next_names WHERE board=?",
+                            (key,)).fetchone()
+        names, asked = None, False
+        # given before the game began (a second's slack: one clock, two threads); names
+        # given later are for a game still to come
+        if given is not None and (started is None or given[2] <= started + 1):
+            con.execute("DELETE FROM club_next_names WHERE board=?", (key,))
+            if started is None or given[2] >= started - NEXT_NAMES_S:
+                names, asked = [given[0], given[1]], True
+        if names is None:
+            before = con.execute(
+                "SELECT id FROM games WHERE board=? AND final_rank < ? AND id != ? "
+                "ORDER BY final_rank DESC LIMIT 1", (board, rank, game)).fetchone()
+            names = names_of(con, before[0]) if before else [None, None]
+        now = time.time()
+        if names == [None, None] and asked:
+            # the new game was asked for without names: kept so (not carried on later)
+            con.execute("INSERT INTO club_name_log (game, slot, before, after, at) "
+                        "VALUES (?,?,?,?,?)", (game, 1, None, None, now))
+        for slot, name in enumerate(names, 1):
+            if name:
+                con.execute("INSERT INTO club_seats (game, slot, player, named) "
+                            "VALUES (?,?,?,?)", (game, slot, _player(con, name, now), now))
+                con.execute("INSERT INTO club_name_log (game, slot, before, after, at) "
+                            "VALUES (?,?,?,?,?)", (game, slot, None, name, now))
+        return names_of(con, game)

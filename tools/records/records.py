@@ -3,9 +3,10 @@
     records = Records.open("games.db")       # the club app: names may be written
     records = Records.reading("games.db")    # export, stats: nothing is ever changed
     records.current_games()                  # each board's latest game, with its names
-    records.games(day="2026-11-30", table="73696d", player="Anna", limit=100)
+    records.games(day="2026-11-30", table="T04", player="Anna", limit=100)
     records.game(12)                         # GameRecord: shots, series, chart, names
     records.set_names(12, ["Anna", "Ben"])   # game 12: board slot 1 and 2 ("" clears one)
+    records.set_next_names("543031", ["Anna", "Ben"])   # the board's next game
     records.rename_player("Ana", "Anna")     # a misspelt name corrected everywhere
     records.players(), records.player_stats(), records.slot_stats()
     records.export_lines(None, "csv")        # the lines of `tools.logger export`
@@ -90,6 +91,12 @@ class Records:
 
     def players(self):
         return names.players(self.con)
+
+    def set_next_names(self, board, given):
+        names.set_next_names(self.database, board, given)
+
+    def follow_table(self, number):
+        return names.follow_table(self.database, number)
 
     # -- statistics -------------------------------------------------------------------------
 

@@ -122,15 +122,24 @@ def pins_list(mask):
 class Replay:
     """A game's stored records replayed once (replay_steps).
 
-    shots: dicts (number, player, points, to, pins, carom, foul, score after it, set);
-    series: dicts (player, set, inning, points, shots, first, last); scores: [(shot
-    number, score 1, score 2)] from (0, 0, 0), the score as the board shows it after each
-    shot (in a match of sets: of the current set); refused: numbers of the records the
-    rules refuse (left out); game: the Game it ended with (the settings' new game when no
-    record was applied; None when the stored state names no settings)."""
+    shots: dicts (number, player, points, to, pins, carom, foul, score after it, set,
+    set_score, member); series: dicts (player, set, inning, points, shots, first, last);
+    sets: one dict a set that was decided (set, score, winner): the points that won it,
+    before the board's score went back to 0 : 0 for the next set; scores: [(shot number,
+    score 1, score 2)] from (0, 0, 0), the score after each shot as the board shows it (in
+    a match of sets: of the current set), and where a shot won a set that the match goes
+    on after, the set's points at that shot first, then (shot number, 0, 0); refused:
+    numbers of the records the rules refuse (left out); game: the Game it ended with (the
+    settings' new game when no record was applied; None when the stored state names no
+    settings).
+
+    A shot's ``set_score`` is the set's points when the shot decided a set (None
+    otherwise); ``member`` is the shooter's player at the table in a team match (CEB 28:
+    1 or 2; None in singles)."""
 
     def __init__(self):
         self.shots, self.series, self.scores = [], [], [(0, 0, 0)]
+        self.sets = []
         self.refused = []
         self.game = None
 
@@ -147,15 +156,25 @@ class Replay:
         current = None
         for _, record, game in replay_steps(packed, records, out.refused):
             out.game = game
-            before, inning = after
+            before, inning, sets_before, member = after
             after = _before(game)
             if game.shots == before:
                 continue  # an adjust: not a shot; the score after the next shot shows it
             shooter, points, to = game.last_player, game.last_points, game.last_to
             fields = record_fields(record) or {"pins": [], "carom": 0, "foul": []}
             set_no = inning[0] + 1
+            set_score = None
+            if game.sets[0] + game.sets[1] > inning[0]:  # this shot decided the set
+                _, was1, was2 = out.scores[-1]
+                set_score = [was1 + (points if to == 1 else 0),
+                             was2 + (points if to == 2 else 0)]
+                winner = 1 if game.sets[0] > sets_before[0] else 2
+                out.sets.append({"set": set_no, "score": set_score, "winner": winner})
             out.shots.append(dict(fields, number=game.shots, player=shooter, points=points,
-                                  to=to, score=[game.score[0], game.score[1]], set=set_no))
+                                  to=to, score=[game.score[0], game.score[1]], set=set_no,
+                                  set_score=set_score, member=member))
+            if set_score is not None and not game.finished:
+                out.scores.append((game.shots, set_score[0], set_score[1]))
             out.scores.append((game.shots, game.score[0], game.score[1]))
             if current is None or current["key"] != inning or current["player"] != shooter:
                 current = {"key": inning, "player": shooter, "set": set_no,
@@ -172,7 +191,10 @@ class Replay:
 
 
 def _before(game):
-    """What the inning key of the next shot is made of: shots so far, (sets played, who is
-    at the table, that player's innings)."""
+    """What the next shot is measured against: shots so far, its inning key (sets played,
+    who is at the table, that player's innings), the sets won, and the shooter's member at
+    the table in a team match (CEB 28; None in singles)."""
     turn = game.turn
-    return game.shots, (game.sets[0] + game.sets[1], turn, game.innings[turn - 1])
+    member = game.members[turn - 1] if game.teams else None
+    return (game.shots, (game.sets[0] + game.sets[1], turn, game.innings[turn - 1]),
+            (game.sets[0], game.sets[1]), member)

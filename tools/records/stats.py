@@ -1,7 +1,7 @@
 """Statistics: each game's totals per board slot, worked out one way, summed per player.
 
     totals(final, shots)              # [(points, innings, high) of slot 1, of slot 2]
-    slot_stats(con)                   # {(board, slot): games, won, points, innings, ...}
+    slot_stats(con)                   # {(board, slot, rules): games, won, points, ...}
     player_stats(db, keep=True)       # per name and rules id, best first
 
 What counts (docs/club.md): the points credited to the player, the innings begun and the
@@ -49,8 +49,9 @@ def _average(entry, innings):
 
 
 def slot_stats(con):
-    """{(board, slot): {"games", "won", "points", "series", "average", "high"}} over every
-    game with a state: a board's player 1 and player 2 (boards have no names)."""
+    """{(board, slot, rules id): {"games", "won", "points", "series", "average", "high"}}
+    over every game with a state: a board's player 1 and player 2 (boards have no names),
+    each rules system apart (a point of ddbu is not a point of ceb)."""
     table = {}
     for record in list_games(con, oldest_first=True):
         final = record.final
@@ -58,7 +59,7 @@ def slot_stats(con):
                              ).fetchone()[0]
         for slot, (points, innings, high) in enumerate(
                 _game_totals(con, record.game, final, packed), 1):
-            entry = table.setdefault((record.board, slot), {
+            entry = table.setdefault((record.board, slot, final["rules"]), {
                 "games": 0, "won": 0, "points": 0, "series": 0, "high": 0})
             entry["games"] += 1
             entry["won"] += final["winner"] == slot

@@ -150,7 +150,7 @@ def _client(index, url, receipts, ready):
                 message = json.loads(line[6:])
                 if message.get("all"):
                     continue  # the whole picture on connecting: no shot's delay
-                for table in message["tables"]:
+                for table in message.get("tables", ()):  # (a ping has none)
                     receipts.append((index, table["board"], table["game_no"],
                                      table["state"]["shots"], at))
     except OSError:
