@@ -64,6 +64,8 @@ def band_text(table, now=None):
         if what == "20-remaining":
             said.append("20 remaining: " + name)
         elif what == "distance":
+            if "set:" + p in s["announce"]:
+                continue  # a set won: "Set to ..." says it
             if past_distance(table, int(p)):
                 said.append(name + " is past the distance with a lone carambole: the game "
                             "goes on")

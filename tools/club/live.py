@@ -173,7 +173,7 @@ class LiveHub:
     def snapshot(self):
         return [self.current[key] for key in sorted(self.current)]
 
-    def pend(self, board, settings, answer=None, wait_s=PENDING_S):
+    def pend(self, board, settings, answer=None, wait_s=None):
         """A new game sent to ``board`` that waits for the board (the players' ok): shown
         with the table (`pending`) until the board starts a new game, refuses it
         (``answer()`` gives ("error", code)), or ``wait_s`` have passed. ``settings``: what
@@ -181,6 +181,7 @@ class LiveHub:
         event loop."""
         table = self.current.get(board)
         now = time.time()
+        wait_s = PENDING_S if wait_s is None else wait_s
         self.pending[board] = {"since": now, "until": now + wait_s,
                                "game": table and table["game"], "answer": answer,
                                "shown": dict(settings, since=now, until=now + wait_s,

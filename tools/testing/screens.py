@@ -7,7 +7,7 @@ tables where the club's store is there. The app is served on 127.0.0.1, a headle
 Chromium opens each page and saves a PNG into DIR (default docs/club/): tables.png (the
 club TV, 1920x1080), table.png (a phone), overlay.png (the 1920x200 stream strip, its
 transparent background kept as alpha), and results.png, game.png, players.png where those
-pages exist.
+pages exist; tables-8.png is the TV with eight tables, the *-phone.png pages at 390 px.
 """
 
 import os
@@ -20,7 +20,9 @@ from rules_core import Game
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DIR = os.path.join(HERE, "..", "..", "docs", "club")
 NAMES = {"T01": ("Anna Berger", "Ben Okafor"), "T02": ("Carla Weiss", "Dieter Maas"),
-         "T03": ("Elif Aydin", "Frank Roth"), "T04": ("Greta Lind", "Hans Vogel")}
+         "T03": ("Elif Aydin", "Frank Roth"), "T04": ("Greta Lind", "Hans Vogel"),
+         "T05": ("Ines Holm", "Jonas Berg"), "T06": ("Katrin Dahl", "Lars Nyborg"),
+         "T07": ("Mette Krogh", "Niels Bak"), "T08": ("Olga Petrova", "Pavel Orlov")}
 
 
 def _until(game, done, shot):
@@ -58,20 +60,30 @@ def scene():
 
     pause = _until(pause, lambda g: g.state()["status"] == "break", series)
     done = finished("russian", (60, 60))
+    teams = _until(Game("ceb", (30, 30), sets=3, teams=1),
+                   lambda g: sum(g.state()["sets"]) == 1 and g.state()["shots"] % 5 == 2, play)
+    ddbu60 = _until(Game("ddbu", (60, 46)), lambda g: g.state()["shots"] >= 9, play)
+    russian = _until(Game("russian", (60, 60)), lambda g: g.state()["shots"] >= 12, play)
+    ceb5 = _until(Game("ceb", (50, 50), sets=5), lambda g: sum(g.state()["sets"]) == 2, play)
     return [("T01", [finished("ddbu", (40, 40)), ddbu]),
-            ("T02", [finished("ceb", (60, 60)), ceb]),
+            ("T02", [finished("ceb", (40, 40), 3), ceb]),
             ("T03", [finished("russian", (60, 60)), pause]),
-            ("T04", [finished("ddbu", (60, 60)), done])]
+            ("T04", [finished("ddbu", (60, 60)), done]),
+            ("T05", [finished("ddbu", (40, 40)), teams]),
+            ("T06", [ddbu60]),
+            ("T07", [finished("ceb", (40, 40)), russian]),
+            ("T08", [ceb5])]
 
 
-def build(db):
-    """Play the scene into ``db`` through the logger; returns (logger bridge, hub, boards)."""
+def build(db, count=4):
+    """Play the scene's first ``count`` tables into ``db`` through the logger; returns
+    (logger bridge, hub, boards)."""
     from tools.club.live import LiveHub
     from tools.logger.bridge import LoggerBridge
     from tools.logger.core import Logger
     from tools.testing.fakeboards import FakeBoard
 
-    tables = scene()
+    tables = scene()[:count]
     boards = [FakeBoard(key.encode()) for key, _ in tables]
     hub = LiveHub(db)
     bridge = LoggerBridge(Logger([b.path for b in boards], db), on_commit=hub.notify).start()
@@ -124,6 +136,20 @@ def _name(db, boards):
         store.close()
 
 
+# (file, path, width, height, transparent background, tables in the scene)
+PAGES = (("tables.png", "/", 1920, 1080, False, 4),
+         ("tables-8.png", "/", 1920, 1080, False, 8),
+         ("table.png", "/table/T02", 390, 844, False, 4),
+         ("table-full.png", "/table/T02", 390, 2200, False, 4),
+         ("overlay.png", "/overlay/T02", 1920, 200, True, 4),
+         ("print.png", "/tables/print", 1440, 900, False, 4),
+         ("results.png", "/results", 1440, 900, False, 4),
+         ("results-phone.png", "/results", 390, 844, False, 4),
+         ("game.png", "/game/%(match)s", 1440, 1100, False, 4),
+         ("game-phone.png", "/game/%(match)s", 390, 844, False, 4),
+         ("players.png", "/players", 1440, 900, False, 4))
+
+
 def shoot(out_dir):
     from tools.club.app import create_app
     from tools.testing.browser import Served, chromium, chromium_missing, quit_chromium, viewport
@@ -133,42 +159,51 @@ def shoot(out_dir):
         raise RuntimeError(why)
     os.makedirs(out_dir, exist_ok=True)
     saved = []
-    with tempfile.TemporaryDirectory(prefix="club-screens-") as folder:
-        db = os.path.join(folder, "games.db")
-        bridge, hub, boards = build(db)
-        served = Served(create_app(db, pin="0000", commands=bridge, hub=hub))
-        driver = chromium(1920, 1080)
-        try:
-            deadline = time.monotonic() + 30
-            while len(hub.current) < len(boards) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            first_game = _first_finished(db)
-            pages = [("tables.png", "/", 1920, 1080, False),
-                     ("table.png", "/table/" + boards[0].key, 412, 915, False),
-                     ("overlay.png", "/overlay/" + boards[1].key, 1920, 200, True),
-                     ("results.png", "/results", 1440, 900, False),
-                     ("game.png", "/game/%s" % first_game, 1440, 1100, False),
-                     ("players.png", "/players", 1440, 900, False)]
-            for name, path, width, height, transparent in pages:
-                if not _exists(served.url(path)):
-                    continue
-                viewport(driver, width, height)
-                driver.execute_cdp_cmd("Emulation.setDefaultBackgroundColorOverride",
-                                       {"color": {"r": 0, "g": 0, "b": 0,
-                                                  "a": 0 if transparent else 1}}
-                                       if transparent else {})
-                driver.get(served.url(path))
-                _settle(driver)
-                target = os.path.join(out_dir, name)
-                driver.save_screenshot(target)
-                saved.append(target)
-        finally:
-            quit_chromium(driver)
-            served.stop()
-            bridge.stop()
-            for board in boards:
-                board.close()
+    driver = chromium(1920, 1080)
+    try:
+        for count in sorted({page[5] for page in PAGES}):
+            with tempfile.TemporaryDirectory(prefix="club-screens-") as folder:
+                db = os.path.join(folder, "games.db")
+                bridge, hub, boards = build(db, count)
+                served = Served(create_app(db, pin="0000", commands=bridge, hub=hub))
+                try:
+                    deadline = time.monotonic() + 30
+                    while len(hub.current) < len(boards) and time.monotonic() < deadline:
+                        time.sleep(0.05)
+                    games = {"match": _a_match(db)}
+                    for name, path, width, height, transparent, tables in PAGES:
+                        if tables != count or not _exists(served.url(path % games)):
+                            continue
+                        viewport(driver, width, height)
+                        driver.execute_cdp_cmd(
+                            "Emulation.setDefaultBackgroundColorOverride",
+                            {"color": {"r": 0, "g": 0, "b": 0, "a": 0}} if transparent else {})
+                        driver.get(served.url(path % games))
+                        _settle(driver)
+                        target = os.path.join(out_dir, name)
+                        driver.save_screenshot(target)
+                        saved.append(target)
+                finally:
+                    served.stop()
+                    bridge.stop()
+                    for board in boards:
+                        board.close()
+    finally:
+        quit_chromium(driver)
     return saved
+
+
+def _a_match(db):
+    """The first finished match of sets (a game to show: its sets, chart and shots)."""
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    try:
+        row = con.execute("SELECT id FROM games WHERE status='finished' AND sets > 1 "
+                          "ORDER BY id LIMIT 1").fetchone()
+        return row[0] if row else _first_finished(db)
+    finally:
+        con.close()
 
 
 def _first_finished(db):

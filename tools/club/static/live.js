@@ -71,6 +71,7 @@
       const player = p ? who(t, Number(p)) : "";
       if (what === "20-remaining") said.push("20 remaining: " + player);
       else if (what === "distance") {
+        if ((s.announce || []).includes("set:" + p)) continue;  // "Set to ..." says it
         said.push(past(t, Number(p))
           ? player + " is past the distance with a lone carambole: the game goes on"
           : player + " reached the distance");
@@ -125,7 +126,7 @@
       set(card, "turn" + p, here ? "▶" : "");
       set(card, "name" + p, who(t, p));
       set(card, "marked" + p, "●").hidden = s.marked !== p;
-      set(card, "member" + p, s.members ? "player " + s.members[i] + " of the team at the table"
+      set(card, "member" + p, s.members ? "player " + s.members[i] + " at the table"
         : "").hidden = !s.members;
       set(card, "score" + p, String(s.score[i]));
       set(card, "sets" + p, s.best_of > 1 ? String(s.sets[i]) : "").hidden = !(s.best_of > 1);
