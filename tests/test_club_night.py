@@ -33,6 +33,9 @@ PIN = "2468"
 def night(tmp_path_factory):
     """Eight tables T01..T08 on the logger, the app served with the PIN."""
     with club(tmp_path_factory.mktemp("night"), boards=8, pin=PIN) as c:
+        for board in c.boards:  # a new game is asked of the players, as on a board with
+            # a game on it (ok at the table starts it)
+            board.answers[frames.CMD_NEW_GAME] = frames.link.ERR_ASKED
         yield c
 
 
@@ -173,7 +176,18 @@ def test_a_new_game_on_a_table_keeps_its_names_and_the_phone_can_rematch(night, 
         "f.name2.value = 'Anna'; f.pin.value = arguments[0];"
         "f.querySelector('button[type=submit]:not([name])').click()", PIN)
     assert wait_until(lambda: len(_new_games(board)) == 2, timeout=10)
-    _show_new(night, "T02", Game("ddbu", (30, 30)), second["game"])
+    third = _show_new(night, "T02", Game("ddbu", (30, 30)), second["game"])
+    assert wait_until(lambda: night.hub.current[board.key]["names"] == ["Carla", "Anna"])
+    # "same players": the names of the game on the table, whatever the name fields say,
+    # and the settings of the form
+    browser.get(night.url("/table/T02"))
+    browser.execute_script(
+        "const f = document.getElementById('new-game'); f.name1.value = 'Xaver';"
+        "f.name2.value = 'Yrsa'; f.distance.value = '50'; f.pin.value = arguments[0];"
+        "f.querySelector('button[value=same]').click()", PIN)
+    assert wait_until(lambda: len(_new_games(board)) == 3, timeout=10)
+    assert _new_games(board)[-1][1:3] == (50, 50)
+    _show_new(night, "T02", Game("ddbu", (50, 50)), third["game"])
     assert wait_until(lambda: night.hub.current[board.key]["names"] == ["Carla", "Anna"])
 
 
@@ -509,7 +523,8 @@ def test_a_new_game_waiting_for_ok_is_shown_until_the_board_answers(night, brows
         "const f = document.getElementById('new-game'); f.rules.value = 'ceb';"
         "f.distance.value = '50'; f.sets.value = '3'; f.pin.value = arguments[0];"
         "f.querySelector('button[type=submit]:not([name])').click()", PIN)
-    assert wait_until(lambda: "Sent to the board" in browser.page_source, timeout=10)
+    assert wait_until(lambda: "Sent to the board, which asks the players to confirm"
+                      in browser.page_source, timeout=10)
     assert _new_games(board)
     # the phone: the card says the board waits for ok, and the form kept its values
     assert wait_until(lambda: (_text(browser, "T04", "pending") or "").startswith(
@@ -533,6 +548,17 @@ def test_a_new_game_waiting_for_ok_is_shown_until_the_board_answers(night, brows
     finally:
         browser.close()
         browser.switch_to.window(other)
+    # the players refuse it on the board: the wait is over as soon as the board says so
+    browser.get(night.url("/table/T04"))
+    browser.execute_script(
+        "const f = document.getElementById('new-game'); f.pin.value = arguments[0];"
+        "f.querySelector('button[type=submit]:not([name])').click()", PIN)
+    assert wait_until(lambda: "waiting for ok" in (_text(browser, "T04", "pending") or ""),
+                      timeout=10)
+    seq = [s for k, s, _ in board.commands if k == frames.CMD_NEW_GAME][-1]
+    board.answer(seq, frames.link.ERR_REFUSED)
+    assert wait_until(lambda: _text(browser, "T04", "pending") == "", timeout=10)
+    assert board.key not in night.hub.pending
     # a board that never answers: the wait ends on its own
     import tools.club.live as live
 

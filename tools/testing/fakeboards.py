@@ -4,6 +4,8 @@
     game = Game("ddbu", (40, 40)); game.shot(pins=0b101, carom=1)
     board.send_state(game)               # the shot's SHOT frame, then its STATE frame
     board.commands                       # [(kind, seq, payload)] the logger sent the board
+    board.answer(seq, ERR_REFUSED)       # its answer to a command (None: ACK; boardlib.link)
+    board.answers[CMD_NEW_GAME] = ERR_ASKED   # answer every such command at once so
     board.close()
 
 It answers the logger's CMD_HELLO with a hello and CMD_STATE with its latest state, as
@@ -42,6 +44,7 @@ class FakeBoard:
         self.seq = 0
         self.stamp = 0
         self.commands = []
+        self.answers = {}  # command kind -> the answer it gets at once (answer()'s code)
         self.events = []  # (record, player, points, to) as sent, 1 = first
         self.played = {self.game_id: (self.game_no, self.events)}  # every game's events
         self.last_payload = None
@@ -84,6 +87,15 @@ class FakeBoard:
         self._send(frames.STATE, payload)
         return payload
 
+    def answer(self, seq, code=None):
+        """The board's answer to the logger's command ``seq`` (one of ``commands``): ACK
+        where ``code`` is None, else an ERROR frame with that code (boardlib.link.ERR_*)."""
+        kind = next((k for k, s, _ in self.commands if s == seq), 0)
+        if code is None:
+            self._send(frames.ACK, struct.pack("<HB", seq, kind))
+        else:
+            self._send(frames.ERROR, struct.pack("<BH", code, seq))
+
     def _head(self, game_id=None):
         game_id = game_id or self.game_id
         return (struct.pack("<H", self.played[game_id][0]) + game_id + self.boot_id
@@ -120,6 +132,8 @@ class FakeBoard:
                 return
             for kind, seq, payload in self._reader.feed(data):
                 self.commands.append((kind, seq, bytes(payload)))
+                if kind in self.answers:
+                    self.answer(seq, self.answers[kind])
                 if kind == frames.CMD_HELLO:
                     self.hello()
                 elif kind == frames.CMD_EVENT and len(payload) == 10:
