@@ -1,10 +1,12 @@
 // The new-game form of a table's page: a distance each (handicap), and the distances the
 // two players' averages suggest (docs/club.md, "A fair distance").
 //
-// The club practice it follows: a handicap distance is a player's average times a number of
-// innings the club agrees on, the same for both (DDBU's TENAX DOUBLE in keglebillard: the two
-// players' averages added up, times 15). Here the number of innings is the one in which the
-// stronger player (the higher average) makes the distance typed in the form:
+// The club practice it follows: each player may play to a distance of their own (the DDBU
+// rules, §4.1, speak of a player's "own distance"), set from the player's average: the
+// average times a number of innings that is the same for both, as carom leagues set a
+// player's distance (docs/club.md, "A fair distance", cites one). Here
+// the number of innings is the one in which the stronger player (the higher average) makes
+// the distance typed in the form:
 //     innings = distance / max(average 1, average 2)
 //     distance of player P = round(average P x innings), at least 1, at most the largest
 // so both players need about the same number of innings. Averages are points per inning in
@@ -24,8 +26,9 @@
 
   function average(rules, name) {
     const table = averages[rules] || {};
-    const want = name.trim().toLowerCase();
-    for (const known in table) if (known.toLowerCase() === want) return table[known];
+    const key = (text) => text.trim().normalize("NFC").toLowerCase();  // as names are one player
+    const want = key(name);
+    for (const known in table) if (key(known) === want) return table[known];
     return null;
   }
 
