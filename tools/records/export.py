@@ -1,14 +1,15 @@
 """The export of the records: one JSON object a game a line, or CSV with a header.
 
     for line in export_lines(con, game=None, fmt="json"): print(line)
-    export_lines(con, fmt="csv", day="2026-11-30", table="73696d", player="Anna")
+    export_lines(con, fmt="csv", day="2026-11-30", table="T01", player="Anna")
 
 `tools.logger export` prints these lines and the club app's /export.json and /export.csv
 send them: the same bytes. A game is GameRecord.export(): its final state, its shots
 replayed from the stored events, whether they prove the final state (`complete`), the
 names given at the table (`names`; in CSV `name1`, `name2`, the last columns). ``day``
-("YYYY-MM-DD", local time, when the game began), ``table`` (a board id) and ``player`` (a
-name) narrow it as the club's Results page does (RecordError for a day not so written).
+("YYYY-MM-DD", local time, when the game began), ``table`` (a table's name or board id)
+and ``player`` (a name) narrow it as the club's Results page does (RecordError for a day
+not so written).
 """
 
 import csv
