@@ -96,6 +96,9 @@ def test_logger_options_out_of_range_exit_2_with_a_message(tmp_path, args, messa
     (["--demo-speed", "-1"], "--demo-speed"),
     (["--baud", "0"], "baud"),
     (["--listen", "127.0.0.1:" + HUGE], "HOST:PORT"),
+    (["--public-url", "ftp://club-pc.local"], "--public-url"),
+    (["--public-url", "http://club-pc.local:8080/tables?x=1"], "--public-url"),
+    (["--public-url", "http://club-pc.local:" + HUGE], "--public-url"),
 ])
 def test_club_options_out_of_range_exit_2_with_a_message(tmp_path, args, message):
     done = subprocess.run([sys.executable, "-m", "tools.club", "--db", _db(tmp_path), *args],

@@ -36,6 +36,9 @@ def night(tmp_path_factory):
         for board in c.boards:  # a new game is asked of the players, as on a board with
             # a game on it (ok at the table starts it)
             board.answers[frames.CMD_NEW_GAME] = frames.link.ERR_ASKED
+        # as `--public-url`: the address phones reach the app at (here the test's own
+        # loopback one; without it a TV opened on a loopback address shows no codes)
+        c.app.state.public_url = c.url("/").rstrip("/")
         yield c
 
 

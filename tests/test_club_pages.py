@@ -345,3 +345,37 @@ def test_browser_names_fold_case_in_any_script(served, db, browser):  # noqa: F8
     shown = browser.execute_script(
         "return [...document.querySelectorAll('tr[data-game]')].map(r => r.dataset.game)")
     assert sorted(shown) == ["1", "3"]
+
+
+# -- the tables' QR codes: an address phones can reach ---------------------------------------
+
+
+def _qr_title(client, label):
+    svg = client.get("/qr/%s.svg" % label).text
+    return re.search(r"<title>QR code: ([^<]+)</title>", svg).group(1)
+
+
+def test_a_tv_opened_on_a_loopback_address_shows_no_code_a_phone_cannot_reach(db):
+    app = create_app(db)
+    with client_for(app, base_url="http://127.0.0.1:8080") as local:
+        page = local.get("/")
+        assert page.status_code == 200 and 'class="card tv' in page.text
+        assert 'class="qr"' not in page.text
+        assert 'id="local-address"' in local.get("/tables/print").text
+    with client_for(app, base_url="http://192.168.1.20:8080") as lan:
+        page = lan.get("/")
+        assert 'class="qr"' in page.text
+        label = re.search(r'src="/qr/([^".]+)\.svg"', page.text).group(1)
+        assert _qr_title(lan, label) == "http://192.168.1.20:8080/table/" + label
+        assert 'id="local-address"' not in lan.get("/tables/print").text
+
+
+def test_the_codes_hold_the_public_url_whatever_address_the_browser_used(db):
+    app = create_app(db, public_url="http://club-pc.local:8080")
+    with client_for(app, base_url="http://127.0.0.1:8080") as local:
+        page = local.get("/")
+        label = re.search(r'src="/qr/([^".]+)\.svg"', page.text).group(1)
+        assert _qr_title(local, label) == "http://club-pc.local:8080/table/" + label
+        sheet = local.get("/tables/print").text
+        assert "http://club-pc.local:8080/table/" + label in sheet
+        assert 'id="local-address"' not in sheet

@@ -8,7 +8,10 @@
                                                          # elsewhere on the same file)
 Options: --listen HOST:PORT (default 127.0.0.1:8080; 0.0.0.0:8080 for the club's network),
 --pin PIN (without it nothing can be written from the web), --allow-host NAME (a name the
-club's browsers use for the app, besides localhost and IP addresses), --demo-speed X.
+club's browsers use for the app, besides localhost and IP addresses), --public-url URL (the
+address phones reach the app at, e.g. http://192.168.1.20:8080: the tables' QR codes hold
+it; without it they hold the address the browser used, and a TV opened as localhost shows
+none), --demo-speed X.
 """
 
 import argparse
@@ -26,6 +29,23 @@ def _listen(text):
     if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise argparse.ArgumentTypeError("%r: expected HOST:PORT, e.g. 127.0.0.1:8080" % text)
     return host.strip("[]"), int(port)
+
+
+def _public_url(text):
+    """http(s)://HOST[:PORT], nothing after it: the address the tables' QR codes hold."""
+    from urllib.parse import urlsplit
+
+    try:
+        url = urlsplit(text)
+        url.port  # noqa: B018  (a port that is not a number raises here)
+    except ValueError:
+        url = None
+    if (url is None or url.scheme not in ("http", "https") or not url.hostname
+            or url.path not in ("", "/") or url.query or url.fragment or url.username):
+        raise argparse.ArgumentTypeError(
+            "%r: expected the address phones reach the app at, e.g. http://192.168.1.20:8080"
+            % text)
+    return "%s://%s" % (url.scheme, url.netloc)
 
 
 def _count(text):
@@ -86,6 +106,9 @@ def parse_args(argv):
                     help="a name the club reaches the app by (e.g. club-pc.local); "
                     "repeatable. localhost and IP addresses always work; other names in "
                     "the Host header are refused (DNS rebinding)")
+    ap.add_argument("--public-url", type=_public_url, metavar="URL",
+                    help="the address phones reach the app at (e.g. http://192.168.1.20:8080),"
+                    " which the tables' QR codes hold; its name is allowed as --allow-host")
     ap.add_argument("--demo", type=_count, metavar="N",
                     help="N simulated tables (the real firmware on the simulated board) "
                     "play random games into --db")
@@ -157,8 +180,13 @@ def main(argv=None):
         logger = Logger(ports, args.db, baud=args.baud, store=store, say=say_on_stderr,
                         mqtt=source)
         bridge = LoggerBridge(logger, on_commit=hub.notify).start()
+    allowed = list(args.allow_host)
+    if args.public_url:
+        from urllib.parse import urlsplit
+
+        allowed.append(urlsplit(args.public_url).hostname)  # phones come by that name
     app = create_app(database, pin=args.pin, commands=bridge, hub=hub,
-                     allowed_hosts=args.allow_host)
+                     allowed_hosts=allowed, public_url=args.public_url)
     host, port = args.listen
     if demo is not None:
         demo.start()

@@ -51,7 +51,7 @@ def make_templates():
 
 
 def create_app(database, pin=None, commands=None, hub=None, poll_s=None, allowed_hosts=(),
-               limits=None):
+               limits=None, public_url=None):
     """The Starlette app over ``database`` (a tools.records.Database, or the path of a
     file a logger made). ``commands``: something with ``new_game(board, settings,
     replace)`` and ``cannot_command(board)`` that hands a command to the logger
@@ -59,7 +59,9 @@ def create_app(database, pin=None, commands=None, hub=None, poll_s=None, allowed
     cannot be told anything). ``hub``: a LiveHub to share (made here when None).
     ``allowed_hosts``: names the app answers to besides localhost and IP addresses (the
     Host header). ``limits``: the server's connection counts (tools.club.serving.Limits)
-    for /status.json."""
+    for /status.json. ``public_url``: the address phones reach the app at (scheme and
+    host, e.g. http://192.168.1.20:8080), which the tables' QR codes hold (None: the
+    address each browser used)."""
     if not isinstance(database, Database):
         database = Database(database, create=False)
     hub = hub or (LiveHub(database) if poll_s is None else LiveHub(database, poll_s=poll_s))
@@ -105,6 +107,7 @@ def create_app(database, pin=None, commands=None, hub=None, poll_s=None, allowed
     state = app.state
     state.guard, state.limits, state.hub, state.commands = guard, limits, hub, commands
     state.database, state.templates, state.notes = database, make_templates(), Notes()
+    state.public_url = public_url
     return app
 
 

@@ -79,15 +79,28 @@ def _board_table(request):
     return table
 
 
+def codes_base(request):
+    """The address the tables' QR codes hold: the club's --public-url when it gave one,
+    else the address this browser used. None when that is a loopback address (the TV
+    opened on the club PC as localhost): no phone can reach it, so no code is shown."""
+    public = request.app.state.public_url
+    if public:
+        return public
+    host = request.url.hostname or ""
+    if host == "localhost" or host == "::1" or host.startswith("127."):
+        return None
+    return "%s://%s" % (request.url.scheme, request.url.netloc)
+
+
 def table_url(request, label):
-    """The address of a table's page as this browser reached the app (what its QR code
-    holds)."""
-    return "%s://%s/table/%s" % (request.url.scheme, request.url.netloc, label)
+    """The address of a table's page, as its QR code holds it."""
+    base = codes_base(request) or "%s://%s" % (request.url.scheme, request.url.netloc)
+    return "%s/table/%s" % (base, label)
 
 
 def tables_page(request):
     return render(request, "tables.html", tables=request.app.state.hub.snapshot(),
-                  title="Tables")
+                  title="Tables", codes=codes_base(request) is not None)
 
 
 def table_page(request):
@@ -139,7 +152,7 @@ def print_page(request):
     tables = request.app.state.hub.snapshot()
     return render(request, "print.html", title="Tables to print",
                   tables=[(t, table_url(request, t["label"])) for t in tables],
-                  local=request.url.hostname in ("localhost", "127.0.0.1", "::1"))
+                  local=codes_base(request) is None)
 
 
 @functools.lru_cache(maxsize=256)

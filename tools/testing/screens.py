@@ -19,6 +19,7 @@ from rules_core import Game
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DIR = os.path.join(HERE, "..", "..", "docs", "club")
+PUBLIC_URL = "http://192.168.1.20:8080"  # the club PC on the club's network, as --public-url
 NAMES = {"T01": ("Anna Berger", "Ben Okafor"), "T02": ("Carla Weiss", "Dieter Maas"),
          "T03": ("Elif Aydin", "Frank Roth"), "T04": ("Greta Lind", "Hans Vogel"),
          "T05": ("Ines Holm", "Jonas Berg"), "T06": ("Katrin Dahl", "Lars Nyborg"),
@@ -165,7 +166,10 @@ def shoot(out_dir):
             with tempfile.TemporaryDirectory(prefix="club-screens-") as folder:
                 db = os.path.join(folder, "games.db")
                 bridge, hub, boards = build(db, count)
-                served = Served(create_app(db, pin="0000", commands=bridge, hub=hub))
+                # as the club's --public-url: the codes in the pictures hold a club
+                # address, the same at every run
+                served = Served(create_app(db, pin="0000", commands=bridge, hub=hub,
+                                           public_url=PUBLIC_URL))
                 try:
                     deadline = time.monotonic() + 30
                     while len(hub.current) < len(boards) and time.monotonic() < deadline:
