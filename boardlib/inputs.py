@@ -68,6 +68,15 @@ class Button:
         """The debounced level: True while the button counts as pressed."""
         return self._pressed == 1
 
+    def timer(self, now_ms):
+        """The ms from now_ms until update() would act with the level as it is (a
+        debounce or the hold running out), or None: only a change of the level can."""
+        if self._raw != self._pressed:
+            return self.debounce_ms - ticks_diff(now_ms, self._raw_since)
+        if self._raw and not self._held:
+            return self.hold_ms - ticks_diff(now_ms, self._pressed_since)
+        return None
+
     def update(self, pressed, now_ms):
         """`idle` (a plain attribute, cheap to read) is True after an update that leaves
         the button released and settled: until it is pressed again, update() would
@@ -146,6 +155,13 @@ class SpotSensors:
         for i in range(self.count):
             self._codes[i] = FAULT_NONE
             self._changes[i] = 0
+
+    def timer(self, now_ms):
+        """The ms from now_ms until update() would act with the same report (a glitch,
+        flap or stuck timer running out), or None: only a changed report can."""
+        if self._raw == self._quiet or not self._primed:
+            return None
+        return ticks_diff(self._due, now_ms)
 
     def fault_code(self, spot):
         """FAULT_NONE, FAULT_STUCK or FAULT_FLAP for spot number `spot` (1 = first)."""

@@ -52,7 +52,7 @@ docs/persistence.md says what is guaranteed and what is not.
 import os
 import struct
 
-from boardlib.crc32 import crc32
+from boardlib.crc32 import crc32, crc32_put
 
 try:
     from micropython import const
@@ -142,12 +142,12 @@ class GameStore:
         self._copies_made = False
         self._old_layout_gone = False  # no file of the single-directory layout is left
         self._slots = []  # per copy, the snapshot file the next compaction writes over
-        self._frames = {}  # record length -> preallocated frame buffer
+        # record length -> (the generation and frame number, which every frame's CRC
+        # starts from, so that a frame from another journal or from another place in this
+        # one never passes; then the frame), made once
+        self._frames = {}
         self._game = None  # the game last stored, for maintain()
         self._last_frame = _FRAME_EXTRA + 4  # size of the last frame appended
-        # Generation and frame number: every frame's CRC starts from them, so a frame
-        # from another journal or from another place in this one never passes.
-        self._salt = bytearray(8)
         try:
             os.mkdir(dirpath)
         except OSError:  # already there (the usual case)
@@ -329,9 +329,10 @@ class GameStore:
         OSError when the flash fails. Either way the next record() or maintain() writes a
         whole snapshot of the game, so the flash never misses an event the game has.
         """
-        if not isinstance(record, (bytes, bytearray)):
+        kind = type(record)  # (isinstance with a tuple of types would make the tuple)
+        if kind is not bytes and kind is not bytearray:
             self._needs_snapshot = True
-            raise TypeError("record must be bytes, not %s" % type(record).__name__)
+            raise TypeError("record must be bytes, not %s" % kind.__name__)
         size = len(record)
         if size < 1 or size > _MAX_RECORD:
             self._needs_snapshot = True
@@ -343,15 +344,16 @@ class GameStore:
             return
         buffers = self._frames.get(size)
         if buffers is None:
-            frame = bytearray(frame_size)
-            frame[0] = size
-            buffers = (frame, memoryview(frame)[0: 1 + size])
+            # salt (generation, frame number), then the frame: its CRC covers both, taken
+            # in one piece into the frame itself (no 32-bit int is made for it)
+            buf = bytearray(8 + frame_size)
+            buf[8] = size
+            buffers = (buf, memoryview(buf)[8:])
             self._frames[size] = buffers
-        frame, covered = buffers
-        frame[1: 1 + size] = record
-        salt = self._salt
-        struct.pack_into("<I", salt, 4, self.records)
-        struct.pack_into("<I", frame, 1 + size, crc32(covered, crc32(salt)))
+        buf, frame = buffers
+        buf[9: 9 + size] = record
+        struct.pack_into("<II", buf, 0, self.generation, self.records)
+        crc32_put(buf, 9 + size, buf, 9 + size)
         try:
             self._journal_a.write(frame)
             self._journal_a.flush()
@@ -517,7 +519,6 @@ class GameStore:
 
     def _journals_opened(self, size):
         self._journal_bytes = size
-        struct.pack_into("<I", self._salt, 0, self.generation)
         self._needs_snapshot = False
 
     def _close_journals(self):

@@ -11,6 +11,8 @@
     result = asm.poll(now_ms)
     if result == shot.SHOT:
         game.shot(*asm.shot_for(game.rules))   # pins, carom, fouls as the rules read them
+        # or, allocating nothing: the record itself (what the board does)
+        asm.record_into(record, second_foul_bit, casino) and game.apply(record)
     elif result == shot.UNDO:
         game.undo()
     elif result == shot.MENU:
@@ -42,6 +44,7 @@ Results wait in a small queue; `poll()` hands out one per call (call it every po
 
 from boardlib.inputs import HOLD, NONE, PRESS
 from boardlib.ticks import ticks_diff
+from rules_core.events import FOUL_ORDINARY, KIND_SHOT, MAX_OTHER
 
 try:
     from micropython import const
@@ -192,6 +195,16 @@ class ShotAssembler:
         else:
             self._drop()
 
+    def timer(self, now_ms):
+        """The ms from now_ms until poll() would act with the spots and buttons as they
+        are: 0 while results wait, the rest of the settle time while a shot with no
+        counted spot down is in progress, else None."""
+        if self.waiting:
+            return 0
+        if self.busy and not (self._down & ~self._blocked):
+            return self.settle_ms - ticks_diff(now_ms, self._quiet_since)
+        return None
+
     def poll(self, now_ms):
         """End the shot if it has settled; return NONE, SHOT, UNDO or MENU.
 
@@ -221,6 +234,35 @@ class ShotAssembler:
     def foul_codes(self, second_code, ordinary="foul"):
         """The last shot's fouls as rule codes, e.g. ("quilles", "foul"). Allocates."""
         return (second_code,) * self.foul_holds + (ordinary,) * self.foul_presses
+
+    def record_into(self, buf, second, casino):
+        """The last shot as an event record (rules_core.events) written into buf[0:4],
+        the same as events.encode_shot(*shot_for(rules)) without making anything:
+        `second` is the bit of the rules' second foul code (a held `foul`), `casino`
+        whether a held `carom` is a casino. False, writing nothing, when the fouls are
+        more than a record holds (a stuck finger: encode_shot refuses them too)."""
+        bits = other = 0
+        holds = self.foul_holds
+        presses = self.foul_presses
+        if holds:
+            bits = second
+            other = holds - 1
+        if presses:  # ordinary fouls: the first has its bit, unless a hold took it
+            if bits & FOUL_ORDINARY:
+                other += presses
+            else:
+                bits |= FOUL_ORDINARY
+                other += presses - 1
+        if other > MAX_OTHER:
+            return False
+        carom = self.carom
+        if carom == 2 and not casino:
+            carom = 1
+        buf[0] = KIND_SHOT
+        buf[1] = self.pins | carom << 5
+        buf[2] = bits
+        buf[3] = other
+        return True
 
     def shot_for(self, rules):
         """(pins, carom, fouls) of the last shot as the rules id reads the buttons."""

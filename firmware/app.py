@@ -4,13 +4,16 @@
     app = App(board)              # board: a profile built by firmware.hw or tools.simboard
     app.boot(now_ms)              # resume the game from flash, say hello on the link
     while True:
-        app.poll_inputs(now_ms)   # every few ms: sensors, buttons, shots, rules, journal
-        app.refresh_display(now_ms)
-        app.service_link(now_ms)
-        app.upkeep(now_ms)        # compact the journal while no shot is in progress
+        wait_ms = app.step(now_ms)   # what is due: inputs, link, display, upkeep, watchdog
+        ...                          # sleep wait_ms, or until a pin changes (app.changed)
 
-Every step takes the time as an argument, so the same code runs from asyncio tasks on the
-board (`firmware.run`) and in virtual time in the simulator. Order of work for a scored shot:
+The parts are `poll_inputs` (sensors, buttons, shots, rules, journal), `service_link`,
+`refresh_display` and `upkeep` (journal compaction while no shot is in progress); `step`
+runs each only when it is due: the inputs when a pin has changed (the pins' interrupts set
+`changed`) or one of their timers runs out, the link when the host has sent bytes or a
+heartbeat is due, the display when its picture changes, upkeep after events. Every step
+takes the time as an argument, so the same code runs from the board's asyncio task
+(`firmware.run`) and in virtual time in the simulator. Order of work for a scored shot:
 the rules apply it, the journal stores it (flushed), then the display and the link show it:
 what a player has seen on the display is on flash.
 """
@@ -25,6 +28,9 @@ from boardlib.ticks import ticks_add, ticks_diff
 from firmware import errors
 from firmware.screens import ERR, Screens
 from rules_core import Game, GameError, snapshot
+from rules_core.events import FOUL_NAMES
+from rules_core.savedstate import SAVE_SIZE, STATE_SIZE, save_into
+from rules_core.settings import RULES_IDS
 
 try:
     from micropython import const
@@ -35,6 +41,22 @@ except ImportError:  # CPython: the integer itself
 STORAGE_RETRY_MS = const(5000)  # how often a failing flash is tried again between shots
 _ENOSPC = const(28)
 _BUTTONS = const(4)  # len(shot.BUTTON_NAMES)
+# The board's schedule (App.step). An idle board wakes only for the watchdog and the
+# link's heartbeat; these are the longest waits and the steps of the busy parts.
+IDLE_MS = const(2000)  # the longest sleep: nothing is due, no pin changes
+# The watchdog is fed at a step FEED_MS after the last feed at the soonest (the link's
+# heartbeat wakes the board every 2 s: the feed goes with it), and half its timeout after
+# it at the latest (watchdog_ms is at least 2000; none armed: no wake for it at all).
+FEED_MS = const(1000)
+LINK_MS = const(10)  # a link without a byte count (the network) is served this often
+BUSY_MS = const(10)  # the wiring check polls the inputs every tick
+UPKEEP_MS = const(250)  # upkeep waits while a shot is in progress
+RETRY_MS = const(40)  # a part that raised is tried again after this
+_FAR_MS = const(1 << 28)  # "not due": far, and within half the ticks period
+# The bit of each rules id's second foul code (a held `foul`, shot.SECOND_FOUL) in an
+# event record, in RULES_IDS order; and whether a held `carom` is a casino there.
+_SECOND_FOUL = tuple(1 << FOUL_NAMES.index(shot.SECOND_FOUL[r]) for r in RULES_IDS)
+_CASINO = tuple(r in shot.CASINO_RULES for r in RULES_IDS)
 
 
 class App:
@@ -65,7 +87,7 @@ class App:
         self.link = board.link
         self._net = board.net
         self.game = None
-        self.state = None
+        self.changes = 0  # goes up by one at every change of the game: a cheap "has it?"
         self.menu = None
         self.check = None  # the builders' wiring check while it runs (firmware.check)
         self.stored = False
@@ -78,6 +100,23 @@ class App:
         self._storage_retry_at = 0
         self._down = -1  # the down mask the assembler saw last (-1: none yet)
         self._buttons_busy = 0
+        self._buttons_at = 0  # the soonest button timer while one is busy
+        # The schedule (step): when each part is next due, in ticks. A pin's interrupt
+        # sets `changed`; pins that cannot interrupt are read at every step.
+        self.changed = 1
+        self.errors = 0  # exceptions the parts raised (counted, the board goes on)
+        self._failed = 0  # a part raised since the watchdog was last fed: it is not fed
+        self._inputs_at = self._link_at = self._upkeep_at = self._feed_at = 0
+        self._feed_by = 0  # the last moment for the next feed
+        watchdog_ms = cfg.get("watchdog_ms", 0)
+        self._feed_every = watchdog_ms // 2 if watchdog_ms else _FAR_MS
+        self._every_step = not board.watch_inputs(self._pin_changed)
+        # Made once for the event path: a shot's record, the state the link sends.
+        self._record = bytearray(4)
+        self._saved = bytearray(SAVE_SIZE)
+        self._state_view = memoryview(self._saved)[:STATE_SIZE]
+        # bytes from the host wake the link (a network link is served every LINK_MS)
+        self.link_waiting = getattr(self.link, "waiting", None)
 
     # -- start-up ---------------------------------------------------------------------------
 
@@ -104,12 +143,15 @@ class App:
             self.numbering.new_identity()
             self._store(self.store.new_game, game)
         self.game = game
-        self.state = game.state()
+        self.changes += 1
         self.kept, _ = self.kept_store.load()
 
     def start(self, now_ms):
         """Say hello on the link, send the state, put the scores on the display."""
         self._started = True
+        # every part is due at the first step
+        self._inputs_at = self._link_at = self._upkeep_at = self._feed_at = now_ms
+        self._feed_by = now_ms
         self._number_link()
         if self.link is not None:
             self.link.send_hello(PROTOCOL_VERSION, self.board.reset_cause, now_ms)
@@ -123,6 +165,12 @@ class App:
         if self.storage_error:
             self._storage_changed()
 
+    @property
+    def state(self):
+        """The board state (rules_core.Game.state(): a new dict at every call). For the
+        host side and the simulator: the firmware itself reads the game directly."""
+        return self.game.state()
+
     def _new_game_from(self, settings):
         d = settings["distance"]
         return Game(
@@ -133,26 +181,121 @@ class App:
             teams=settings.get("teams", 0),
         )
 
-    # -- the steps --------------------------------------------------------------------------
+    # -- the schedule -----------------------------------------------------------------------
+
+    def _pin_changed(self, pin):
+        # A spot's or a button's interrupt (a soft IRQ on the ESP32): set a flag, no more.
+        self.changed = 1
+
+    def step(self, now_ms):
+        """Run every part that is due at now_ms; return the ms until one is due again
+        (0 to IDLE_MS), unless a pin changes first. A part that raises is counted in
+        `errors`, tried again RETRY_MS later, and keeps the watchdog from being fed until
+        a feed period has passed without any part raising."""
+        if self.changed or self._every_step or ticks_diff(now_ms, self._inputs_at) >= 0:
+            self.changed = 0
+            try:
+                self.poll_inputs(now_ms)
+            except Exception as exc:
+                self._part_failed(exc)
+                self._inputs_at = ticks_add(now_ms, RETRY_MS)
+        link = self.link
+        waiting = self.link_waiting
+        if link is not None and (ticks_diff(now_ms, self._link_at) >= 0
+                                 or (waiting is not None and waiting())):
+            try:
+                self.service_link(now_ms)
+            except Exception as exc:
+                self._part_failed(exc)
+                self._link_at = ticks_add(now_ms, RETRY_MS)
+        screens = self.screens
+        if screens.dirty or ticks_diff(now_ms, screens.due) >= 0:
+            try:
+                self.refresh_display(now_ms)
+            except Exception as exc:
+                self._part_failed(exc)
+                screens.dirty = False
+                screens.due = ticks_add(now_ms, RETRY_MS)
+        if ticks_diff(now_ms, self._upkeep_at) >= 0:
+            self._upkeep_at = ticks_add(now_ms, _FAR_MS)
+            try:
+                self.upkeep(now_ms)
+            except Exception as exc:
+                self._part_failed(exc)
+                self._upkeep_at = ticks_add(now_ms, UPKEEP_MS)
+        if ticks_diff(now_ms, self._feed_at) >= 0:
+            # Fed only if no part raised in the last period: a part that keeps failing
+            # resets the board rather than freezing the scores.
+            self._feed_at = ticks_add(now_ms, FEED_MS)
+            self._feed_by = ticks_add(now_ms, self._feed_every)
+            if not self._failed:
+                self.board.wdt.feed()
+            self._failed = 0
+        # the soonest of the parts' times (written out: a loop would make a tuple)
+        wait = ticks_diff(self._feed_by, now_ms)
+        left = ticks_diff(self._inputs_at, now_ms)
+        if left < wait:
+            wait = left
+        if link is not None:
+            left = ticks_diff(self._link_at, now_ms)
+            if left < wait:
+                wait = left
+        left = ticks_diff(screens.due, now_ms)
+        if left < wait:
+            wait = left
+        left = ticks_diff(self._upkeep_at, now_ms)
+        if left < wait:
+            wait = left
+        if wait < 0 or screens.dirty:
+            return 0
+        return wait if wait < IDLE_MS else IDLE_MS
+
+    def _part_failed(self, exc):
+        self.errors += 1
+        self._failed = 1
+        if self.errors < 4:
+            print("step error:", repr(exc))
+
+    # -- the parts ---------------------------------------------------------------------------
 
     def poll_inputs(self, now_ms):
         # Kept to a few locals: MicroPython takes a bigger frame from the heap on every
-        # call, and this runs every 5 ms. The rare work is in the helpers below.
+        # call. The rare work is in the helpers below.
         if self.check is not None:  # the builders' wiring check (firmware.check)
+            self._inputs_at = ticks_add(now_ms, BUSY_MS)
             return self.check.run(self, now_ms)
         inputs = self.board.read_inputs()  # spots in bits 0-4, buttons from bit 8
-        down = self.sensors.update(inputs, now_ms)  # it takes the spots' bits alone
-        if self.sensors.fault != self._faults:
+        sensors = self.sensors
+        down = sensors.update(inputs, now_ms)  # it takes the spots' bits alone
+        if sensors.fault != self._faults:
             self._faults_changed()
         assembler = self.assembler  # each attribute lookup costs: the idle poll has few
         if down != self._down or assembler.busy:  # it only cares about changes
             self._down = down
-            assembler.spots(down, now_ms, self.sensors.flapping)
+            assembler.spots(down, now_ms, sensors.flapping)
         pressed = inputs >> 8
         if pressed or self._buttons_busy:  # all released and settled: nothing to time
             self._poll_buttons(pressed, now_ms)
         if assembler.busy or assembler.waiting:
             self._take(assembler.poll(now_ms), now_ms)
+        # When the inputs are due again with no pin changing: the soonest of their timers
+        # (the wiring check, once a button has opened it, reads them every tick).
+        left = sensors.timer(now_ms)
+        if self._buttons_busy or assembler.busy or assembler.waiting or self.check:
+            left = self._input_timers(left, now_ms)
+        self._inputs_at = ticks_add(now_ms, _FAR_MS if left is None else left)
+
+    def _input_timers(self, left, now_ms):
+        if self.check is not None:
+            return BUSY_MS
+        if self._buttons_busy:
+            buttons = ticks_diff(self._buttons_at, now_ms)
+            if left is None or buttons < left:
+                left = buttons
+        timer = self.assembler.timer(now_ms)
+        if timer is not None and (left is None or timer < left):
+            left = timer
+        return left
 
     def _faults_changed(self):
         faults = self.sensors.fault
@@ -162,11 +305,14 @@ class App:
     def _show_fault(self):
         # a sensor fault first (the players can fix it), else a storage error
         code = errors.sensor_code(self.sensors) if self._faults else 0
-        self.screens.fault_code = code or self.storage_error
+        screens = self.screens
+        screens.fault_code = code or self.storage_error
+        screens.dirty = True
 
     def _poll_buttons(self, pressed, now_ms):
         busy = 0
         buttons = self.buttons
+        soonest = None
         for i in range(_BUTTONS):
             button = buttons[i]
             level = pressed & (1 << i)
@@ -177,7 +323,11 @@ class App:
                 self._button(i, kind, now_ms)
             if not button.idle:
                 busy = 1
+                left = button.timer(now_ms)
+                if left is not None and (soonest is None or left < soonest):
+                    soonest = left
         self._buttons_busy = busy or pressed
+        self._buttons_at = ticks_add(now_ms, _FAR_MS if soonest is None else soonest)
 
     def _take(self, event, now_ms):
         if self.asked is not None and event:
@@ -233,7 +383,7 @@ class App:
         self.menu.draw(buf)
 
     def refresh_display(self, now_ms):
-        self.screens.refresh(self.state, now_ms)
+        self.screens.refresh(self.game, now_ms)
 
     def service_link(self, now_ms):
         link = self.link
@@ -245,10 +395,16 @@ class App:
         net = self._net
         if net is not None and net.notice:  # the network failed: say why, once per try
             self.screens.flash(ERR, net.take_notice(), now_ms)
+        # A link that counts its bytes (the serial one) is due at its next frame, or when
+        # bytes arrive; the network link is served every LINK_MS.
+        due = getattr(link, "due", None)
+        self._link_at = ticks_add(now_ms, LINK_MS) if due is None else due
 
     def upkeep(self, now_ms):
         if self.assembler.busy:
+            self._upkeep_at = ticks_add(now_ms, UPKEEP_MS)  # after the shot
             return
+        self.game.reserve()  # room for the next events, taken between them
         if not self.storage_error:
             self.store.maintain()
         elif ticks_diff(now_ms, self._storage_retry_at) >= 0:
@@ -256,25 +412,44 @@ class App:
             # the game, so that nothing is missing once it works
             self._storage_retry_at = ticks_add(now_ms, STORAGE_RETRY_MS)
             self._store(self.store.maintain)
+        if self.storage_error:
+            self._upkeep_at = self._storage_retry_at
 
     # -- storage ----------------------------------------------------------------------------
 
+    def _record_event(self, game, record):
+        """store.record, as _store does it, without making a bound method or a tuple."""
+        self._upkeep_at = self._feed_at
+        try:
+            self.store.record(game, record)
+        except OSError as exc:
+            self._store_failed(exc)
+            return
+        if self.storage_error and not self.store.needs_snapshot:
+            self.storage_error = 0
+            self._storage_changed()
+
     def _store(self, action, *args):
         """Run a store write; a flash failure becomes a storage error on the display and
-        the link (the game goes on in memory), and a write that works clears it."""
+        the link (the game goes on in memory), and a write that works clears it. Upkeep
+        is due after it (a compaction, or trying the flash again)."""
+        self._upkeep_at = self._feed_at
         try:
             action(*args)
         except OSError as exc:
-            code = errors.STORAGE_FULL if exc.args and exc.args[0] == _ENOSPC else (
-                errors.STORAGE_FAILED)
-            if code != self.storage_error:
-                self.storage_error = code
-                self._storage_changed()
+            self._store_failed(exc)
             return False
         if self.storage_error and not self.store.needs_snapshot:
             self.storage_error = 0
             self._storage_changed()
         return True
+
+    def _store_failed(self, exc):
+        code = errors.STORAGE_FULL if exc.args and exc.args[0] == _ENOSPC else (
+            errors.STORAGE_FAILED)
+        if code != self.storage_error:
+            self.storage_error = code
+            self._storage_changed()
 
     def _storage_changed(self):
         self._show_fault()
@@ -287,12 +462,15 @@ class App:
         game = self.game
         if game.finished:
             return  # a finished game takes only undo or a new game
-        pins, carom, fouls = self.assembler.shot_for(game.rules)
+        record = self._record
+        rid = game.rid
+        if not self.assembler.record_into(record, _SECOND_FOUL[rid], _CASINO[rid]):
+            return  # more fouls than a record holds: a stuck finger, not a shot
         try:
-            record = game.shot(pins, carom, fouls)
+            game.apply(record)
         except GameError:
             return
-        self._store(self.store.record, game, record)
+        self._record_event(game, record)
         if self.link is not None and self._started:
             # The event first, then the state that counts it: a host that has the state
             # has had its chance at every event in it.
@@ -357,20 +535,23 @@ class App:
             self.link.game_id[:] = self.numbering.game_id
 
     def _changed(self, now_ms, shot_event=True):
-        self.state = self.game.state()
+        self.changes += 1
         if not self._started:
             return
+        screens = self.screens
         if shot_event:
-            self.screens.after_event(self.state, now_ms, self.game.announce)
+            screens.after_event(self.game, now_ms)
         else:
-            self.screens.clear()
-            self.screens.after_event(self.state, now_ms, self.game.announce)
-            self.screens.clear()
+            screens.clear()
+            screens.after_event(self.game, now_ms)
+            screens.clear()
         if self.link is not None:
             self._send_state(now_ms)
 
     def _send_state(self, now_ms):
-        self.link.send_state(snapshot.pack_state(self.game), now_ms, self.game.history)
+        game = self.game
+        save_into(game, self._saved)  # the state payload, made in a buffer made once
+        self.link.send_state(self._state_view, now_ms, game.history)
 
     # -- host commands ----------------------------------------------------------------------
 
@@ -433,7 +614,7 @@ class App:
         except GameError:
             link.nack(seq, ERR_REFUSED)
             return
-        self._store(self.store.record, game, record)
+        self._record_event(game, record)
         link.ack(seq)
         link.send_event(link.cmd_index, record, 0, 0, 0, now_ms, resent=True)
         self._changed(now_ms, shot_event=False)

@@ -6,6 +6,7 @@
     board.read_buttons()    # bit i set: button i (carom, foul, ok, undo) is held down
     board.read_inputs()     # both in one call: read_spots() | read_buttons() << 8
     board.arm_watchdog()    # once the game is loaded: config["watchdog_ms"], never stopped
+    board.watch_inputs(handler)   # handler(pin) when any spot or button changes
 
 The pins and parts are made elsewhere (firmware.hw on the ESP32, tools.simboard in the
 simulator, from the same profile) and handed in whole: nothing here creates hardware, and
@@ -62,6 +63,19 @@ class Board:
             spots ^= 0x1F  # a standing pin reads 0
         b = self._button_reads
         return spots | (b[0]() | b[1]() << 1 | b[2]() << 2 | b[3]() << 3) << 8 ^ 0xF00
+
+    def watch_inputs(self, handler):
+        """Have every spot and button pin call handler(pin) when its level changes (its
+        interrupt; on the ESP32 a soft IRQ, run between two bytecodes). True if all can;
+        otherwise the caller has to read them all the time."""
+        every = True
+        for pin in self.spots + self.buttons:
+            irq = getattr(pin, "irq", None)
+            if irq is None:
+                every = False
+            else:
+                irq(handler=handler, trigger=pin.IRQ_RISING | pin.IRQ_FALLING)
+        return every
 
     def read_spots(self):
         mask = 0

@@ -1,93 +1,114 @@
-"""Runs the application from asyncio tasks, with a watchdog that only a healthy loop feeds.
+"""Runs the application from one asyncio task, which sleeps until there is work.
 
     import firmware.run
     firmware.run.start()            # on the ESP32 (main.py does this)
     firmware.run.start(board)       # any board, e.g. the simulator's
 
-Four tasks: inputs every 5 ms (sensors, buttons, shots, rules, journal), the display every
-40 ms, the link every 10 ms, and upkeep every 250 ms (journal compaction while no shot is
-in progress, the watchdog). The watchdog is fed only when every task has run since the
-last feed, so one stuck task resets the board rather than freezing the scores.
+The task runs `App.step`, which does what is due (the inputs when a pin changed or one of
+their timers ran out, the link when the host sent bytes or a frame is due, the display when
+its picture changes, journal upkeep after events, the watchdog), then sleeps until the
+soonest of those times, or until a pin's interrupt or the host's bytes end the wait: an
+idle board wakes about once a second. The wait is on a `Wake` object that asyncio's poller
+asks at every tick (10 ms on the ESP32) whether it is ready; nothing is allocated for it.
+The watchdog is fed only while no part keeps raising, so a broken part resets the board
+rather than freezing the scores.
 
 What `start` does at power-up, in order (docs/esp32.md says why):
 1. `undo` held down: safe mode. The display says SAFE; no game, no watchdog, the REPL
    (USB serial) stays free, e.g. to fix /board.cfg after `link: "uart0"`.
 2. Otherwise the game is loaded (journal replay), then the watchdog is armed, then the
-   tasks run. On the ESP32 the modules that build the board (BOOT_MODULES) are dropped
+   task runs. On the ESP32 the modules that build the board (BOOT_MODULES) are dropped
    first, before the application's modules are imported and the game is read: a board
    that loads its code into the heap (.mpy files) does not keep them. Should an
-   exception ever escape the tasks, the board shows Err 91 and keeps feeding the
+   exception ever escape the task, the board shows Err 91 and keeps feeding the
    watchdog: a hard fault is shown, not turned into a reset loop.
 """
 
 import asyncio
+import io
 import time
+from asyncio import core  # type: ignore[attr-defined]  # not in the stubs
 
 from boardlib import layout
+from boardlib.ticks import ticks_add, ticks_diff
 from firmware import errors
 from firmware.board import UNDO_BUTTON
 
-INPUT_MS = 5
-STEP_MS = INPUT_MS  # virtual time advances by one input poll
-DISPLAY_MS = 40
-LINK_MS = 10
-UPKEEP_MS = 250
+STEP_MS = 5  # the simulator's virtual time advances by this much a step (tick)
+UPKEEP_MS = 250  # the halt loop's feeding period
+_POLL = 3  # MicroPython's stream ioctl: MP_STREAM_POLL
+_POLLIN = 1
+
+
+class Wake(io.IOBase):
+    """What the board's task waits on, registered with asyncio's poller once and for all:
+    ready when a pin has changed (`app.changed`, set by the pins' interrupts), when the
+    host's bytes are waiting, or when the deadline has passed. The poller asks `ioctl`
+    once per tick while the task waits (extmod/modselect.c, then MICROPY_EVENT_POLL_HOOK:
+    one FreeRTOS tick on the ESP32), and at once when an interrupt wakes it."""
+
+    def __init__(self, app, clock):
+        self.app = app
+        self.clock = clock
+        self.deadline = 0
+        self.waiting = app.link_waiting  # the link's "bytes arrived", or None
+
+    def ioctl(self, request, arg):
+        if request != _POLL:
+            return -1  # nothing else: not even a file number (the unix port asks for one)
+        if self.app.changed or ticks_diff(self.clock(), self.deadline) >= 0:
+            return arg & _POLLIN
+        waiting = self.waiting
+        if waiting is not None and waiting():
+            return arg & _POLLIN
+        return 0
 
 
 class Runner:
     def __init__(self, app, clock=time.ticks_ms):
         self.app = app
         self.clock = clock
-        self.beats = bytearray(3)  # inputs, display, link: set when the task has run
-        self.errors = 0
+        self.wake = Wake(app, clock)
 
-    def _guard(self, step, index):
+    @property
+    def errors(self):
+        return self.app.errors
+
+    def main(self):
+        """The board's task (a generator, as asyncio's own waits are): step, then wait on
+        the Wake until it is ready. It stays registered with the poller: after the first
+        wait only its waiting task is set again (asyncio's IOQueue would otherwise drop
+        and re-make its entry, allocating, at every wake-up)."""
+        app = self.app
+        wake = self.wake
+        clock = self.clock
+        queue = core._io_queue
+        entry = None
         try:
-            step(self.clock())
-            self.beats[index] = 1
-        except Exception as exc:  # the scoreboard keeps going; the count shows on the bench
-            self.errors += 1
-            if self.errors < 4:
-                print("step error:", repr(exc))
-
-    async def _every(self, step, index, period_ms):
-        while True:
-            self._guard(step, index)
-            await asyncio.sleep_ms(period_ms)
-
-    async def _upkeep(self):
-        app = self.app
-        while True:
-            try:
-                app.upkeep(self.clock())
-            except Exception as exc:
-                self.errors += 1
-                print("upkeep error:", repr(exc))
-            beats = self.beats
-            if beats[0] and beats[1] and beats[2]:
-                app.board.wdt.feed()
-                beats[0] = beats[1] = beats[2] = 0
-            await asyncio.sleep_ms(UPKEEP_MS)
-
-    async def main(self):
-        app = self.app
-        asyncio.create_task(self._every(app.poll_inputs, 0, INPUT_MS))
-        asyncio.create_task(self._every(app.refresh_display, 1, DISPLAY_MS))
-        asyncio.create_task(self._every(app.service_link, 2, LINK_MS))
-        await self._upkeep()
+            while True:
+                now = clock()
+                wake.deadline = ticks_add(now, app.step(now))
+                if entry is None:
+                    queue.queue_read(wake)
+                    entry = queue.map[id(wake)]
+                    entry[1] = wake  # never a task: keeps the entry after a wake-up
+                else:
+                    task = core.cur_task
+                    entry[0] = task
+                    task.data = queue  # as IOQueue._enqueue: a cancelled task leaves it
+                    queue.poller.modify(wake, _POLLIN)
+                yield
+        finally:  # cancelled, or a step's exception escaped: the poller forgets the Wake
+            if queue.map.get(id(wake)) is entry and entry is not None:
+                del queue.map[id(wake)]
+                queue.poller.unregister(wake)
 
 
 def tick(app, now_ms):
-    """The tasks' work for the 5 ms step at now_ms (a multiple of 5), in virtual time:
-    the simulator's timeline mode and the bench run the board's schedule with this."""
-    app.poll_inputs(now_ms)
-    if now_ms % LINK_MS == 0:
-        app.service_link(now_ms)
-    if now_ms % DISPLAY_MS == 0:
-        app.refresh_display(now_ms)
-    if now_ms % UPKEEP_MS == 0:
-        app.upkeep(now_ms)
-        app.board.wdt.feed()
+    """The board's work at now_ms (a multiple of STEP_MS), in virtual time: the
+    simulator's timeline mode and the tests step the board with this, every STEP_MS; only
+    what is due runs, as on the board."""
+    app.step(now_ms)
 
 
 SAFE_WORD = "SAFE"
@@ -132,19 +153,24 @@ def start(board=None, clock=time.ticks_ms):
 def _build():
     """The ESP32 board (firmware.hw); then BOOT_MODULES are forgotten, so that nothing
     holds them once the board is built and the collector can take them."""
-    import sys
-
     from firmware import hw
 
     board = hw.build()
-    for name in BOOT_MODULES:
+    forget(BOOT_MODULES)
+    return board
+
+
+def forget(names):
+    """Drop the modules `names` (dotted) from sys.modules and from their packages."""
+    import sys
+
+    for name in names:
         sys.modules.pop(name, None)
         parent, _, child = name.rpartition(".")
         try:  # an imported submodule is also an attribute of its package
             delattr(sys.modules[parent], child)
         except (KeyError, AttributeError):
             pass
-    return board
 
 
 def _halt(board, exc):

@@ -1,9 +1,11 @@
 """What the display shows, and for how long.
 
     screens = Screens(display)
-    screens.after_event(state, now_ms, game.announce)  # after a shot, undo, new game
+    screens.after_event(game, now_ms)   # after a shot, undo, new game (rules_core.Game)
     screens.flash(ERR, 41, now_ms)      # a one-off message (boot notices, errors)
-    screens.refresh(state, now_ms)      # call often; writes only when the picture changes
+    screens.refresh(game, now_ms)       # when screens.dirty, or once screens.due has come
+
+Everything is read from the game itself (no board-state dict is made for an event).
 
 The base picture is both scores with the marker of who is at the table (in ceb also the
 marked-ball ring, CEB 21.1; in ceb team play every third period of MESSAGE_MS shows the
@@ -15,8 +17,8 @@ code with the scores for as long as the fault lasts.
 """
 
 from boardlib import layout
-from boardlib.ticks import ticks_diff
-from rules_core.common import A_DISTANCE, A_LAST_SERIES, A_SET, A_TWENTY
+from boardlib.ticks import ticks_add, ticks_diff
+from rules_core.common import A_DISTANCE, A_LAST_SERIES, A_SET, A_TWENTY, BREAK, TIE
 
 try:
     from micropython import const
@@ -27,6 +29,8 @@ except ImportError:  # CPython: the integer itself
 MESSAGE_MS = const(2000)
 BREAK_S = const(300)
 _QUEUE = const(8)
+_REDRAW_MS = const(40)  # an override (menu, wiring check) and a failed bus write: redrawn
+_FAR_MS = const(1 << 28)  # "no change due": far, and within half the ticks period
 
 # Message kinds; each takes one integer argument.
 POINTS = const(1)
@@ -60,11 +64,25 @@ class Screens:
         self._shown_at = None  # when the message at the head went up
         self.break_started = None  # ticks of the moment a break became due
         self.fault_code = 0  # a sensor fault shown in turns with the scores
-        self.override = None  # a callable(buf, now_ms) that draws instead (the setup menu)
-        self._drawn = None  # the state whose scores are on the glass
+        self._override = None  # a callable(buf, now_ms) that draws instead (the setup menu)
+        self._drawn = False  # the game's scores (as last drawn) are on the glass
         self._members_shown = False  # the team picture is on the glass, not the scores
         self.reset_text = "rSt   --"
-        self._dirty = True
+        # What the board's schedule reads (App.step): a refresh is due now (dirty), or at
+        # `due` (ticks), when the picture changes by itself (a message ends, the break
+        # clock, a blinking result).
+        self.dirty = True
+        self.due = 0
+
+    @property
+    def override(self):
+        """A callable(buf, now_ms) that draws instead of the game (the setup menu), or None."""
+        return self._override
+
+    @override.setter
+    def override(self, draw):
+        self._override = draw
+        self.dirty = True
 
     # -- queue ------------------------------------------------------------------------------
 
@@ -83,7 +101,7 @@ class Screens:
         self._count += 1
         if self._count == 1:
             self._shown_at = now_ms
-        self._dirty = True
+        self.dirty = True
 
     def _pop(self):
         self._head = (self._head + 1) % _QUEUE
@@ -91,94 +109,119 @@ class Screens:
 
     def clear(self):
         self._count = 0
-        self._dirty = True
+        self.dirty = True
 
     # -- events -----------------------------------------------------------------------------
 
-    def after_event(self, state, now_ms, announce):
-        """Queue what the event that just happened means to the players.
-
-        `state` is the board-state dict (`Game.state()`), taken once per event; `announce`
-        the game's announcement bits (`Game.announce`, rules_core.common's A_* bits)."""
+    def after_event(self, game, now_ms):
+        """Queue what the event that just happened means to the players (`game`: the
+        rules_core.Game, its last shot and its announcement bits, rules_core.common's A_*)."""
         self.clear()
-        last = state["last"]
-        if last is not None and (last["points"] or last["foul"]):
-            arg = (last["player"] << 12) | (last["to"] << 10) | (int(last["foul"]) << 9)
-            self.flash(POINTS, arg | min(last["points"], 0x1FF), now_ms)
-        for bit, kind in _ANNOUNCED:
-            for player in (1, 2):
-                if announce & (bit << (player - 1)):
-                    if kind == REMAINING20:
-                        self.flash(kind, (player << 12) | state["remaining"][player - 1],
-                                   now_ms)
-                    else:
-                        self.flash(kind, player, now_ms)
-        if state["status"] == "break":
+        player = game.last_player
+        if player and (game.last_points or game.last_foul):
+            foul = 1 if game.last_foul else 0
+            arg = (player << 12) | (game.last_to << 10) | (foul << 9)
+            points = game.last_points
+            self.flash(POINTS, arg | (points if points < 0x1FF else 0x1FF), now_ms)
+        announce = game.announce
+        if announce:
+            for bit, kind in _ANNOUNCED:
+                for player in (1, 2):
+                    if announce & (bit << (player - 1)):
+                        if kind == REMAINING20:
+                            i = player - 1
+                            left = game.distance[i] - game.score[i]
+                            self.flash(kind, (player << 12) | (left if left > 0 else 0),
+                                       now_ms)
+                        else:
+                            self.flash(kind, player, now_ms)
+        if game.status == BREAK:
             if self.break_started is None:
                 self.break_started = now_ms
         else:
             self.break_started = None
-        self._dirty = True
+        self.dirty = True
 
     # -- drawing ----------------------------------------------------------------------------
 
-    def refresh(self, state, now_ms):
-        if (state is self._drawn and not self._count and not self._dirty
-                and self.override is None and self.break_started is None
-                and not self.fault_code and state["winner"] is None
-                and state["members"] is None and not self.display.pending):
+    def refresh(self, game, now_ms):
+        if (self._drawn and not self._count and not self.dirty
+                and self._override is None and self.break_started is None
+                and not self.fault_code and not game.winner and not game.teams
+                and not self.display.pending):
+            self.due = ticks_add(now_ms, _FAR_MS)
             return  # these scores are on the glass already: the common case, kept cheap
-        self._refresh(state, now_ms)
+        self._refresh(game, now_ms)
+        self.dirty = False
+        self.due = self._next_change(game, now_ms)
 
-    def _refresh(self, state, now_ms):
+    def _next_change(self, game, now_ms):
+        """When the picture changes with nothing happening: a message ends, the break
+        clock's next second, the next turn of a blinking picture; or a redraw is due."""
+        if self._override is not None or self.display.pending:
+            return ticks_add(now_ms, _REDRAW_MS)
+        if self._count:
+            return ticks_add(now_ms, MESSAGE_MS - ticks_diff(now_ms, self._shown_at))
+        due = ticks_add(now_ms, _FAR_MS)
+        if self.break_started is not None:
+            gone = ticks_diff(now_ms, self.break_started)
+            if gone < BREAK_S * 1000:
+                due = ticks_add(self.break_started, (gone // 1000 + 1) * 1000)
+        if game.winner or self.fault_code or game.teams:  # turns every MESSAGE_MS
+            turn = ticks_add(now_ms, MESSAGE_MS - now_ms % MESSAGE_MS)
+            if ticks_diff(turn, due) < 0:
+                due = turn
+        return due
+
+    def _refresh(self, game, now_ms):
         buf = self.buf
-        if self.override is not None:
-            self.override(buf, now_ms)
-            self._drawn = None
+        if self._override is not None:
+            self._override(buf, now_ms)
+            self._drawn = False
             self.display.show(buf)
             return
         if self._count:
             if ticks_diff(now_ms, self._shown_at) >= MESSAGE_MS:
                 self._pop()
                 self._shown_at = now_ms
-                self._dirty = True
+                self.dirty = True
         if self._count:
-            if self._dirty:
-                self._draw_message(state, self._kinds[self._head], self._args[self._head])
+            if self.dirty:
+                self._draw_message(game, self._kinds[self._head], self._args[self._head])
         elif self.break_started is not None:
             left = BREAK_S - ticks_diff(now_ms, self.break_started) // 1000
             layout.break_clock(buf, left if left > 0 else 0)
-            if state["marked"]:
-                layout.mark_ball(buf, state["marked"])
-        elif state["winner"] is not None and (now_ms // MESSAGE_MS) & 1:
-            if state["winner"] == "tie":
+            marked = game.marked()
+            if marked:
+                layout.mark_ball(buf, marked)
+        elif game.winner and (now_ms // MESSAGE_MS) & 1:
+            if game.winner == TIE:
                 layout.tie(buf)
             else:
-                layout.winner(buf, state["winner"])
+                layout.winner(buf, game.winner)
         elif self.fault_code and (now_ms // MESSAGE_MS) & 1:
             layout.error(buf, self.fault_code)
         else:
-            members = state["members"]
-            team = (members is not None
+            team = (game.teams
                     and (now_ms // MESSAGE_MS) % _TEAM_CYCLE == _TEAM_CYCLE - 1)
-            if (state is self._drawn and not self._dirty and not self.display.pending
+            if (self._drawn and not self.dirty and not self.display.pending
                     and team == self._members_shown):
                 return  # these scores are on the glass already: the common case, kept cheap
             if team:
-                layout.members(buf, members, state["turn"], state["marked"])
+                layout.members(buf, game.members, game.turn, game.marked())
             else:
-                score = state["score"]
-                layout.scores(buf, score[0], score[1], state["turn"], state["marked"])
+                score = game.score
+                layout.scores(buf, score[0], score[1], game.turn, game.marked())
             self._members_shown = team
-            self._dirty = False
-            self._drawn = state
+            self.dirty = False
+            self._drawn = True
             self.display.show(buf)
             return
-        self._drawn = None
-        self._dirty = False
+        self._drawn = False
+        self.dirty = False
         self.display.show(buf)  # the facade skips a frame identical to the one on the glass
 
-    def _draw_message(self, state, kind, arg):
+    def _draw_message(self, game, kind, arg):
         buf = self.buf
         if kind == POINTS:
             foul = bool((arg >> 9) & 1)
@@ -190,11 +233,13 @@ class Screens:
         elif kind == LAST_SERIES:
             layout.last_series(buf, arg)
         elif kind == SET:
-            sets = state["sets"]
+            sets = game.sets
             layout.set_score(buf, sets[0], sets[1])
         elif kind == ERR:
             layout.error(buf, arg)
         elif kind == RESET:
             layout.text(buf, self.reset_text)
-        if kind < ERR and state["marked"]:
-            layout.mark_ball(buf, state["marked"])  # where the message leaves the cell free
+        if kind < ERR:
+            marked = game.marked()
+            if marked:
+                layout.mark_ball(buf, marked)  # where the message leaves the cell free

@@ -2,8 +2,12 @@
 
     from rules_core import savedstate
     data = savedstate.save(game)        # what Game._save() returns: SAVE_SIZE bytes
+    savedstate.save_into(game, buf, at) # the same into buf[at:at + SAVE_SIZE]
     savedstate.load(game, data)         # what Game._load() does (the one decoder)
     rules, distance, sets, first, teams = savedstate.settings_of(data)
+
+save_into and load allocate nothing: the game saves and restores its state at every event
+(rules_core.game), on the board's event path.
 
 docs/state-layout.md has the table of every byte and bit. The journal keeps this state in
 every snapshot and checkpoint (rules_core.snapshot.pack), the link sends its first
@@ -85,6 +89,13 @@ def settings_of(data):
 
 def save(self):
     """The game's state as SAVE_SIZE bytes."""
+    buf = bytearray(SAVE_SIZE)
+    save_into(self, buf)
+    return bytes(buf)
+
+
+def save_into(self, buf, at=0):
+    """The game's state as SAVE_SIZE bytes into buf at `at`."""
     game = (self.rid << _RULES_SHIFT | self.status << _STATUS_SHIFT
             | self.winner << _WINNER_SHIFT | (self.turn - 1) << _TURN_SHIFT
             | (self.first - 1) << _FIRST_SHIFT)
@@ -102,19 +113,22 @@ def save(self):
               | self.said_distance << _SAID_DISTANCE_SHIFT
               | (1 if self.break_done else 0) << _BREAK_DONE_SHIFT
               | self.reds << _REDS_SHIFT | (1 if self.opening else 0) << _OPENING_SHIFT)
-    return struct.pack(
-        _SAVE_FORMAT, game, last, match, self.announce,
+    struct.pack_into(
+        _SAVE_FORMAT, buf, at, game, last, match, self.announce,
         self.distance[0], self.distance[1], self.score[0], self.score[1],
         self.innings[0], self.innings[1], self.series, self.high[0], self.high[1],
         self.shots, self.last_points, hidden)
 
-def load(self, data, public_only=False):
-    """Unpack a saved state into a game made with the settings it names."""
-    if public_only:
-        v = struct.unpack(STATE_FORMAT, data) + (0,)
-    else:
-        v = struct.unpack(_SAVE_FORMAT, data)
-    game, last, match, announce = v[0], v[1], v[2], v[3]
+
+def load(self, data, public_only=False, at=0):
+    """Unpack a saved state (at `at` in data) into a game made with the settings it names.
+    public_only: the STATE_SIZE bytes of the link's state, without the hidden byte."""
+    if len(data) - at < (STATE_SIZE if public_only else SAVE_SIZE):
+        raise GameError("not a saved board state")
+    game = data[at]
+    last = data[at + 1]
+    match = data[at + 2]
+    announce = data[at + 3] << 8 | data[at + 4]
     status = game >> _STATUS_SHIFT & _STATUS_MASK
     winner = game >> _WINNER_SHIFT & _WINNER_MASK
     teams = match >> _TEAMS_SHIFT & 1
@@ -136,15 +150,27 @@ def load(self, data, public_only=False):
     else:
         self.last_player = self.last_to = 0
     self.last_foul = bool(last >> _LAST_FOUL_SHIFT & 1)
-    self.sets = [match >> _SETS1_SHIFT & _SETS_MASK, match >> _SETS2_SHIFT & _SETS_MASK]
-    self.members = [(match >> _MEMBER1_SHIFT & 1) + 1, (match >> _MEMBER2_SHIFT & 1) + 1]
-    self.score = [v[6], v[7]]
-    self.innings = [v[8], v[9]]
-    self.series = v[10]
-    self.high = [v[11], v[12]]
-    self.shots = v[13]
-    self.last_points = v[14]
-    hidden = v[15]
+    # the game's lists are changed in place: nothing is allocated
+    sets = self.sets
+    sets[0] = match >> _SETS1_SHIFT & _SETS_MASK
+    sets[1] = match >> _SETS2_SHIFT & _SETS_MASK
+    members = self.members
+    members[0] = (match >> _MEMBER1_SHIFT & 1) + 1
+    members[1] = (match >> _MEMBER2_SHIFT & 1) + 1
+    at += 9  # the 16-bit fields from the scores on (after the two distances)
+    score = self.score
+    score[0] = data[at] << 8 | data[at + 1]
+    score[1] = data[at + 2] << 8 | data[at + 3]
+    innings = self.innings
+    innings[0] = data[at + 4] << 8 | data[at + 5]
+    innings[1] = data[at + 6] << 8 | data[at + 7]
+    self.series = data[at + 8] << 8 | data[at + 9]
+    high = self.high
+    high[0] = data[at + 10] << 8 | data[at + 11]
+    high[1] = data[at + 12] << 8 | data[at + 13]
+    self.shots = data[at + 14] << 8 | data[at + 15]
+    self.last_points = data[at + 16] << 8 | data[at + 17]
+    hidden = 0 if public_only else data[at + 18]
     self.said_twenty = hidden >> _SAID_TWENTY_SHIFT & _PLAYER_BITS_MASK
     self.said_distance = hidden >> _SAID_DISTANCE_SHIFT & _PLAYER_BITS_MASK
     self.break_done = bool(hidden >> _BREAK_DONE_SHIFT & 1)

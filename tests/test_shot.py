@@ -197,3 +197,32 @@ def test_held_buttons_read_as_each_rules_id_says():
     assert asm.shot_for("russian") == (0b00100, 1, ("stop30", "foul"))
     assert asm.shot_for("ddbu") == (0b00100, 1, ("foul", "foul"))
     assert shot.BUTTON_NAMES[shot.CAROM] == "carom" and shot.BUTTON_NAMES[shot.UNDO] == "undo"
+
+
+def test_the_record_the_board_makes_is_the_one_the_rules_encode():
+    # The board writes a shot's record itself (no tuple of foul names); it must be the
+    # very record events.encode_shot makes of shot_for(), or refuse where it refuses.
+    from boardlib import shot
+    from rules_core import events
+    from rules_core.settings import RULES_IDS
+
+    asm = shot.ShotAssembler()
+    buf = bytearray(4)
+    for rules in RULES_IDS:
+        second = 1 << events.FOUL_NAMES.index(shot.SECOND_FOUL[rules])
+        casino = rules in shot.CASINO_RULES
+        for holds in range(10):
+            for presses in range(10):
+                for carom in (0, 1, 2):
+                    asm.pins, asm.carom = 0b10101, carom
+                    asm.foul_holds, asm.foul_presses = holds, presses
+                    try:
+                        expected = events.encode_shot(*asm.shot_for(rules))
+                    except events.EventError:
+                        expected = None
+                    buf[:] = b"\xee" * 4
+                    made = asm.record_into(buf, second, casino)
+                    if expected is None:
+                        assert not made and buf == b"\xee" * 4, (rules, holds, presses)
+                    else:
+                        assert made and bytes(buf) == expected, (rules, holds, presses, carom)

@@ -57,7 +57,7 @@ def _recording_link():
     return RecordingLink()
 
 
-def reboot(state, cause="PWR", link=False):
+def reboot(state, cause="PWR", link=False, watchdog_ms=None):
     import os
 
     try:
@@ -66,6 +66,8 @@ def reboot(state, cause="PWR", link=False):
         pass
     sim = build(state_dir=state)
     sim.board.reset_cause = cause
+    if watchdog_ms is not None:
+        sim.board.config["watchdog_ms"] = watchdog_ms
     if link:
         sim.board.link = _recording_link()
     app = App(sim.board)
@@ -267,12 +269,13 @@ class CountingWatchdog:
 
 
 def watchdog(state, broken):
-    """Run the firmware's tasks for 1.2 s; with `broken`, the display refresh raises."""
+    """Run the firmware's task for 1.2 s with the shortest watchdog (2 s: fed at least
+    every second); with `broken`, the display refresh raises."""
     import asyncio
 
     from firmware.run import Runner
 
-    sim, app = reboot(state)
+    sim, app = reboot(state, watchdog_ms=2000)
     sim.board.wdt = CountingWatchdog()
     if broken:
         def stuck(now_ms):
@@ -289,3 +292,51 @@ def watchdog(state, broken):
 
     asyncio.run(main())
     return {"feeds": sim.board.wdt.feeds, "errors": runner.errors}
+
+
+def shot_allocates_nothing(state):
+    """A whole scored shot (the inputs, the rules, the journal's two appends, the SHOT and
+    STATE frames, the display) with the heap locked: anything it allocated would raise
+    MemoryError. The simulator's chip emulators are detached (the board has real chips)
+    and the journal starts fresh (a compaction, which allocates, happens between shots)."""
+    import micropython
+
+    sim, app = reboot(state)
+    for chip in sim.chips:  # the emulators' decoding is the simulator's, not the board's
+        for name in ("clk", "dio"):
+            getattr(chip, name)._listeners = []
+
+    def run(t, ms):  # support.play, without the import inside it
+        end = t + ms
+        while t <= end:
+            tick(app, t)
+            t += 5
+        return t
+
+    def shot(t, fallen):
+        sim.set_spot(fallen, False)
+        t = run(t, 100)
+        sim.set_spot(fallen, True)
+        t = run(t, 150)
+        sim.set_button(OK, True)
+        t = run(t, 100)
+        sim.set_button(OK, False)
+        return run(t, 100)
+
+    t = play(app, 0, 1000)
+    for spot in (1, 2, 3):  # everything once: what is made at first use is made
+        t = shot(t, spot)
+    t = play(app, t, t + 3000)  # the messages are over, upkeep ran
+    app.store.compact(app.game)  # room in the journal for the next events
+    before = app.game.shots
+    micropython.heap_lock()
+    try:
+        t = shot(t, 4)
+        t = run(t, 2500)  # and the message it showed ends
+    finally:
+        micropython.heap_unlock()
+    from boardlib import layout
+
+    expected = bytearray(8)  # the scores, as the display facade last wrote them
+    layout.scores(expected, app.game.score[0], app.game.score[1], app.game.turn)
+    return app.game.shots - before, list(app.game.score), app.display._shown == expected

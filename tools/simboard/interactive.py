@@ -93,8 +93,8 @@ async def _front(sim, app, keys):
         if segments != last_segments:
             last_segments = segments
             print("D", "".join("%02x" % b for b in segments))
-        if app.state is not last_state:
-            last_state = app.state
+        if app.changes != last_state:
+            last_state = app.changes
             print("S", app.game.state_json())
         seen = view(sim, app)
         if seen != last_view:

@@ -74,6 +74,8 @@ class FakePin:
     OPEN_DRAIN = 7
     PULL_UP = 1
     PULL_DOWN = 2
+    IRQ_RISING = 1  # as on the ESP32 (ports/esp32/machine_pin.c: GPIO_INTR_POSEDGE)
+    IRQ_FALLING = 2
 
     def __init__(self, name, value=1, wire=None, mode=OUT, pull=None):
         self.name = name
@@ -83,6 +85,8 @@ class FakePin:
         self._drive = 1 if value else 0
         self._device = 1
         self._listeners = []
+        self._handler = None
+        self._trigger = 0
         self._level = self._compute()
 
     def init(self, mode=-1, pull=-1, value=None):
@@ -118,6 +122,12 @@ class FakePin:
         """callback(pin, level) after every change of the line's level."""
         self._listeners.append(callback)
 
+    def irq(self, handler=None, trigger=IRQ_RISING | IRQ_FALLING):
+        """machine.Pin.irq: handler(pin) after a change of the level `trigger` names. Run
+        at once here; on the ESP32 a soft IRQ runs at the next bytecode boundary."""
+        self._handler = handler
+        self._trigger = trigger if handler is not None else 0
+
     def _compute(self):
         released = 0 if self._pull == self.PULL_DOWN else 1
         board = released if self._mode == self.IN else self._drive
@@ -131,6 +141,8 @@ class FakePin:
         self.wire.record(self.name, level)
         for callback in self._listeners:
             callback(self, level)
+        if self._trigger & (self.IRQ_RISING if level else self.IRQ_FALLING):
+            self._handler(self)
 
     def __repr__(self):
         return "FakePin(%r, level=%d)" % (self.name, self._level)

@@ -20,6 +20,7 @@ import time
 from firmware.app import App
 from firmware.run import STEP_MS, tick
 from tools.lines import ReadError
+from tools.simboard.ballast import largest_free, pin_heap, release_budget
 from tools.simboard.board import build
 from tools.simboard.idle import IdleSkip
 
@@ -38,7 +39,7 @@ def parse_args(argv):
         "new_game": False, "display": None, "rules": None, "distance": None, "sets": None,
         "first": None, "heap_budget": None, "show_display": False, "check": False,
         "config": None, "wifi": None, "display_log": False, "teams": False, "board_id": None,
-        "ca": None,
+        "ca": None, "frozen": None,
     }
     flags = {
         "--interactive": "interactive", "--new-game": "new_game", "--show-display": "show_display",
@@ -49,7 +50,7 @@ def parse_args(argv):
         "--timeline": "timeline", "--state": "state", "--link": "link", "--speed": "speed",
         "--display": "display", "--rules": "rules", "--distance": "distance", "--sets": "sets",
         "--first": "first", "--heap-budget": "heap_budget", "--config": "config",
-        "--wifi": "wifi", "--board-id": "board_id", "--ca": "ca",
+        "--wifi": "wifi", "--board-id": "board_id", "--ca": "ca", "--frozen": "frozen",
     }
     i = 0
     while i < len(argv):
@@ -76,58 +77,6 @@ def parse_args(argv):
         except ValueError:
             fail("--heap-budget takes bytes, e.g. 65536 or 64K")
     return opts
-
-
-def pin_heap(budget):
-    """Leave exactly `budget` bytes of heap for the firmware's data.
-
-    On the ESP32 the modules are frozen into flash (firmware/manifest.py), so the heap
-    holds only what the firmware allocates. The unix port has to load the same modules
-    into its heap; once they are in, a ballast block takes up everything beyond the
-    budget, so the run that follows has the heap a frozen build would leave it."""
-    import gc
-
-    gc.collect()
-    if gc.mem_free() < budget:
-        fail("the heap is too small for the code plus a budget of %d bytes" % budget)
-    # Hold the budget as one block, fill every other free piece with ballast, then let
-    # the budget go: what is left is the budget, in one piece, as in a frozen build.
-    holder = [None, None]
-    _hold(holder, budget - 64)
-    return _fill(), holder
-
-
-def release_budget(holder, budget):
-    """Second half of pin_heap: free the held budget and check that it is free."""
-    import gc
-
-    for i in range(len(holder)):
-        holder[i] = None
-    gc.collect()
-    if gc.mem_free() < budget - 256:
-        fail("could not set the heap budget")
-
-
-def _hold(holder, size):
-    holder[0] = bytearray(size)
-    # The collector scans the C stack conservatively: the address of the last object
-    # made may linger there and keep it alive. Make that a small one, not the budget.
-    holder[1] = bytearray(16)
-
-
-def _fill():
-    import gc
-
-    blocks = [None] * 2048
-    count = 0
-    size = gc.mem_free()
-    while size >= 16 and count < len(blocks):
-        try:
-            blocks[count] = bytearray(size)
-            count += 1
-        except MemoryError:
-            size //= 2
-    return blocks
 
 
 def build_board(opts, config=None, wlan=None):
@@ -281,9 +230,9 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
             if shown != last_shown:
                 last_shown = shown
                 sys.stderr.write("display %d: [%s]\n" % (t, shown))
-        if check and app.state is not last_state:
-            last_state = app.state
-            problem = state_problem(last_state)
+        if check and app.changes != last_state:
+            last_state = app.changes
+            problem = state_problem(app.state)
             if problem:
                 sys.stderr.write("sim: at %d ms: %s: %s\n" % (t, problem, app.game.state_json()))
                 sys.exit(3)
@@ -313,6 +262,10 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
 
 def main(argv):
     opts = parse_args(argv)
+    if opts["frozen"]:  # the modules a stock build has frozen (tools.bench's heap figures)
+        from tools.simboard.frozenrom import mount_frozen
+
+        mount_frozen(opts["frozen"])
     if not opts["timeline"] and not opts["interactive"]:
         fail("give --timeline FILE or --interactive")
     events = end_ms = None
@@ -344,8 +297,11 @@ def main(argv):
 
         if opts["interactive"]:
             import tools.simboard.interactive  # noqa: F401
-        ballast, holder = pin_heap(opts["heap_budget"])
-        release_budget(holder, opts["heap_budget"])
+        try:
+            ballast, holder = pin_heap(opts["heap_budget"])
+            release_budget(holder, opts["heap_budget"])
+        except ValueError as exc:
+            fail(str(exc))
     app = App(sim.board)
     app.load()
     settings = choose_settings(app, opts)
@@ -363,12 +319,13 @@ def main(argv):
 
             gc.collect()
             free = gc.mem_free()
+            largest = largest_free(free)
             # The board's life ends here: what follows is the simulator's report, which no
             # board makes, so it does not come out of the board's budget.
             ballast = None
             gc.collect()
-            sys.stderr.write("heap: %d of %d budget bytes free at the end\n" % (
-                free, opts["heap_budget"]))
+            sys.stderr.write("heap: %d of %d budget bytes free at the end, largest block "
+                             "%d\n" % (free, opts["heap_budget"], largest))
         print(app.game.state_json())
         if opts["show_display"]:
             sys.stderr.write("display: [%s]\n" % sim.visible())

@@ -122,6 +122,11 @@ class Hardware:
             if parts and parts[0] == b"P":
                 self.set_input(int(parts[1]), int(parts[2]))
 
+    def wait_host(self, ms):
+        """Sleep up to `ms`, or until the host has sent something (a switch change)."""
+        if self._poll is not None:
+            self._poll.poll(ms)
+
     def set_input(self, gpio, level):
         self.pin(gpio, FakePin.IN).external(level)
 

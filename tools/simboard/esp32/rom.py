@@ -266,6 +266,7 @@ def main(argv):
     vfs = _mount_flash(opts["--state"])
     vfs.version = version
     machine.attach(hardware, opts["--cause"])
+    espselect.attach(hardware)
     espsys_obj = espsys.Sys(version)
     # What the firmware imports is the ESP32's, and nothing of this tree but what is on
     # the board's own filesystem.
