@@ -6,6 +6,9 @@
     micropython tools/simboard/bench_device.py alloc CYCLES SHOTS
     micropython tools/simboard/bench_device.py game SHOTS DIR   # wear, frames; image in DIR
     micropython tools/simboard/bench_device.py resume LOADS DIR # load the game in DIR
+    micropython tools/simboard/bench_device.py tasks TICKS [IMAGE]   # the board's own task
+    micropython tools/simboard/bench_device.py taskshots SHOTS [IMAGE]
+    micropython tools/simboard/bench_device.py clock CALLS      # what the stand-ins cost
 
 Time is virtual, one tick every 5 ms on the schedule of the board's tasks (`firmware.run`):
 inputs every 5 ms, link every 10, display every 40, upkeep and watchdog every 250. A
@@ -17,6 +20,12 @@ calls of `gc.isenabled()`, which tools.bench has callgrind take as the window's 
 Only the window is counted: the start-up (compiling about 190 KB of source into the heap)
 is not the same work in every run (see `counted`). `idle`, `board` and `shots` with a
 count of 0 run an empty window: the difference between a count and 0 is the work itself.
+
+`tasks` and `taskshots` run the firmware's own asyncio task (`firmware.run.Runner`), the
+scheduler included, in board time (tools/simboard/vclock.py: time moves only while asyncio
+waits, in the ESP32's 10 ms ticks): TICKS idle ticks, or SHOTS shots whose inputs change at
+their times in board time, counted after the warm-up; with IMAGE the board boots from a
+copy of that flash image (a game already long). `clock` counts the stand-ins themselves.
 Every mode prints `key value` lines.
 """
 
@@ -29,7 +38,6 @@ import micropython
 
 from boardlib.link import Link
 from firmware.app import App
-from firmware.run import tick
 from tools.simboard.board import FLASH_MOUNT, build
 
 STEP_MS = 5
@@ -79,13 +87,17 @@ class LeanFlash:
     a file, not in the heap, so the heap is the size a board has and the allocator
     searches it as it would there. littlefs itself is C on both; its work is counted."""
 
-    def __init__(self, path, blocks=384, block_size=4096):
+    def __init__(self, path, blocks=384, block_size=4096, image=None):
         self.block_size = block_size
         self.blocks = blocks
         self.blank = b"\xff" * block_size
         with open(path, "wb") as f:
+            source = open(image, "rb") if image else None
             for _ in range(blocks):
-                f.write(self.blank)
+                f.write(source.read(block_size) if source else self.blank)
+            if source:
+                source.close()
+        self.formatted = image is not None
         self.file = open(path, "r+b")
 
     def readblocks(self, block, buf, offset=0):
@@ -97,7 +109,7 @@ class LeanFlash:
         self.file.write(buf)
 
     def is_blank(self):
-        return True  # made blank above; mount() formats it
+        return not self.formatted  # made blank above (mount() formats it), or a copy
 
     def ioctl(self, op, arg):
         if op == 4:
@@ -120,14 +132,26 @@ def _c_speed_display(sim):
 
 class CInput:
     """An input pin read in C: value() is a bytearray's isdigit, "1" reads high and "x"
-    low, as cheap as reading a machine.Pin on the ESP32; the bench sets the byte."""
+    low, as cheap as reading a machine.Pin on the ESP32; the bench sets the byte, and a
+    change calls the interrupt handler (handler(pin), as machine.Pin.irq's)."""
+
+    IRQ_RISING = 1
+    IRQ_FALLING = 2
 
     def __init__(self, level):
         self.level = bytearray(b"1" if level else b"x")
         self.value = self.level.isdigit
+        self.handler = None
+
+    def irq(self, handler=None, trigger=3):
+        self.handler = handler
 
     def set(self, level):
-        self.level[0] = 0x31 if level else 0x78
+        byte = 0x31 if level else 0x78
+        if self.level[0] != byte:
+            self.level[0] = byte
+            if self.handler is not None:
+                self.handler(self)
 
 
 def _c_speed_inputs(sim):
@@ -158,11 +182,11 @@ def _quiet_emulators(sim):
                 pin._listeners = []
 
 
-def make_app(state_dir=None, quiet=True):
+def make_app(state_dir=None, quiet=True, image=None):
     # Costs are measured with C-speed pins and flash (state_dir None); the wear figures
     # keep the simulator's counting flash image (state_dir given).
     sim = build(display="tm1637", state_dir=state_dir,
-                bdev=None if state_dir else LeanFlash(_SCRATCH_IMAGE))
+                bdev=None if state_dir else LeanFlash(_SCRATCH_IMAGE, image=image))
     sink = SinkStream()
     sim.board.link = Link(sink, 0)
     if quiet:
@@ -173,6 +197,20 @@ def make_app(state_dir=None, quiet=True):
     app = App(sim.board)
     app.boot(0)
     return sim, app, sink
+
+
+def pin_free_heap():
+    """Leave the firmware the heap the ESP32 leaves it ($PINBOARD_FREE_HEAP bytes, from
+    tools.bench: the board's heap less the code it holds): the rest is ballast, held in
+    the list returned until the work is done."""
+    free = os.getenv("PINBOARD_FREE_HEAP")
+    if not free:
+        return []
+    from tools.simboard.ballast import pin_heap, release_budget
+
+    ballast, holder = pin_heap(int(free))
+    release_budget(holder, int(free))
+    return ballast
 
 
 def counted(work, *args):
@@ -195,6 +233,8 @@ def counted(work, *args):
 
 
 def idle_steps(app, t, count):
+    from firmware.run import tick
+
     for _ in range(count):
         tick(app, t)
         t += STEP_MS
@@ -207,11 +247,16 @@ class ShotPattern:
     def __init__(self, seed=7):
         self.x = seed
 
+    def next(self):
+        """(fallen spots mask, carom) of the next shot."""
+        self.x = x = (self.x * 1103515245 + 12345) & 0x7FFFFFFF
+        return ((x >> 8) & 31) or 1, (x >> 16) & 1
+
     def play(self, sim, app, t):
         """One shot: SHOT_STEPS steps from t; returns the time after it."""
-        self.x = x = (self.x * 1103515245 + 12345) & 0x7FFFFFFF
-        fallen = ((x >> 8) & 31) or 1
-        carom = (x >> 16) & 1
+        from firmware.run import tick
+
+        fallen, carom = self.next()
         sim.set_standing_mask(31 & ~fallen)
         for i in range(SHOT_STEPS):
             offset = i * STEP_MS
@@ -335,6 +380,119 @@ def mode_game(shots, state_dir):
     flash.close()
 
 
+def schedule_shots(sim, pattern, start, shots):
+    """The table's side of `shots` shots from board time `start`, at their times (the
+    same pattern as ShotPattern.play); returns the time after the last."""
+    from tools.simboard import vclock
+
+    def action(fn, *args):
+        return lambda: fn(*args)
+
+    t = start
+    for _ in range(shots):
+        fallen, carom = pattern.next()
+        vclock.at(t, action(sim.set_standing_mask, 31 & ~fallen))
+        vclock.at(t + 100, action(sim.set_standing_mask, 31))
+        if carom:
+            vclock.at(t + 150, action(sim.set_button, 0, True))
+        vclock.at(t + 250, action(sim.set_button, 0, False))
+        vclock.at(t + 250, action(sim.set_button, 2, True))
+        vclock.at(t + 350, action(sim.set_button, 2, False))
+        t += SHOT_MS
+    return t
+
+
+def run_tasks(ticks, shots, image=None):
+    """The board's own task for `ticks` idle 10 ms ticks, or `shots` shots, in board time,
+    counted after the warm-up; prints what the clock's stand-ins were asked meanwhile."""
+    from tools.simboard import vclock
+
+    vclock.install()
+    import asyncio
+
+    from firmware.run import Runner
+
+    sim, app, sink = make_app(image=image)
+    if image is None:
+        app.new_game(SETTINGS, vclock.now())
+    runner = Runner(app, vclock.ticks_ms)
+    pattern = ShotPattern()
+    before = app.game.shots
+    calls = []
+
+    async def bench():
+        asyncio.create_task(runner.main())
+        await asyncio.sleep_ms(WARMUP_MS)
+        length = ticks * TICK_MS
+        if shots:
+            length = schedule_shots(sim, pattern, vclock.now() + TICK_MS, shots) \
+                - vclock.now()
+        board_ms.append(length)
+        held = pin_free_heap()
+        gc.collect()
+        calls.append(tuple(vclock.calls))
+        gc.isenabled()
+        await asyncio.sleep_ms(length)
+        gc.isenabled()
+        calls.append(tuple(vclock.calls))
+        held.clear()
+
+    board_ms = []
+    asyncio.run(bench())
+    print("ticks", ticks)
+    print("board_ms", board_ms[0])
+    print("shots", app.game.shots - before)
+    for i, name in enumerate(("clock_ticks_ms", "clock_ipoll", "clock_waited")):
+        print(name, calls[1][i] - calls[0][i])
+    print("errors", runner.errors)
+
+
+def mode_clock(count):
+    """What the stand-ins cost, each in a counted window of its own (tools.bench takes
+    the empty loop's window from each): `count` calls of the stand-in ticks_ms() and of
+    the port's own; `count` ipoll(0) and `count` ioctl calls of an object that is never
+    ready; one ipoll waiting `count` ticks for it."""
+    import time
+
+    from tools.simboard import vclock
+
+    class Never:
+        def ioctl(self, request, arg):
+            return 0
+
+    never = Never()
+    poller = vclock.poll()
+    poller.register(never, vclock.POLLIN)
+    board_ms = vclock.ticks_ms
+    port_ms = time.ticks_ms
+
+    def empty(n):
+        for _ in range(n):
+            pass
+
+    def stand_in_ms(n):
+        for _ in range(n):
+            board_ms()
+
+    def port_ticks(n):
+        for _ in range(n):
+            port_ms()
+
+    def ipoll0(n):
+        for _ in range(n):
+            poller.ipoll(0)
+
+    def ioctl(n):
+        for _ in range(n):
+            never.ioctl(3, 1)
+
+    def waited(n):
+        poller.ipoll(n * vclock.TICK_MS)
+
+    for work in (empty, stand_in_ms, port_ticks, ipoll0, ioctl, waited):
+        counted(work, count)
+
+
 def mode_resume(loads, state_dir):
     from boardlib.journal import GameStore
     from firmware.app import GameNumbering
@@ -380,6 +538,12 @@ def main(argv):
         mode_game(int(argv[1]), argv[2])
     elif mode == "resume":
         mode_resume(int(argv[1]), argv[2])
+    elif mode == "tasks":
+        run_tasks(int(argv[1]), 0, argv[2] if len(argv) > 2 else None)
+    elif mode == "taskshots":
+        run_tasks(0, int(argv[1]), argv[2] if len(argv) > 2 else None)
+    elif mode == "clock":
+        mode_clock(int(argv[1]))
     else:
         raise SystemExit("unknown mode %s" % mode)
 

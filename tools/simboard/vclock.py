@@ -1,0 +1,129 @@
+"""Board time for counting the firmware's asyncio task as the ESP32 runs it (tools.bench).
+
+    from tools.simboard import vclock
+    vclock.install()            # before asyncio is imported: `time` and `select` are these
+    vclock.at(150, press_ok)    # the table: press_ok() once board time reaches 150 ms
+    import asyncio              # ... then run the firmware's own task (firmware.run.Runner)
+
+Time stands still while the firmware works and moves only while asyncio waits, in the
+ESP32's steps: MicroPython's poll (extmod/modselect.c) checks its objects, then waits with
+MICROPY_EVENT_POLL_HOOK, which on the ESP32 is `ulTaskNotifyTake(pdFALSE, 1)`: one
+FreeRTOS tick of 10 ms (ports/esp32/mpconfigport.h). So a wait here checks the objects
+registered with the poller (their `ioctl`, which is the firmware's own Python), and if none
+is ready moves time to the next 10 ms tick and checks again, until the timeout has passed.
+The table's actions (pins changing, whose interrupt handlers run at once) happen at the
+first tick at or after their time, before the objects are checked.
+
+A run is the same work at any speed, so callgrind counts it exactly (it counts only
+instructions), however slow the machine is. What the stand-ins themselves cost (a Python
+`ticks_ms()` where the board's is C, the loop of this `ipoll`) is counted too; `calls`
+says how often each ran, so the bench can take it out (tools/bench.py, `_clock_costs`).
+"""
+
+import select as _select
+import sys
+import time as _time
+
+TICK_MS = 10  # CONFIG_FREERTOS_HZ=100
+
+POLLIN = _select.POLLIN
+POLLOUT = _select.POLLOUT
+POLLERR = _select.POLLERR
+POLLHUP = _select.POLLHUP
+
+ticks_diff = _time.ticks_diff
+ticks_add = _time.ticks_add
+sleep_us = _time.sleep_us
+ticks_us = _time.ticks_us
+ticks_cpu = _time.ticks_cpu
+time = _time.time
+
+# Board time in ms (starting at the port's own tick count: the tasks asyncio creates take
+# that as their first key), then the calls of the stand-ins: ticks_ms(), ipoll(), the
+# ticks an ipoll() waited through (each a check of the registered objects).
+_now = [_time.ticks_ms()]
+calls = [0, 0, 0]
+_table = []  # (ms, action) in time order
+_ready = [[None, 0]]  # ipoll's one result, reused: a wait allocates nothing
+
+
+def ticks_ms():
+    calls[0] += 1
+    return _now[0]
+
+
+def now():
+    """Board time, without counting a call."""
+    return _now[0]
+
+
+def sleep_ms(ms):
+    """Blocking sleep (the firmware's halt loop): time moves on, nothing else happens."""
+    _now[0] = ticks_add(_now[0], ms)
+
+
+def at(ms, action):
+    """`action()` at the first tick at or after board time `ms` (absolute, as now())."""
+    i = len(_table)
+    while i and ticks_diff(_table[i - 1][0], ms) > 0:
+        i -= 1
+    _table.insert(i, (ms, action))
+
+
+def _due(now):
+    while _table and ticks_diff(_table[0][0], now) <= 0:
+        _table.pop(0)[1]()
+
+
+class _Poll:
+    def __init__(self):
+        self.objects = {}
+
+    def register(self, obj, mask=POLLIN | POLLOUT):
+        self.objects[id(obj)] = [obj, mask]
+
+    def unregister(self, obj):
+        del self.objects[id(obj)]
+
+    def modify(self, obj, mask):
+        self.objects[id(obj)][1] = mask
+
+    def ipoll(self, timeout=-1, flags=0):
+        calls[1] += 1
+        now = _now[0]
+        end = None if timeout is None or timeout < 0 else ticks_add(now, timeout)
+        while True:
+            if _table:
+                _due(now)
+            for key in self.objects:
+                entry = self.objects[key]
+                got = entry[0].ioctl(3, entry[1])  # MP_STREAM_POLL
+                if got:
+                    ready = _ready[0]
+                    ready[0] = entry[0]
+                    ready[1] = got
+                    return _ready
+            if end is not None and ticks_diff(now, end) >= 0:
+                return ()
+            if end is None and not self.objects and not _table:
+                raise RuntimeError("vclock: a wait that nothing can end")
+            now = _now[0] = ticks_add(now, TICK_MS - now % TICK_MS)
+            calls[2] += 1
+
+    def poll(self, timeout=-1, flags=0):
+        got = self.ipoll(timeout, flags)
+        return [(got[0][0], got[0][1])] if got else []
+
+
+def poll():
+    return _Poll()
+
+
+def install():
+    """Make `time` and `select` these for every module imported from now on (asyncio's
+    scheduler first): only for a process that runs the bench's counted tasks."""
+    this = sys.modules[__name__]
+    sys.modules["time"] = this
+    sys.modules["utime"] = this
+    sys.modules["select"] = this
+    sys.modules["uselect"] = this
