@@ -62,6 +62,7 @@ class Button:
         self._pressed_since = 0
         self._held = 0
         self.idle = True
+        self.left = -1
 
     @property
     def pressed(self):
@@ -80,17 +81,22 @@ class Button:
     def update(self, pressed, now_ms):
         """`idle` (a plain attribute, cheap to read) is True after an update that leaves
         the button released and settled: until it is pressed again, update() would
-        return NONE and change nothing, so a poll may skip it."""
+        return NONE and change nothing, so a poll may skip it. `left` is then what
+        timer() would say: the ms until update() acts with the level unchanged, or -1."""
         if not pressed and not self._raw and not self._pressed:
             self.idle = True
+            self.left = -1
             return NONE  # released and settled: the usual case, kept cheap
         self.idle = False
+        self.left = -1
         raw = 1 if pressed else 0
         if raw != self._raw:
             self._raw = raw
             self._raw_since = now_ms
         if raw != self._pressed:
-            if ticks_diff(now_ms, self._raw_since) < self.debounce_ms:
+            age = ticks_diff(now_ms, self._raw_since)
+            if age < self.debounce_ms:
+                self.left = self.debounce_ms - age
                 return NONE
             self._pressed = raw
             if raw:
@@ -105,9 +111,11 @@ class Button:
         # Only while the contact is closed right now: a release in its debounce time is
         # a short press that must not turn into a hold.
         if raw and self._pressed and not self._held:
-            if ticks_diff(now_ms, self._pressed_since) >= self.hold_ms:
+            age = ticks_diff(now_ms, self._pressed_since)
+            if age >= self.hold_ms:
                 self._held = 1
                 return HOLD
+            self.left = self.hold_ms - age
         return NONE
 
 
@@ -147,6 +155,10 @@ class SpotSensors:
         self._primed = False
         self._raw = -1  # no report yet (a report is never negative)
         self._due = 0  # with the same report as the last, nothing changes before then
+        self._changed = 0  # the report's bits that changed at this update
+        # When update() has something to do with the same report (ticks), or None: the
+        # caller's schedule reads it (firmware.app)
+        self.next_at = None
         self._standing = 0
         self.down = 0
         self.fault = 0  # spots with any fault: stuck or flapping
@@ -181,51 +193,71 @@ class SpotSensors:
         # Apart from update() so that the common case above runs in a frame small enough
         # for the C stack (MicroPython takes big frames from the heap on every call).
         if not self._primed:
-            self._primed = True
-            self._raw = raw
-            self._standing = raw
-            for i in range(self.count):
-                self._raw_since[i] = now_ms
-                self._window_start[i] = now_ms
-            self.down = self._all & ~raw
-            return self.down
-        changed = raw ^ self._raw
+            return self._prime(raw, now_ms)
+        self._changed = raw ^ self._raw
         self._raw = raw
         due = _FAR_MS  # the soonest a timer below runs out, from now
-        for i in range(self.count):
-            bit = 1 << i
-            if changed & bit:
-                self._raw_since[i] = now_ms
-                self._count_change(i, now_ms)
-            age = ticks_diff(now_ms, self._raw_since[i])
-            if self._codes[i] == FAULT_FLAP:
-                if raw & bit:
-                    if age >= self.flap_window_ms:
-                        self._clear_fault(i)
-                        self._standing |= bit
-                    else:
-                        due = min(due, self.flap_window_ms - age)
-                continue
-            if (raw ^ self._standing) & bit:
-                if age >= self.glitch_ms:
-                    self._standing ^= bit
-                    if self._codes[i] and raw & bit:  # a stuck spot stands again: it works
-                        self._clear_fault(i)
-                    elif not (raw & bit) and not self._codes[i]:  # down now: time it
-                        due = min(due, self.stuck_ms - age)
-                else:
-                    due = min(due, self.glitch_ms - age)
-            elif not (raw & bit) and not self._codes[i]:
-                if age >= self.stuck_ms:
-                    self._codes[i] = FAULT_STUCK
-                    self.fault |= bit
-                else:
-                    due = min(due, self.stuck_ms - age)
+        # Only the spots where something can happen: a changed report, a glitch timer (the
+        # report is not what counts yet), a flap, or no pin (the stuck timer). A standing,
+        # settled spot without a fault is left alone.
+        todo = (self._changed | (raw ^ self._standing) | self.flapping | ~raw) & self._all
+        i = 0
+        while todo:  # (kept to a few locals: see update())
+            if todo & 1:
+                left = self._spot(i, now_ms)
+                if left < due:
+                    due = left
+            todo >>= 1
+            i += 1
         self._due = ticks_add(now_ms, due)
         self.down = self._all & ~self._standing & ~self.flapping
-        # The next idle poll is one comparison instead of four (this runs every 5 ms)
+        # The next idle poll is one comparison instead of four
         self._quiet = raw if raw == self._all and self._standing == raw and not self.fault else -1
+        self.next_at = None if self._quiet == raw else self._due
         return self.down
+
+    def _prime(self, raw, now_ms):
+        self._primed = True
+        self._raw = raw
+        self._standing = raw
+        for i in range(self.count):
+            self._raw_since[i] = now_ms
+            self._window_start[i] = now_ms
+        self.down = self._all & ~raw
+        self.next_at = now_ms  # the next update times what is down
+        return self.down
+
+    def _spot(self, i, now_ms):
+        """Spot i's share of an update; returns the ms until its next timer runs out."""
+        bit = 1 << i
+        raw = self._raw
+        if self._changed & bit:
+            self._raw_since[i] = now_ms
+            self._count_change(i, now_ms)
+        age = ticks_diff(now_ms, self._raw_since[i])
+        if self._codes[i] == FAULT_FLAP:
+            if not raw & bit:
+                return _FAR_MS  # a flapping spot with no pin: only a change can help
+            if age < self.flap_window_ms:
+                return self.flap_window_ms - age
+            self._clear_fault(i)
+            self._standing |= bit
+            return _FAR_MS
+        if (raw ^ self._standing) & bit:
+            if age < self.glitch_ms:
+                return self.glitch_ms - age
+            self._standing ^= bit
+            if self._codes[i] and raw & bit:  # a stuck spot stands again: it works
+                self._clear_fault(i)
+            elif not (raw & bit) and not self._codes[i]:  # down now: time it
+                return self.stuck_ms - age
+            return _FAR_MS
+        if not (raw & bit) and not self._codes[i]:
+            if age < self.stuck_ms:
+                return self.stuck_ms - age
+            self._codes[i] = FAULT_STUCK
+            self.fault |= bit
+        return _FAR_MS
 
     def _clear_fault(self, i):
         self._codes[i] = FAULT_NONE

@@ -68,10 +68,12 @@ def scores(buf, s1, s2, turn, marked=0):
     turn: 1 or 2, or 0/None for no marker (between games). marked: 1 or 2, the player
     with the marked ball (ceb), or 0/None.
     """
-    _check_buf(buf)
-    _check_int(s1, "score 1")
-    _check_int(s2, "score 2")
-    if turn is not None and turn != 0:
+    # the checks inline (a call costs more than they do): drawn after every event
+    if (len(buf) < 8 or type(s1) is not int or type(s2) is not int
+            or (turn and turn != 1 and turn != 2)):
+        _check_buf(buf)
+        _check_int(s1, "score 1")
+        _check_int(s2, "score 2")
         _check_player(turn)
     _number(buf, 0, _HALF, s1)
     _number(buf, _HALF, _HALF, s2)
@@ -119,10 +121,12 @@ def shot_points(buf, player, points, to, foul=None):
     to the opponent without a foul). A foul whose points stay with the shooter (the
     opponent fouled) shows "FouL" on the opponent's half.
     """
-    _check_buf(buf)
-    _check_player(player)
-    _check_player(to)
-    _check_int(points, "points")
+    if (len(buf) < 8 or (player != 1 and player != 2) or (to != 1 and to != 2)
+            or type(points) is not int):
+        _check_buf(buf)
+        _check_player(player)
+        _check_player(to)
+        _check_int(points, "points")
     if foul is None:
         foul = to != player
     got = (to - 1) * _HALF

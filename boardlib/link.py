@@ -9,7 +9,7 @@
     lk.send_event(len(game.history) // 4, record, player, points, to, now_ms)
     lk.send_state(snapshot.pack_state(game), now_ms, game.history)
     lk.send_undo(len(game.history) // 4, now_ms)
-    kind = lk.poll(now_ms)                     # when lk.waiting() or lk.due has come
+    kind = lk.poll(now_ms)                     # when lk.any() or lk.due has come
     if kind == link.CMD_NEW_GAME:              # lk.cmd_settings(): rules, distance, teams...
         ...; lk.ack(lk.cmd_seq)                # or lk.nack(lk.cmd_seq, link.ERR_REFUSED)
     elif kind == link.CMD_PING:
@@ -108,8 +108,9 @@ class Link:
     def __init__(self, stream, now_ms, heartbeat_ms=HEARTBEAT_MS, board_id=b"",
                  boot_id=None):
         self._stream = stream
-        # any() taken once (a lookup and a bound method saved every poll), if it is there
-        self._any = getattr(stream, "any", None)
+        # any() taken once (a lookup and a bound method saved every poll), if it is there:
+        # the board's task also asks it while it sleeps (firmware.run.Wake)
+        self.any = getattr(stream, "any", None)
         self._raw = bytearray(_MAX_RAW)
         self._tx_views = {}
         self._tx = bytearray(_MAX_WIRE)
@@ -293,19 +294,15 @@ class Link:
         if self._chunk_pos >= self._chunk_len:
             # Nothing has arrived: the idle poll ends here, in a frame small enough for
             # the C stack (no try: machine.UART.any() only counts bytes; _read() has it).
-            waiting = self._any
+            waiting = self.any
             if waiting is not None and not waiting():
                 return NONE
             if not self._read():
                 return NONE
-        return self._receive()
-
-    def waiting(self):
-        """True when bytes from the host wait to be read (poll() is then due)."""
+        kind = self._receive()
         if self._chunk_pos < self._chunk_len:
-            return True
-        waiting = self._any
-        return waiting is None or bool(waiting())
+            self.due = now_ms  # bytes after a command: the next poll at once
+        return kind
 
     def _receive(self):
         # A few chunks at most per poll: a command split across reads still comes out in
@@ -336,7 +333,7 @@ class Link:
         # The bytes read (0: none). A UART error must not stop the board; the host re-asks.
         self._chunk_pos = got = 0
         try:
-            if self._any is None or self._any():
+            if self.any is None or self.any():
                 got = self._stream.readinto(self._chunk) or 0
         except OSError:
             self._bad()

@@ -174,11 +174,11 @@ class ShotAssembler:
             self._quiet_since = now_ms
         elif which == OK:
             if kind == HOLD:
-                self._push(MENU, 0, 0, 0, 0)
+                self._push(MENU, False)
             elif self.busy:
                 self._finish()
             else:
-                self._push(SHOT, 0, 0, 0, 0)
+                self._push(SHOT, False)
         elif which == UNDO:
             self._undo(now_ms)
         else:
@@ -186,7 +186,7 @@ class ShotAssembler:
 
     def _undo(self, now_ms):
         if not self.busy:
-            self._push(UNDO, 0, 0, 0, 0)
+            self._push(UNDO, False)
         elif self._carom or self._presses or self._holds:
             self._carom = self._presses = self._holds = 0
             self._quiet_since = now_ms
@@ -242,26 +242,24 @@ class ShotAssembler:
         whether a held `carom` is a casino. False, writing nothing, when the fouls are
         more than a record holds (a stuck finger: encode_shot refuses them too)."""
         bits = other = 0
-        holds = self.foul_holds
-        presses = self.foul_presses
-        if holds:
+        if self.foul_holds:
             bits = second
-            other = holds - 1
-        if presses:  # ordinary fouls: the first has its bit, unless a hold took it
+            other = self.foul_holds - 1
+        if self.foul_presses:  # ordinary fouls: the first has its bit, unless a hold has
             if bits & FOUL_ORDINARY:
-                other += presses
+                other += self.foul_presses
             else:
                 bits |= FOUL_ORDINARY
-                other += presses - 1
+                other += self.foul_presses - 1
         if other > MAX_OTHER:
             return False
-        carom = self.carom
-        if carom == 2 and not casino:
-            carom = 1
         buf[0] = KIND_SHOT
-        buf[1] = self.pins | carom << 5
         buf[2] = bits
         buf[3] = other
+        bits = self.carom  # (one local less: the frame stays small)
+        if bits == 2 and not casino:
+            bits = 1
+        buf[1] = self.pins | bits << 5
         return True
 
     def shot_for(self, rules):
@@ -272,23 +270,27 @@ class ShotAssembler:
         return self.pins, carom, self.foul_codes(SECOND_FOUL[rules])
 
     def _finish(self):
-        pins = self._counted & ~self._faulted
-        self._push(SHOT, pins, self._carom, self._presses, self._holds)
+        self._push(SHOT, True)
         self._drop()
 
     def _drop(self):
         self.busy = False
         self._clear_shot(0, 0)
 
-    def _push(self, kind, pins, carom, presses, holds):
+    def _push(self, kind, shot):
+        """Queue a result: `kind`, with the shot in progress (its counted pins, marks and
+        fouls) when `shot`, else nothing scored."""
         if self.waiting == _QUEUE:
             self.dropped += 1
             return
         at = ((self._head + self.waiting) % _QUEUE) * _ENTRY
         q = self._queue
         q[at] = kind
-        q[at + 1] = pins
-        q[at + 2] = carom
-        q[at + 3] = presses
-        q[at + 4] = holds
+        if shot:
+            q[at + 1] = self._counted & ~self._faulted
+            q[at + 2] = self._carom
+            q[at + 3] = self._presses
+            q[at + 4] = self._holds
+        else:
+            q[at + 1] = q[at + 2] = q[at + 3] = q[at + 4] = 0
         self.waiting += 1

@@ -5,7 +5,7 @@
     app.boot(now_ms)              # resume the game from flash, say hello on the link
     while True:
         wait_ms = app.step(now_ms)   # what is due: inputs, link, display, upkeep, watchdog
-        ...                          # sleep wait_ms, or until a pin changes (app.changed)
+        ...                          # sleep wait_ms, or until a pin changes (app.changed[0])
 
 The parts are `poll_inputs` (sensors, buttons, shots, rules, journal), `service_link`,
 `refresh_display` and `upkeep` (journal compaction while no shot is in progress); `step`
@@ -53,6 +53,13 @@ BUSY_MS = const(10)  # the wiring check polls the inputs every tick
 UPKEEP_MS = const(250)  # upkeep waits while a shot is in progress
 RETRY_MS = const(40)  # a part that raised is tried again after this
 _FAR_MS = const(1 << 28)  # "not due": far, and within half the ticks period
+_SPOTS = const(1)  # the groups of inputs: bits of App.changed[0]
+_BUTTONS_CHANGED = const(2)
+_SETTLE = const(4)  # (not an interrupt: the shot's settle time running out)
+_INPUTS = const(0)  # App.step's parts
+_LINK = const(1)
+_DISPLAY = const(2)
+_UPKEEP = const(3)
 # The bit of each rules id's second foul code (a held `foul`, shot.SECOND_FOUL) in an
 # event record, in RULES_IDS order; and whether a held `carom` is a casino there.
 _SECOND_FOUL = tuple(1 << FOUL_NAMES.index(shot.SECOND_FOUL[r]) for r in RULES_IDS)
@@ -99,24 +106,35 @@ class App:
         self.storage_error = 0  # 43 flash full, 44 flash failing: shown until a write works
         self._storage_retry_at = 0
         self._down = -1  # the down mask the assembler saw last (-1: none yet)
-        self._buttons_busy = 0
+        self._buttons_busy = 0  # bits of the buttons pressed or settling (to poll)
+        self._buttons_left = 0  # and of those not idle after the last poll
+        self._soonest = 0
         self._buttons_at = 0  # the soonest button timer while one is busy
+        self._moved = 0  # the assembler was told of spots or buttons since its last poll
+        self._settling = False  # a shot in progress can end by itself, at _settle_at
+        self._settle_at = 0
         # The schedule (step): when each part is next due, in ticks. A pin's interrupt
-        # sets `changed`; pins that cannot interrupt are read at every step.
-        self.changed = 1
+        # sets its group's bit in changed[0] (a byte, cheap to read where the board's task
+        # asks at every tick while it sleeps); pins that cannot interrupt are read at
+        # every step.
+        self.changed = bytearray((_SPOTS | _BUTTONS_CHANGED,))
         self.errors = 0  # exceptions the parts raised (counted, the board goes on)
         self._failed = 0  # a part raised since the watchdog was last fed: it is not fed
         self._inputs_at = self._link_at = self._upkeep_at = self._feed_at = 0
         self._feed_by = 0  # the last moment for the next feed
+        self._now = 0  # the step's time and the part it is at
+        self._which = _INPUTS
         watchdog_ms = cfg.get("watchdog_ms", 0)
         self._feed_every = watchdog_ms // 2 if watchdog_ms else _FAR_MS
-        self._every_step = not board.watch_inputs(self._pin_changed)
+        self._every_step = not board.watch_inputs(self._spot_changed, self._button_changed)
         # Made once for the event path: a shot's record, the state the link sends.
         self._record = bytearray(4)
         self._saved = bytearray(SAVE_SIZE)
         self._state_view = memoryview(self._saved)[:STATE_SIZE]
-        # bytes from the host wake the link (a network link is served every LINK_MS)
-        self.link_waiting = getattr(self.link, "waiting", None)
+        # Bytes from the host wake the link (its stream's any(): C on the board); a link
+        # without it, or without `due` (the network), is served every LINK_MS.
+        self.link_any = getattr(self.link, "any", None)
+        self._link_times = self.link_any is not None and hasattr(self.link, "due")
 
     # -- start-up ---------------------------------------------------------------------------
 
@@ -183,55 +201,51 @@ class App:
 
     # -- the schedule -----------------------------------------------------------------------
 
-    def _pin_changed(self, pin):
-        # A spot's or a button's interrupt (a soft IRQ on the ESP32): set a flag, no more.
-        self.changed = 1
+    def _spot_changed(self, pin):
+        # A spot's interrupt (a soft IRQ on the ESP32): set a flag, no more.
+        self.changed[0] |= _SPOTS
+
+    def _button_changed(self, pin):
+        self.changed[0] |= _BUTTONS_CHANGED
 
     def step(self, now_ms):
         """Run every part that is due at now_ms; return the ms until one is due again
-        (0 to IDLE_MS), unless a pin changes first. A part that raises is counted in
-        `errors`, tried again RETRY_MS later, and keeps the watchdog from being fed until
-        a feed period has passed without any part raising."""
-        if self.changed or self._every_step or ticks_diff(now_ms, self._inputs_at) >= 0:
-            self.changed = 0
-            try:
-                self.poll_inputs(now_ms)
-            except Exception as exc:
-                self._part_failed(exc)
-                self._inputs_at = ticks_add(now_ms, RETRY_MS)
+        (0 to IDLE_MS), unless a pin changes first.
+
+        A part's exception comes out of step() with `_which` naming the part: the caller
+        (firmware.run: the task, tick) hands it to part_failed(), which counts it, has the
+        part tried again RETRY_MS later and keeps the watchdog from being fed until a feed
+        period has passed without any part raising, then steps again: the other parts go
+        on. (The exception is caught there, not here: naming it in an `except ... as`
+        takes a frame bigger than MicroPython keeps on the C stack.)
+
+        The board's hot path is made of few calls (a call of a Python function costs
+        more than a dozen attribute reads) whose frames stay within what MicroPython
+        keeps on the C stack where it can (11 words, py/objfun.c): a bigger frame comes
+        out of the heap at every call (docs/performance.md)."""
+        self._now = now_ms
+        if self.changed[0] or ticks_diff(now_ms, self._inputs_at) >= 0:
+            self._which = _INPUTS
+            self.poll_inputs(now_ms)
         link = self.link
-        waiting = self.link_waiting
-        if link is not None and (ticks_diff(now_ms, self._link_at) >= 0
-                                 or (waiting is not None and waiting())):
-            try:
+        if link is not None:
+            wait = self.link_any  # bytes from the host: the stream's any(), C on the board
+            if ticks_diff(now_ms, self._link_at) >= 0 or (wait is not None and wait()):
+                self._which = _LINK
                 self.service_link(now_ms)
-            except Exception as exc:
-                self._part_failed(exc)
-                self._link_at = ticks_add(now_ms, RETRY_MS)
         screens = self.screens
         if screens.dirty or ticks_diff(now_ms, screens.due) >= 0:
-            try:
-                self.refresh_display(now_ms)
-            except Exception as exc:
-                self._part_failed(exc)
-                screens.dirty = False
-                screens.due = ticks_add(now_ms, RETRY_MS)
+            self._which = _DISPLAY
+            self.refresh_display(now_ms)
         if ticks_diff(now_ms, self._upkeep_at) >= 0:
+            self._which = _UPKEEP
             self._upkeep_at = ticks_add(now_ms, _FAR_MS)
-            try:
-                self.upkeep(now_ms)
-            except Exception as exc:
-                self._part_failed(exc)
-                self._upkeep_at = ticks_add(now_ms, UPKEEP_MS)
+            self.upkeep(now_ms)
         if ticks_diff(now_ms, self._feed_at) >= 0:
-            # Fed only if no part raised in the last period: a part that keeps failing
-            # resets the board rather than freezing the scores.
-            self._feed_at = ticks_add(now_ms, FEED_MS)
-            self._feed_by = ticks_add(now_ms, self._feed_every)
-            if not self._failed:
-                self.board.wdt.feed()
-            self._failed = 0
-        # the soonest of the parts' times (written out: a loop would make a tuple)
+            self._feed(now_ms)
+        # the soonest of the parts' times
+        if screens.dirty:
+            return 0
         wait = ticks_diff(self._feed_by, now_ms)
         left = ticks_diff(self._inputs_at, now_ms)
         if left < wait:
@@ -246,56 +260,94 @@ class App:
         left = ticks_diff(self._upkeep_at, now_ms)
         if left < wait:
             wait = left
-        if wait < 0 or screens.dirty:
+        if wait < 0:
             return 0
         return wait if wait < IDLE_MS else IDLE_MS
 
-    def _part_failed(self, exc):
+    def part_failed(self, exc):
+        """The part step() was at raised `exc`: count it, try the part again RETRY_MS
+        later, and feed no watchdog this feed period."""
         self.errors += 1
         self._failed = 1
         if self.errors < 4:
             print("step error:", repr(exc))
+        part = self._which
+        now_ms = self._now
+        retry = ticks_add(now_ms, RETRY_MS)  # type: ignore[type-var]  # a tick value
+        if part == _INPUTS:
+            self._inputs_at = retry
+        elif part == _LINK:
+            self._link_at = retry
+        elif part == _DISPLAY:
+            self.screens.dirty = False
+            self.screens.due = retry
+        else:
+            self._upkeep_at = ticks_add(now_ms, UPKEEP_MS)  # type: ignore[type-var]
+
+    def _feed(self, now_ms):
+        # Fed only if no part raised in the last period: a part that keeps failing resets
+        # the board rather than freezing the scores.
+        self._feed_at = ticks_add(now_ms, FEED_MS)
+        self._feed_by = ticks_add(now_ms, self._feed_every)
+        if not self._failed:
+            self.board.wdt.feed()
+        self._failed = 0
 
     # -- the parts ---------------------------------------------------------------------------
 
     def poll_inputs(self, now_ms):
-        # Kept to a few locals: MicroPython takes a bigger frame from the heap on every
-        # call. The rare work is in the helpers below.
+        """The inputs, by group: the spots when one changed or their timer runs out, the
+        buttons when one changed or is settling, the shot's assembler when either moved it
+        or its settle time runs out; then when they are due again with no pin changing,
+        the soonest of their timers."""
         if self.check is not None:  # the builders' wiring check (firmware.check)
             self._inputs_at = ticks_add(now_ms, BUSY_MS)
             return self.check.run(self, now_ms)
-        inputs = self.board.read_inputs()  # spots in bits 0-4, buttons from bit 8
-        sensors = self.sensors
-        down = sensors.update(inputs, now_ms)  # it takes the spots' bits alone
-        if sensors.fault != self._faults:
-            self._faults_changed()
-        assembler = self.assembler  # each attribute lookup costs: the idle poll has few
-        if down != self._down or assembler.busy:  # it only cares about changes
-            self._down = down
-            assembler.spots(down, now_ms, sensors.flapping)
-        pressed = inputs >> 8
-        if pressed or self._buttons_busy:  # all released and settled: nothing to time
-            self._poll_buttons(pressed, now_ms)
-        if assembler.busy or assembler.waiting:
-            self._take(assembler.poll(now_ms), now_ms)
-        # When the inputs are due again with no pin changing: the soonest of their timers
-        # (the wiring check, once a button has opened it, reads them every tick).
-        left = sensors.timer(now_ms)
-        if self._buttons_busy or assembler.busy or assembler.waiting or self.check:
-            left = self._input_timers(left, now_ms)
-        self._inputs_at = ticks_add(now_ms, _FAR_MS if left is None else left)
+        groups = self.changed[0]
+        self.changed[0] = 0
+        left = self.sensors.next_at
+        if self._every_step or (left is not None and ticks_diff(now_ms, left) >= 0):
+            groups |= _SPOTS
+        if self._buttons_busy and ticks_diff(now_ms, self._buttons_at) >= 0:
+            groups |= _BUTTONS_CHANGED
+        if groups & _SPOTS:
+            self._poll_spots(now_ms)
+        if groups & _BUTTONS_CHANGED or self._every_step:
+            self._poll_buttons(self.board.read_buttons(), now_ms)
+        if self._moved or (self._settling and ticks_diff(now_ms, self._settle_at) >= 0):
+            self._settle(now_ms)
+        # when the inputs are due again: the soonest of the three timers
+        left = self.sensors.next_at
+        left = _FAR_MS if left is None else ticks_diff(left, now_ms)
+        if self._buttons_busy and ticks_diff(self._buttons_at, now_ms) < left:
+            left = ticks_diff(self._buttons_at, now_ms)
+        if self._settling and ticks_diff(self._settle_at, now_ms) < left:
+            left = ticks_diff(self._settle_at, now_ms)
+        if self.check is not None:  # a button opened the wiring check: every tick from now
+            left = BUSY_MS
+        if self._every_step:  # pins that cannot interrupt: read at every step
+            left = 0
+        self._inputs_at = ticks_add(now_ms, left)
 
-    def _input_timers(self, left, now_ms):
-        if self.check is not None:
-            return BUSY_MS
-        if self._buttons_busy:
-            buttons = ticks_diff(self._buttons_at, now_ms)
-            if left is None or buttons < left:
-                left = buttons
-        timer = self.assembler.timer(now_ms)
-        if timer is not None and (left is None or timer < left):
-            left = timer
-        return left
+    def _settle(self, now_ms):
+        """The assembler's result, if it has one; then when the shot in progress ends by
+        itself (its settle time), if it can."""
+        self._moved = 0
+        assembler = self.assembler
+        self._take(assembler.poll(now_ms), now_ms)
+        left = assembler.timer(now_ms)
+        self._settling = left is not None
+        if left is not None:
+            self._settle_at = ticks_add(now_ms, left)
+
+    def _poll_spots(self, now_ms):
+        down = self.sensors.update(self.board.read_spots(), now_ms)
+        if self.sensors.fault != self._faults:
+            self._faults_changed()
+        if down != self._down or self.assembler.busy:  # it only cares about changes
+            self._down = down
+            self.assembler.spots(down, now_ms, self.sensors.flapping)
+            self._moved = 1
 
     def _faults_changed(self):
         faults = self.sensors.fault
@@ -310,24 +362,30 @@ class App:
         screens.dirty = True
 
     def _poll_buttons(self, pressed, now_ms):
-        busy = 0
-        buttons = self.buttons
-        soonest = None
-        for i in range(_BUTTONS):
-            button = buttons[i]
-            level = pressed & (1 << i)
-            if not level and button.idle:
-                continue  # released and settled: nothing to time (the usual button)
-            kind = button.update(level, now_ms)
-            if kind:
-                self._button(i, kind, now_ms)
-            if not button.idle:
-                busy = 1
-                left = button.timer(now_ms)
-                if left is not None and (soonest is None or left < soonest):
-                    soonest = left
-        self._buttons_busy = busy or pressed
-        self._buttons_at = ticks_add(now_ms, _FAR_MS if soonest is None else soonest)
+        # Only the buttons that are pressed or still settling (_buttons_busy's bits).
+        todo = pressed | self._buttons_busy
+        self._soonest = _FAR_MS  # the soonest button timer, in ms from now
+        i = 0
+        while todo:
+            if todo & 1:
+                self._button_update(i, pressed, now_ms)
+            todo >>= 1
+            i += 1
+        self._buttons_busy = self._buttons_left | pressed
+        self._buttons_at = ticks_add(now_ms, self._soonest)
+
+    def _button_update(self, i, pressed, now_ms):
+        """Button i's share of a poll: its press or hold, and its timer."""
+        button = self.buttons[i]
+        kind = button.update(pressed & (1 << i), now_ms)
+        if kind:
+            self._button(i, kind, now_ms)
+        if button.idle:
+            self._buttons_left &= ~(1 << i)
+            return
+        self._buttons_left |= 1 << i
+        if 0 <= button.left < self._soonest:
+            self._soonest = button.left
 
     def _take(self, event, now_ms):
         if self.asked is not None and event:
@@ -340,6 +398,13 @@ class App:
             self._open_menu(now_ms)
 
     def _button(self, which, kind, now_ms):
+        if self.asked is not None or self.menu is not None:
+            self._menu_button(which, kind, now_ms)
+        else:
+            self.assembler.button(which, kind, now_ms)
+            self._moved = 1
+
+    def _menu_button(self, which, kind, now_ms):
         if self.asked is not None:
             # The host asked for a new game over an unfinished one: ok confirms it, any
             # other button keeps the game.
@@ -358,8 +423,6 @@ class App:
 
                     self.check = WiringCheck(self.board, now_ms, self.config["hold_ms"])
                     self.screens.override = self.check.draw
-            return
-        self.assembler.button(which, kind, now_ms)
 
     def _open_menu(self, now_ms):
         # Imported here, not at the top: a board loads the setup menu only when a player
@@ -397,8 +460,7 @@ class App:
             self.screens.flash(ERR, net.take_notice(), now_ms)
         # A link that counts its bytes (the serial one) is due at its next frame, or when
         # bytes arrive; the network link is served every LINK_MS.
-        due = getattr(link, "due", None)
-        self._link_at = ticks_add(now_ms, LINK_MS) if due is None else due
+        self._link_at = link.due if self._link_times else ticks_add(now_ms, LINK_MS)
 
     def upkeep(self, now_ms):
         if self.assembler.busy:
@@ -462,21 +524,29 @@ class App:
         game = self.game
         if game.finished:
             return  # a finished game takes only undo or a new game
-        record = self._record
-        rid = game.rid
-        if not self.assembler.record_into(record, _SECOND_FOUL[rid], _CASINO[rid]):
+        if not self.assembler.record_into(self._record, _SECOND_FOUL[game.rid],
+                                          _CASINO[game.rid]):
             return  # more fouls than a record holds: a stuck finger, not a shot
-        try:
-            game.apply(record)
-        except GameError:
+        if not self._apply(game):
             return
-        self._record_event(game, record)
+        self._record_event(game, self._record)
         if self.link is not None and self._started:
             # The event first, then the state that counts it: a host that has the state
             # has had its chance at every event in it.
-            self.link.send_event(len(game.history) // 4, record, game.last_player,
-                                 game.last_points, game.last_to, now_ms)
+            self._send_event(now_ms)
         self._changed(now_ms)
+
+    def _apply(self, game):
+        try:
+            game.apply(self._record)
+            return True
+        except GameError:
+            return False
+
+    def _send_event(self, now_ms):
+        game = self.game
+        self.link.send_event(len(game.history) // 4, self._record, game.last_player,
+                             game.last_points, game.last_to, now_ms)
 
     def undo(self, now_ms):
         try:

@@ -74,7 +74,7 @@ class WiringCheck:
         app.sensors.reset()
         for button in app.buttons:
             button.reset()
-        app._buttons_busy = 0
+        app._buttons_busy = app._buttons_left = 0
         app._down = -1
         app.assembler.reset()
 

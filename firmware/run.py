@@ -42,24 +42,24 @@ _POLLIN = 1
 
 class Wake(io.IOBase):
     """What the board's task waits on, registered with asyncio's poller once and for all:
-    ready when a pin has changed (`app.changed`, set by the pins' interrupts), when the
+    ready when a pin has changed (`app.changed[0]`, set by the pins' interrupts), when the
     host's bytes are waiting, or when the deadline has passed. The poller asks `ioctl`
     once per tick while the task waits (extmod/modselect.c, then MICROPY_EVENT_POLL_HOOK:
     one FreeRTOS tick on the ESP32), and at once when an interrupt wakes it."""
 
     def __init__(self, app, clock):
-        self.app = app
+        self.changed = app.changed  # the pins' interrupts set a bit in changed[0]
         self.clock = clock
         self.deadline = 0
-        self.waiting = app.link_waiting  # the link's "bytes arrived", or None
+        # the link's byte count (machine.UART.any: C on the board), or one that never has
+        self.any = app.link_any if app.link_any is not None else bool
 
     def ioctl(self, request, arg):
+        # Asked at every tick while the board sleeps: the cheapest checks first, and the
+        # few attributes of a small object.
         if request != _POLL:
             return -1  # nothing else: not even a file number (the unix port asks for one)
-        if self.app.changed or ticks_diff(self.clock(), self.deadline) >= 0:
-            return arg & _POLLIN
-        waiting = self.waiting
-        if waiting is not None and waiting():
+        if self.changed[0] or self.any() or ticks_diff(self.clock(), self.deadline) >= 0:
             return arg & _POLLIN
         return 0
 
@@ -87,7 +87,13 @@ class Runner:
         try:
             while True:
                 now = clock()
-                wake.deadline = ticks_add(now, app.step(now))
+                while True:  # a generator's frame is made once: the `as` costs nothing here
+                    try:
+                        wait = app.step(now)
+                        break
+                    except Exception as exc:  # a part raised: counted, then on with the rest
+                        app.part_failed(exc)
+                wake.deadline = ticks_add(now, wait)
                 if entry is None:
                     queue.queue_read(wake)
                     entry = queue.map[id(wake)]
@@ -107,8 +113,12 @@ class Runner:
 def tick(app, now_ms):
     """The board's work at now_ms (a multiple of STEP_MS), in virtual time: the
     simulator's timeline mode and the tests step the board with this, every STEP_MS; only
-    what is due runs, as on the board."""
-    app.step(now_ms)
+    what is due runs, as on the board (and a part that raises is handled as Runner does)."""
+    while True:
+        try:
+            return app.step(now_ms)
+        except Exception as exc:
+            app.part_failed(exc)
 
 
 SAFE_WORD = "SAFE"

@@ -51,6 +51,24 @@ RESERVE_EVENTS = const(32)  # reserve() keeps room for at least this many events
 _NO_SAVE = bytes(SAVE_SIZE)  # room for the next checkpoint, written over at once
 
 
+def _as_record(record):
+    try:
+        return bytes(record)
+    except TypeError:
+        raise GameError("a record is bytes, got %r" % (record,)) from None
+
+
+def _delta(record, at):
+    """The checked player and delta of the adjust record at record[at:at + 4]."""
+    player = record[at + 1]
+    delta = record[at + 2] << 8 | record[at + 3]
+    if delta & 0x8000:
+        delta -= 0x10000
+    if (player != 1 and player != 2) or delta == 0 or delta < -MAX_DELTA:
+        raise EventError("bad adjust record")
+    return delta
+
+
 def _grow(buf, room):
     """Give bytearray `buf` `room` bytes more room (taken in one piece, then cut off
     again: the room stays); returns what it can now hold."""
@@ -230,28 +248,28 @@ class Game:
     def apply(self, record):
         """Apply one encoded record (as the journal replays them) and keep it in history.
         A bytes or bytearray record costs no allocation: the board applies its events
-        this way."""
+        this way. The rules check the record before they change anything; an event that
+        would take a count past the board's limits is taken back from the last
+        checkpoint (rare: no copy of the state is made for it at every event)."""
         if type(record) is not bytes and type(record) is not bytearray:
-            try:
-                record = bytes(record)
-            except TypeError:
-                raise GameError("a record is bytes, got %r" % (record,)) from None
+            record = _as_record(record)
         if len(record) != RECORD_SIZE:
             raise GameError("a record is %d bytes, got %d" % (RECORD_SIZE, len(record)))
         if self.status == FINISHED:
             raise GameError("the game is finished: only undo is accepted")
-        history = self.history
-        n = len(history)
+        n = len(self.history)
         if n >= _MAX_COUNT * RECORD_SIZE:
             raise GameError("the game has reached the board's limit of %d events" % _MAX_COUNT)
-        before = self._before
-        savedstate.save_into(self, before)
-        try:
-            self._run(record, 0)
-            self._check_limits()
-        except GameError:
-            self._load(before)
-            raise
+        self._run(record, 0)
+        if self._over_limits():
+            self._restore(n // RECORD_SIZE)
+            raise GameError("the game has reached the board's limit of %d" % _MAX_COUNT)
+        self._keep(record, n)
+
+    def _keep(self, record, n):
+        """Append the record just applied (the history had n bytes) and, every
+        CHECKPOINT_EVERY events, a checkpoint."""
+        history = self.history
         if n + RECORD_SIZE > self._history_room:  # reserve() was not called in time
             self._history_room = _grow(history, _HISTORY_ROOM)
         history.extend(record)
@@ -263,48 +281,47 @@ class Game:
         n = len(self.history) // RECORD_SIZE
         if n == 0:
             raise GameError("nothing to undo")
-        n -= 1
-        mark = n // CHECKPOINT_EVERY
         before = self._before
         savedstate.save_into(self, before)
-        history = self.history
         try:
-            self._load(self._marks, False, mark * SAVE_SIZE)
-            for k in range(mark * CHECKPOINT_EVERY, n):
-                self._run(history, k * RECORD_SIZE)
+            self._restore(n - 1)
         except Exception as e:  # noqa: BLE001 - any damage must leave the game usable
             # Only a damaged resume can get here: keep the game as it was and say so.
             self._load(before)
             raise GameError("cannot undo: the stored history is damaged (%s)" % e) from None
-        history[n * RECORD_SIZE:] = b""
-        self._marks[(mark + 1) * SAVE_SIZE:] = b""
+        self.history[(n - 1) * RECORD_SIZE:] = b""
+        self._marks[((n - 1) // CHECKPOINT_EVERY + 1) * SAVE_SIZE:] = b""
+
+    def _restore(self, count):
+        """The state after the first `count` events of the history: their checkpoint,
+        then the events after it applied again."""
+        mark = count // CHECKPOINT_EVERY
+        self._load(self._marks, False, mark * SAVE_SIZE)
+        history = self.history
+        for k in range(mark * CHECKPOINT_EVERY, count):
+            self._run(history, k * RECORD_SIZE)
 
     def _run(self, record, at):
         """Apply the record at record[at:at + 4]: checked first, as events.decode checks
-        it, then handed to the rules (nothing allocated)."""
+        it (and an adjust as the rules take it), before anything changes; then the rules
+        of the game's id (nothing allocated)."""
         kind = record[at]
         a = record[at + 1]
-        b = record[at + 2]
-        c = record[at + 3]
         if kind == KIND_SHOT:
-            if a >> 5 > 2 or c > MAX_OTHER:
+            if a >> 5 > 2 or record[at + 3] > MAX_OTHER:
                 raise EventError("bad shot record")
+            self._begin()
+            self.shots += 1
+            _SHOT_RULES[self.rid](self, record, at)
         elif kind == KIND_ADJUST:
-            delta = b << 8 | c
-            if delta & 0x8000:
-                delta -= 0x10000
-            if (a != 1 and a != 2) or delta == 0 or delta < -MAX_DELTA:
-                raise EventError("bad adjust record")
+            self._adjust(a, _delta(record, at))
         else:
             raise EventError("unknown record kind %d" % kind)
+
+    def _begin(self):
         self.announce = 0
         if self.status == BREAK:
             self.status = PLAYING  # play resumes after the break
-        if kind == KIND_ADJUST:
-            self._adjust(a, delta)
-        else:
-            self.shots += 1
-            _SHOT_RULES[self.rid](self, a & 0x1F, a >> 5, b, c)
 
     def _adjust(self, player, delta):
         i = player - 1
@@ -319,15 +336,15 @@ class Game:
             if new >= self.distance[i]:
                 raise GameError("an adjust cannot reach the distance (%d for player %d): "
                                 "the distance is reached by play" % (self.distance[i], player))
+        self._begin()
         self.score[i] = new
 
-    def _check_limits(self):
+    def _over_limits(self):
         score = self.score
-        innings = self.innings
         high = self.high
-        if max(score[0], score[1], innings[0], innings[1], self.series, high[0], high[1],
-               self.shots, self.last_points) > _MAX_COUNT:
-            raise GameError("the game has reached the board's limit of %d" % _MAX_COUNT)
+        return (max(score[0], score[1], high[0], high[1]) > _MAX_COUNT
+                or max(self.innings[0], self.innings[1], self.series) > _MAX_COUNT
+                or max(self.shots, self.last_points) > _MAX_COUNT)
 
     # ----- helpers for the rules modules --------------------------------------------------
 
