@@ -31,10 +31,15 @@ DEVICE = "tools/simboard/bench_device.py"
 DEVICE_MODULE = "tools.simboard.bench_device"
 DEVICE_PACKAGES = ("rules_core", "boardlib", "firmware")
 BIG_HEAP = "8M"  # the simulator runs that pin a budget inside it (ram32_data_play_bytes)
-# The device runs that count work: the code (loaded from source on the unix port) and
-# room; the free heap is then pinned to what the ESP32 leaves the firmware (ESP32_HEAP
-# less the code a board holds), so the allocator searches a heap of the board's size.
+# The device runs that count work the firmware as a board loads it (the staged deployment's
+# .mpy files, into the heap, with the gaps loading leaves) and a heap sized so that what
+# is free after the warm-up is what the ESP32 leaves the firmware (ESP32_HEAP less the code
+# a board holds): the allocator searches a heap of the board's size and shape. COST_HEAP
+# is for the runs that are not sized so (the stand-ins' costs, the resume).
 COST_HEAP = "320K"
+# Where the counted runs' deployment is staged: a path inside the tree, named relative to
+# it, so that the counts do not depend on where the tree is (see _counting_env).
+COUNT_STAGE = os.path.join("build", "bench-stage")
 # The ESP32's GC heap (ports/esp32/mpconfigport.h, main.c, gc.c): a stock build without
 # PSRAM starts with 56 KB (MICROPY_GC_INITIAL_HEAP_SIZE, 1.22 and later) and grows once
 # by as much from the IDF heap, leaving about 40 KB to the IDF for WiFi and TLS; 1.20 and
@@ -172,12 +177,13 @@ class Interpreter:
             return upy.command(args, heapsize)
         return [self.path] + (["-X", "heapsize=%s" % heapsize] if heapsize else []) + list(args)
 
-    def launcher(self):
+    def launcher(self, cwd=upy.ROOT):
         """What valgrind runs: the 32-bit port itself; the venv's micropython is a Python
         launcher around the port, run with the venv's own interpreter so that valgrind
-        follows one process. Paths relative to the tree (see _counting_env)."""
+        follows one process. Paths relative to `cwd`, inside the tree (see
+        _counting_env)."""
         if self.path is None:
-            return [sys.executable, os.path.relpath(upy.binary(), upy.ROOT)]
+            return [sys.executable, os.path.relpath(upy.binary(), cwd)]
         return [self.path]
 
 
@@ -195,7 +201,14 @@ def _device_env(scratch, first=()):
     return env
 
 
-def _counting_env(scratch, free=None):
+def _counting_cwd(stage):
+    """Where a counted run starts: the tree, or with `stage`, the staged deployment in it
+    (with `-m` the port's sys.path starts with the current folder: the firmware and the
+    simulator's modules then come in as .mpy files, as a board loads its code)."""
+    return os.path.join(upy.ROOT, COUNT_STAGE) if stage else upy.ROOT
+
+
+def _counting_env(scratch, stage=False):
     """The environment of a counted run, which starts in the tree. Nothing the port
     interns or allocates before the counted work may depend on where the tree is checked
     out or on the caller's environment: where the allocator finds room while the code is
@@ -203,16 +216,15 @@ def _counting_env(scratch, free=None):
     allocator's searches) between checkouts whose paths differed in length. So the
     search path is named relative to the tree (with `-m`, the port's sys.path starts with
     the current folder), and the environment holds only what the run needs."""
+    cwd = _counting_cwd(stage)
+    path = [os.curdir, os.path.relpath(upy.UPYLIB, cwd), ".frozen"]
     env = {
-        "MICROPYPATH": ":".join([os.curdir, os.path.relpath(upy.UPYLIB, upy.ROOT),
-                                 ".frozen"]),
+        "MICROPYPATH": ":".join(path),
         "PINBOARD_SCRATCH": scratch,  # where bench_device keeps its flash image
         # The port's launcher is CPython: a fixed hash seed makes its start-up the same
         # from run to run.
         "PYTHONHASHSEED": "0",
     }
-    if free:
-        env["PINBOARD_FREE_HEAP"] = str(free)  # bench_device pins the heap to this
     return env
 
 
@@ -252,12 +264,12 @@ def find_valgrind(install):
 WINDOW_EDGE = "gc_isenabled"
 
 
-def callgrind(valgrind, args, workdir, heapsize=COST_HEAP, interp=PINNED, free=None):
+def callgrind(valgrind, args, workdir, heapsize=COST_HEAP, interp=PINNED, stage=False):
     """(instructions of each counted window, the run's `key value` lines) of
     `bench_device.py args` (its `counted`: the work, without the start-up before it or
     the exit after it)."""
     return callgrind_windows(valgrind, DEVICE_MODULE, args, workdir, heapsize, interp,
-                             free)
+                             stage)
 
 
 def callgrind_window(valgrind, module, args, workdir, heapsize, interp=PINNED):
@@ -268,17 +280,17 @@ def callgrind_window(valgrind, module, args, workdir, heapsize, interp=PINNED):
     return windows[0]
 
 
-def callgrind_windows(valgrind, module, args, workdir, heapsize, interp=PINNED, free=None):
+def callgrind_windows(valgrind, module, args, workdir, heapsize, interp=PINNED, stage=False):
     out = os.path.join(workdir, "cg.%s.out" % "_".join(map(str, args)).replace("/", "_"))
     # The device script runs as a module (`-m`): the port puts a script's folder on
     # sys.path as an absolute path.
     cmd = [valgrind, "--tool=callgrind", "--callgrind-out-file=" + out,
            "--dump-before=" + WINDOW_EDGE, "--dump-after=" + WINDOW_EDGE,
-           *interp.launcher(), "-X", "heapsize=" + heapsize, "-m", module]
+           *interp.launcher(_counting_cwd(stage)), "-X", "heapsize=" + heapsize, "-m", module]
     with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
         proc = subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
-                              env=_counting_env(scratch, free), cwd=upy.ROOT, timeout=1200,
-                              check=False)
+                              env=_counting_env(scratch, stage), cwd=_counting_cwd(stage),
+                              timeout=1200, check=False)
     if proc.returncode != 0:
         raise Unavailable("callgrind of %s failed: %s" % (args, proc.stderr.strip()[-300:]))
     # Parts 1, 2, ... go to out.1, out.2, ..., the last (from the last edge to the exit)
@@ -315,18 +327,21 @@ def callgrind_part(path):
 
 
 def clock_costs(windows, count):
-    """What each call of vclock's stand-ins costs beyond what the board's own calls cost
+    """What each call of the stand-ins costs beyond what the board's own calls cost
     (bench_device.py `clock`: windows of an empty loop, the stand-in ticks_ms(), the port's
-    C ticks_ms(), ipoll(0), the object's ioctl, one ipoll waiting `count` ticks):
-    (per ticks_ms(), per ipoll(), per tick waited). The board's ticks_ms() is C, and so are
-    its ipoll() and the loop that waits; the ioctl calls are the firmware's own (its wake
-    object's Python), which the board makes too, so they stay counted."""
-    empty, stand_in, port, ipoll0, ioctl, waited = windows
+    C ticks_ms(), ipoll(0), the object's ioctl, one ipoll waiting `count` ticks, the block
+    device's read, program and sync): (per ticks_ms(), per ipoll(), per tick waited, per
+    block read, program, ioctl). The board's ticks_ms() is C, and so are its ipoll(), the
+    loop that waits and its flash partition's methods (esp32.Partition): each such call is
+    counted as a call into C (the port's ticks_ms()). The ioctl calls of the wake object
+    are the firmware's own Python, which the board makes too, so they stay counted."""
+    empty, stand_in, port, ipoll0, ioctl, waited, read, write, sync = windows
     per_ticks = (stand_in - port) / count
     # the board's ipoll() is one call into C, as the port's ticks_ms() is
     per_ipoll = (ipoll0 - ioctl - port + empty) / count
     per_tick = (waited - (ioctl - empty)) / count
-    return per_ticks, per_ipoll, per_tick
+    return (per_ticks, per_ipoll, per_tick, (read - port) / count, (write - port) / count,
+            (sync - port) / count)
 
 
 def instruction_figures(sizes, install, workdir, interp, free):
@@ -341,15 +356,19 @@ def instruction_figures(sizes, install, workdir, interp, free):
     device(["game", sizes["late_at"], late_dir], heapsize=BIG_HEAP, interp=interp)
     late_image = os.path.join(late_dir, "flash.img")
     shots = sizes["shots"]
+    _stage_for_counting()
+    fresh = _board_heap(interp, free)
+    late = _board_heap(interp, free, late_image)
     runs = {"tasks0": ["tasks", 0], "tasks": ["tasks", sizes["ticks"]],
             "early": ["taskshots", shots], "late": ["taskshots", shots, late_image],
             "clock": ["clock", sizes["clock"]], "resume0": ["resume", 0, game_dir],
             "resume": ["resume", 1, game_dir]}
+    heaps = {"tasks0": fresh, "tasks": fresh, "early": fresh, "late": late,
+             "clock": COST_HEAP, "resume0": RESUME_HEAP, "resume": RESUME_HEAP}
     with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
         futures = {
-            k: pool.submit(callgrind, valgrind, v, workdir,
-                           RESUME_HEAP if k.startswith("resume") else COST_HEAP, interp,
-                           None if k.startswith(("resume", "clock")) else free)
+            k: pool.submit(callgrind, valgrind, v, workdir, heaps[k], interp,
+                           not k.startswith("resume"))
             for k, v in runs.items()
         }
         got = {k: f.result() for k, f in futures.items()}
@@ -358,7 +377,8 @@ def instruction_figures(sizes, install, workdir, interp, free):
     def board(name):
         """A run's window less what the clock's stand-ins added to it."""
         (window,), said = got[name]
-        calls = (said["clock_ticks_ms"], said["clock_ipoll"], said["clock_waited"])
+        calls = (said["clock_ticks_ms"], said["clock_ipoll"], said["clock_waited"],
+                 said["flash_read"], said["flash_write"], said["flash_ioctl"])
         if said.get("errors"):
             raise Unavailable("the firmware's task raised %s times in the %s run"
                               % (said["errors"], name))
@@ -393,6 +413,52 @@ def instruction_figures(sizes, install, workdir, interp, free):
     if interp.note:
         out.setdefault("notes", {})["instructions"] = interp.note
     return out
+
+
+# The simulator's modules the counted runs import, compiled too: loaded from .mpy files, as
+# the firmware is, they leave the heap in the shape loading leaves it, without the far
+# larger peak of compiling sources.
+COUNT_TOOLS = ("tools/__init__.py", "tools/lines.py", "tools/simboard/__init__.py",
+               "tools/simboard/ballast.py", "tools/simboard/bench_device.py",
+               "tools/simboard/board.py", "tools/simboard/chips.py",
+               "tools/simboard/flash.py", "tools/simboard/pins.py",
+               "tools/simboard/softspi.py", "tools/simboard/vclock.py")
+
+
+def _stage_for_counting():
+    """The deployment a board gets (`.mpy` files; tools.deploy.stage) and the simulator's
+    modules the counted runs import, compiled, at COUNT_STAGE."""
+    from tools import deploy
+
+    dest = os.path.join(upy.ROOT, COUNT_STAGE)
+    try:
+        deploy.stage(dest, mpy=True)
+        tool = mpy_cross()
+        for rel in COUNT_TOOLS:
+            out = os.path.join(dest, rel[:-3] + ".mpy")
+            os.makedirs(os.path.dirname(out), exist_ok=True)
+            subprocess.run([tool, "-o", out, rel], cwd=upy.ROOT, check=True,
+                           capture_output=True)
+    except (deploy.DeployError, OSError, subprocess.SubprocessError) as exc:
+        raise Unavailable("staging the deployment for the counted runs: %s" % exc) from None
+    return dest
+
+
+def _board_heap(interp, free, image=None):
+    """The -X heapsize that leaves `free` bytes after the counted runs' warm-up: what a
+    run of the same start-up holds then, plus `free`, in whole KB."""
+    with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
+        proc = subprocess.run(
+            interp.launcher(_counting_cwd(True))
+            + ["-X", "heapsize=" + BIG_HEAP, "-m", DEVICE_MODULE, "heapuse"]
+            + ([image] if image else []),
+            capture_output=True, text=True, env=_counting_env(scratch, True),
+            cwd=_counting_cwd(True), timeout=300, check=False)
+    if proc.returncode != 0:
+        raise Unavailable("sizing the counted runs' heap failed: %s"
+                          % proc.stderr.strip()[-300:])
+    used = parse_lines(proc.stdout)["used"]
+    return "%dK" % ((used + free + 1023) // 1024)
 
 
 def esp32_us(instructions, interp=PINNED):

@@ -9,6 +9,7 @@
     micropython tools/simboard/bench_device.py tasks TICKS [IMAGE]   # the board's own task
     micropython tools/simboard/bench_device.py taskshots SHOTS [IMAGE]
     micropython tools/simboard/bench_device.py clock CALLS      # what the stand-ins cost
+    micropython tools/simboard/bench_device.py heapuse [IMAGE]  # the heap after warm-up
 
 Time is virtual, one tick every 5 ms on the schedule of the board's tasks (`firmware.run`):
 inputs every 5 ms, link every 10, display every 40, upkeep and watchdog every 250. A
@@ -81,6 +82,12 @@ class CPin:
     value = bool  # value(level) is a no-op in C; value() reads 0 (the chip's ACK)
 
 
+# Calls of LeanFlash's readblocks, writeblocks and ioctl: on the ESP32 each is a call into
+# C (esp32.Partition), here a Python method; tools.bench takes what the difference costs
+# out of the counts (the `clock` mode measures it), as it does for the clock's stand-ins.
+FLASH_CALLS = [0, 0, 0]
+
+
 class LeanFlash:
     """The thinnest block device the unix port allows: one Python call per block
     operation, which on the ESP32 is a call into C (esp32.Partition). The bytes live in
@@ -101,10 +108,12 @@ class LeanFlash:
         self.file = open(path, "r+b")
 
     def readblocks(self, block, buf, offset=0):
+        FLASH_CALLS[0] += 1
         self.file.seek(block * self.block_size + offset)
         self.file.readinto(buf)
 
     def writeblocks(self, block, buf, offset=None):
+        FLASH_CALLS[1] += 1
         self.file.seek(block * self.block_size + (offset or 0))
         self.file.write(buf)
 
@@ -112,12 +121,14 @@ class LeanFlash:
         return not self.formatted  # made blank above (mount() formats it), or a copy
 
     def ioctl(self, op, arg):
+        FLASH_CALLS[2] += 1
         if op == 4:
             return self.blocks
         if op == 5:
             return self.block_size
         if op == 6:  # erase
-            self.writeblocks(arg, self.blank)
+            self.file.seek(arg * self.block_size)
+            self.file.write(self.blank)
         return 0
 
 
@@ -197,20 +208,6 @@ def make_app(state_dir=None, quiet=True, image=None):
     app = App(sim.board)
     app.boot(0)
     return sim, app, sink
-
-
-def pin_free_heap():
-    """Leave the firmware the heap the ESP32 leaves it ($PINBOARD_FREE_HEAP bytes, from
-    tools.bench: the board's heap less the code it holds): the rest is ballast, held in
-    the list returned until the work is done."""
-    free = os.getenv("PINBOARD_FREE_HEAP")
-    if not free:
-        return []
-    from tools.simboard.ballast import pin_heap, release_budget
-
-    ballast, holder = pin_heap(int(free))
-    release_budget(holder, int(free))
-    return ballast
 
 
 def counted(work, *args):
@@ -402,9 +399,11 @@ def schedule_shots(sim, pattern, start, shots):
     return t
 
 
-def run_tasks(ticks, shots, image=None):
+def run_tasks(ticks, shots, image=None, heap_only=False):
     """The board's own task for `ticks` idle 10 ms ticks, or `shots` shots, in board time,
-    counted after the warm-up; prints what the clock's stand-ins were asked meanwhile."""
+    counted after the warm-up; prints what the clock's stand-ins were asked meanwhile.
+    With heap_only, nothing is counted: the heap in use after the warm-up is printed
+    (tools.bench sizes the counted runs' heap with it)."""
     from tools.simboard import vclock
 
     vclock.install()
@@ -428,21 +427,25 @@ def run_tasks(ticks, shots, image=None):
             length = schedule_shots(sim, pattern, vclock.now() + TICK_MS, shots) \
                 - vclock.now()
         board_ms.append(length)
-        held = pin_free_heap()
         gc.collect()
-        calls.append(tuple(vclock.calls))
+        if heap_only:
+            print("used", gc.mem_alloc())
+            return
+        calls.append(tuple(vclock.calls) + tuple(FLASH_CALLS))
         gc.isenabled()
         await asyncio.sleep_ms(length)
         gc.isenabled()
-        calls.append(tuple(vclock.calls))
-        held.clear()
+        calls.append(tuple(vclock.calls) + tuple(FLASH_CALLS))
 
     board_ms = []
     asyncio.run(bench())
+    if heap_only:
+        return
     print("ticks", ticks)
     print("board_ms", board_ms[0])
     print("shots", app.game.shots - before)
-    for i, name in enumerate(("clock_ticks_ms", "clock_ipoll", "clock_waited")):
+    for i, name in enumerate(("clock_ticks_ms", "clock_ipoll", "clock_waited", "flash_read",
+                              "flash_write", "flash_ioctl")):
         print(name, calls[1][i] - calls[0][i])
     print("errors", runner.errors)
 
@@ -451,7 +454,8 @@ def mode_clock(count):
     """What the stand-ins cost, each in a counted window of its own (tools.bench takes
     the empty loop's window from each): `count` calls of the stand-in ticks_ms() and of
     the port's own; `count` ipoll(0) and `count` ioctl calls of an object that is never
-    ready; one ipoll waiting `count` ticks for it."""
+    ready; one ipoll waiting `count` ticks for it; `count` reads, programs and syncs of
+    the block device."""
     import time
 
     from tools.simboard import vclock
@@ -489,7 +493,23 @@ def mode_clock(count):
     def waited(n):
         poller.ipoll(n * vclock.TICK_MS)
 
-    for work in (empty, stand_in_ms, port_ticks, ipoll0, ioctl, waited):
+    flash = LeanFlash(_SCRATCH_IMAGE, blocks=4)
+    buf = bytearray(128)  # littlefs reads and programs through caches of this size
+
+    def flash_read(n):
+        for _ in range(n):
+            flash.readblocks(1, buf, 256)
+
+    def flash_write(n):
+        for _ in range(n):
+            flash.writeblocks(1, buf, 256)
+
+    def flash_ioctl(n):
+        for _ in range(n):
+            flash.ioctl(3, 0)  # sync
+
+    for work in (empty, stand_in_ms, port_ticks, ipoll0, ioctl, waited, flash_read,
+                 flash_write, flash_ioctl):
         counted(work, count)
 
 
@@ -544,6 +564,8 @@ def main(argv):
         run_tasks(0, int(argv[1]), argv[2] if len(argv) > 2 else None)
     elif mode == "clock":
         mode_clock(int(argv[1]))
+    elif mode == "heapuse":
+        run_tasks(0, 0, argv[1] if len(argv) > 1 else None, heap_only=True)
     else:
         raise SystemExit("unknown mode %s" % mode)
 

@@ -77,38 +77,61 @@ def _due(now):
 
 class _Poll:
     def __init__(self):
-        self.objects = {}
+        self.objects = []  # [object, mask] each (no id(): on 32 bits it makes a long int)
+        self.end = 0
+
+    def _entry(self, obj):
+        for entry in self.objects:
+            if entry[0] is obj:
+                return entry
+        raise KeyError(obj)
 
     def register(self, obj, mask=POLLIN | POLLOUT):
-        self.objects[id(obj)] = [obj, mask]
+        self.objects.append([obj, mask])
 
     def unregister(self, obj):
-        del self.objects[id(obj)]
+        self.objects.remove(self._entry(obj))
 
     def modify(self, obj, mask):
-        self.objects[id(obj)][1] = mask
+        self._entry(obj)[1] = mask
 
+    # The functions below keep their frames within what MicroPython takes on the C stack
+    # (py/objfun.c, VM_MAX_STATE_ON_STACK): a bigger frame comes out of the heap at every
+    # call, which would count an allocator's search the board's C poll never makes.
     def ipoll(self, timeout=-1, flags=0):
         calls[1] += 1
-        now = _now[0]
-        end = None if timeout is None or timeout < 0 else ticks_add(now, timeout)
+        self.end = -1 if timeout is None or timeout < 0 else ticks_add(_now[0], timeout)
         while True:
             if _table:
-                _due(now)
-            for key in self.objects:
-                entry = self.objects[key]
-                got = entry[0].ioctl(3, entry[1])  # MP_STREAM_POLL
-                if got:
-                    ready = _ready[0]
-                    ready[0] = entry[0]
-                    ready[1] = got
-                    return _ready
-            if end is not None and ticks_diff(now, end) >= 0:
+                _due(_now[0])
+            if self._ready():
+                return _ready
+            if self._over():
                 return ()
-            if end is None and not self.objects and not _table:
-                raise RuntimeError("vclock: a wait that nothing can end")
-            now = _now[0] = ticks_add(now, TICK_MS - now % TICK_MS)
-            calls[2] += 1
+
+    def _ready(self):
+        objects = self.objects
+        i = 0
+        while i < len(objects):  # (a for loop's iterator takes four words of the frame)
+            entry = objects[i]
+            got = entry[0].ioctl(3, entry[1])  # MP_STREAM_POLL
+            if got:
+                _ready[0][0] = entry[0]
+                _ready[0][1] = got
+                return True
+            i += 1
+        return False
+
+    def _over(self):
+        """True when the wait is over; else time moves to the next tick."""
+        now = _now[0]
+        if self.end != -1 and ticks_diff(now, self.end) >= 0:
+            return True
+        if self.end == -1 and not self.objects and not _table:
+            raise RuntimeError("vclock: a wait that nothing can end")
+        _now[0] = ticks_add(now, TICK_MS - now % TICK_MS)
+        calls[2] += 1
+        return False
 
     def poll(self, timeout=-1, flags=0):
         got = self.ipoll(timeout, flags)
