@@ -422,7 +422,8 @@ COUNT_TOOLS = ("tools/__init__.py", "tools/lines.py", "tools/simboard/__init__.p
                "tools/simboard/ballast.py", "tools/simboard/bench_device.py",
                "tools/simboard/board.py", "tools/simboard/chips.py",
                "tools/simboard/flash.py", "tools/simboard/pins.py",
-               "tools/simboard/softspi.py", "tools/simboard/vclock.py")
+               "tools/simboard/softi2c.py", "tools/simboard/softspi.py",
+               "tools/simboard/vclock.py")
 
 
 def _stage_for_counting():
