@@ -1,15 +1,17 @@
-"""Runs the application from one asyncio task, which sleeps until there is work.
+"""Runs the application in one loop, which sleeps until there is work.
 
     import firmware.run
     firmware.run.start()            # on the ESP32 (main.py does this)
     firmware.run.start(board)       # any board, e.g. the simulator's
 
-The task runs `App.step`, which does what is due (the inputs when a pin changed or one of
+The loop runs `App.step`, which does what is due (the inputs when a pin changed or one of
 their timers ran out, the link when the host sent bytes or a frame is due, the display when
 its picture changes, journal upkeep after events, the watchdog), then sleeps until the
 soonest of those times, or until a pin's interrupt or the host's bytes end the wait: an
-idle board wakes about once a second. The wait is on a `Wake` object that asyncio's poller
-asks at every tick (10 ms on the ESP32) whether it is ready; nothing is allocated for it.
+idle board wakes about once a second. The wait is `select.poll`'s, in C, on a `Wake`
+object whose `ioctl` the poll asks at every tick (10 ms on the ESP32) whether a pin has
+changed or bytes have come; nothing is allocated for it. There is no asyncio scheduler:
+with one loop it would only add its own work to every wake-up (docs/performance.md).
 The watchdog is fed only while no part keeps raising, so a broken part resets the board
 rather than freezing the scores.
 
@@ -17,20 +19,18 @@ What `start` does at power-up, in order (docs/esp32.md says why):
 1. `undo` held down: safe mode. The display says SAFE; no game, no watchdog, the REPL
    (USB serial) stays free, e.g. to fix /board.cfg after `link: "uart0"`.
 2. Otherwise the game is loaded (journal replay), then the watchdog is armed, then the
-   task runs. On the ESP32 the modules that build the board (BOOT_MODULES) are dropped
+   loop runs. On the ESP32 the modules that build the board (BOOT_MODULES) are dropped
    first, before the application's modules are imported and the game is read: a board
    that loads its code into the heap (.mpy files) does not keep them. Should an
-   exception ever escape the task, the board shows Err 91 and keeps feeding the
+   exception ever escape the loop, the board shows Err 91 and keeps feeding the
    watchdog: a hard fault is shown, not turned into a reset loop.
 """
 
-import asyncio
 import io
+import select
 import time
-from asyncio import core  # type: ignore[attr-defined]  # not in the stubs
 
 from boardlib import layout
-from boardlib.ticks import ticks_add, ticks_diff
 from firmware import errors
 from firmware.board import UNDO_BUTTON
 
@@ -41,73 +41,63 @@ _POLLIN = 1
 
 
 class Wake(io.IOBase):
-    """What the board's task waits on, registered with asyncio's poller once and for all:
-    ready when a pin has changed (`app.changed[0]`, set by the pins' interrupts), when the
-    host's bytes are waiting, or when the deadline has passed. The poller asks `ioctl`
-    once per tick while the task waits (extmod/modselect.c, then MICROPY_EVENT_POLL_HOOK:
-    one FreeRTOS tick on the ESP32), and at once when an interrupt wakes it."""
+    """What the board's loop waits on, registered with its poller once and for all: ready
+    when a pin has changed (`app.changed[0]`, set by the pins' interrupts) or the host's
+    bytes are waiting; the poll's timeout is the soonest deadline. The poll asks `ioctl`
+    once per tick while it waits (extmod/modselect.c, then MICROPY_EVENT_POLL_HOOK: one
+    FreeRTOS tick on the ESP32), and at once when an interrupt wakes it."""
 
-    def __init__(self, app, clock):
+    def __init__(self, app):
         self.changed = app.changed  # the pins' interrupts set a bit in changed[0]
-        self.clock = clock
-        self.deadline = 0
         # the link's byte count (machine.UART.any: C on the board), or one that never has
         self.any = app.link_any if app.link_any is not None else bool
 
     def ioctl(self, request, arg):
-        # Asked at every tick while the board sleeps: the cheapest checks first, and the
-        # few attributes of a small object.
+        # Asked at every tick while the board sleeps: two cheap checks on a small object.
         if request != _POLL:
             return -1  # nothing else: not even a file number (the unix port asks for one)
-        if self.changed[0] or self.any() or ticks_diff(self.clock(), self.deadline) >= 0:
+        if self.changed[0] or self.any():
             return arg & _POLLIN
         return 0
 
 
 class Runner:
+    """The board's loop: `run()` for ever (the board), or `once()` a round at a time (the
+    simulator's interactive mode and the network bench, which do their own work between)."""
+
     def __init__(self, app, clock=time.ticks_ms):
         self.app = app
         self.clock = clock
-        self.wake = Wake(app, clock)
+        self.wake = Wake(app)
+        self.poller = select.poll()
+        self.poller.register(self.wake, _POLLIN)
 
     @property
     def errors(self):
         return self.app.errors
 
-    def main(self):
-        """The board's task (a generator, as asyncio's own waits are): step, then wait on
-        the Wake until it is ready. It stays registered with the poller: after the first
-        wait only its waiting task is set again (asyncio's IOQueue would otherwise drop
-        and re-make its entry, allocating, at every wake-up)."""
+    def run(self):
+        """Step, then wait in the poll until a pin changes, the host's bytes come or the
+        soonest part is due; for ever. A part's exception is handed to the app
+        (App.part_failed), and the step goes on with the other parts."""
         app = self.app
-        wake = self.wake
         clock = self.clock
-        queue = core._io_queue
-        entry = None
-        try:
-            while True:
-                now = clock()
-                while True:  # a generator's frame is made once: the `as` costs nothing here
-                    try:
-                        wait = app.step(now)
-                        break
-                    except Exception as exc:  # a part raised: counted, then on with the rest
-                        app.part_failed(exc)
-                wake.deadline = ticks_add(now, wait)
-                if entry is None:
-                    queue.queue_read(wake)
-                    entry = queue.map[id(wake)]
-                    entry[1] = wake  # never a task: keeps the entry after a wake-up
-                else:
-                    task = core.cur_task
-                    entry[0] = task
-                    task.data = queue  # as IOQueue._enqueue: a cancelled task leaves it
-                    queue.poller.modify(wake, _POLLIN)
-                yield
-        finally:  # cancelled, or a step's exception escaped: the poller forgets the Wake
-            if queue.map.get(id(wake)) is entry and entry is not None:
-                del queue.map[id(wake)]
-                queue.poller.unregister(wake)
+        wait_for = self.poller.ipoll  # C on the board; returns at the first ready object
+        while True:
+            now = clock()
+            while True:  # (this frame is made once: the `as` below costs nothing per round)
+                try:
+                    wait = app.step(now)
+                    break
+                except Exception as exc:  # a part raised: counted, then on with the rest
+                    app.part_failed(exc)
+            wait_for(wait)
+
+    def once(self, most_ms=None):
+        """One round of run(), waiting at most `most_ms`; returns the ms step() asked for."""
+        wait = tick(self.app, self.clock())
+        self.poller.ipoll(wait if most_ms is None or wait < most_ms else most_ms)
+        return wait
 
 
 def tick(app, now_ms):
@@ -155,7 +145,7 @@ def start(board=None, clock=time.ticks_ms):
     app.boot(clock())
     board.arm_watchdog()  # after the journal replay: a slow boot must not reset the board
     try:
-        asyncio.run(Runner(app, clock).main())
+        Runner(app, clock).run()
     except Exception as exc:  # the board shows it instead of resetting
         _halt(board, exc)
 

@@ -1,14 +1,13 @@
-"""firmware.run.Runner: the board's one asyncio task sleeps until a pin changes (its
-interrupt), the host sends bytes, or something is due (docs/architecture.md). Run in board
-time (tools/simboard/vclock.py: asyncio's waits end on 10 ms ticks, as on the ESP32) on the
-simulated board, with the real asyncio of the unix port."""
+"""firmware.run.Runner: the board's one loop sleeps until a pin changes (its interrupt),
+the host sends bytes, or something is due (docs/architecture.md). Run in board time
+(tools/simboard/vclock.py: the poll's waits end on 10 ms ticks, as on the ESP32) on the
+simulated board."""
 
 from tools import upy
 
 PROGRAM = """
 from tools.simboard import vclock
 vclock.install()
-import asyncio
 from firmware.app import App
 from firmware.run import Runner
 from tools.simboard.board import build
@@ -27,6 +26,7 @@ class Host:
         return n
     def write(self, buf):
         self.frames += 1
+        self.last_at = vclock.now()
         return len(buf)
 
 from boardlib.link import Link
@@ -54,33 +54,36 @@ def ping():  # a CMD_PING frame as the logger sends it (COBS, CRC)
     end = cobs.encode_into(raw, 7, out, 1)
     host.inbox.extend(out[:end + 1])
 
-async def bench():
-    asyncio.create_task(runner.main())
-    await asyncio.sleep_ms(5000)  # the boot's messages are over
-    s0, f0 = steps[0], host.frames
-    await asyncio.sleep_ms(60000)  # a minute of nothing
-    seen["idle_steps"] = steps[0] - s0
-    seen["idle_frames"] = host.frames - f0  # heartbeats
-    s0 = steps[0]
-    start = vclock.now()
-    vclock.at(start + 100, lambda: sim.set_spot(3, False))
-    vclock.at(start + 300, lambda: sim.set_spot(3, True))
-    vclock.at(start + 500, lambda: sim.set_button(2, True))
-    vclock.at(start + 600, lambda: sim.set_button(2, False))
-    await asyncio.sleep_ms(1000)
-    seen["shot_steps"] = steps[0] - s0
-    seen["shots"] = app.game.shots
-    seen["score"] = list(app.game.score)
-    await asyncio.sleep_ms(5000)
-    f0 = host.frames
-    at = vclock.now()
-    vclock.at(at + 3, ping)
-    while host.frames == f0:
-        await asyncio.sleep_ms(1)
-    seen["answered_ms"] = vclock.now() - at
-    seen["errors"] = runner.errors
+def run_for(ms):
+    vclock.stop_at(vclock.now() + ms)
+    try:
+        runner.run()
+    except vclock.Stop:
+        pass
 
-asyncio.run(bench())
+run_for(5000)  # the boot's messages are over
+s0, f0 = steps[0], host.frames
+run_for(60000)  # a minute of nothing
+seen["idle_steps"] = steps[0] - s0
+seen["idle_frames"] = host.frames - f0  # heartbeats
+s0 = steps[0]
+start = vclock.now()
+vclock.at(start + 100, lambda: sim.set_spot(3, False))
+vclock.at(start + 300, lambda: sim.set_spot(3, True))
+vclock.at(start + 500, lambda: sim.set_button(2, True))
+vclock.at(start + 600, lambda: sim.set_button(2, False))
+run_for(1000)
+seen["shot_steps"] = steps[0] - s0
+seen["shots"] = app.game.shots
+seen["score"] = list(app.game.score)
+run_for(5000)
+f0 = host.frames
+at = vclock.now()
+vclock.at(at + 3, ping)
+run_for(50)
+seen["answered_ms"] = host.last_at - at if host.frames > f0 else None
+seen["errors"] = runner.errors
+
 print(repr(seen))
 """
 

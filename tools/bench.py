@@ -75,7 +75,7 @@ ESP32_CYCLES_PER_INSTR32 = round(
 # The firmware runs the CPU at 240 MHz (firmware.hw sets machine.freq); stock MicroPython
 # starts at 160 MHz.
 ESP32_MHZ = 240
-# The FreeRTOS tick (CONFIG_FREERTOS_HZ=100): a wait of asyncio ends on a 10 ms tick
+# The FreeRTOS tick (CONFIG_FREERTOS_HZ=100): a wait in the board's poll ends on a 10 ms tick
 # (tools/simboard/vclock.py), and the idle figure is per such tick.
 TICK_MS = 10
 SHOT_MS = 400  # bench_device.py: one shot of the counted runs, in board time

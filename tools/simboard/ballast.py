@@ -1,9 +1,8 @@
 """A heap of a given size for the firmware, on a port whose heap is bigger.
 
-    from tools.simboard.ballast import pin_heap, release_budget, largest_free
-    ballast, holder = pin_heap(32768)   # every free byte beyond 32 KB is taken
-    release_budget(holder, 32768)       # ... and the 32 KB handed back, in one piece
-    ...                                 # the firmware runs in what is left
+    from tools.simboard.ballast import pin_budget, largest_free
+    ballast = pin_budget(32768)         # every free byte beyond 32 KB is taken, and the
+    ...                                 # firmware runs in the 32 KB left, in one piece
     largest_free(gc.mem_free())         # the largest block it could still have
 
 The unix port's heap holds what the board does not (the simulator, its fake parts) besides
@@ -13,6 +12,29 @@ the budget, so the run that follows has the budget and no more (tools/simboard/r
 """
 
 import gc
+
+
+def pin_budget(budget):
+    """pin_heap, then release_budget: the ballast (keep it while the budget is in use).
+
+    The collector scans conservatively: any word anywhere in the heap (a buffer of flash
+    data, a float's bits) that happens to equal the budget block's address keeps that
+    block in use when it should be let go. Then that block stays where it is (the stray
+    word holds it, not the budget) and another is tried at another address, a small
+    spacer moving it."""
+    kept = []  # the spacers: out of the way for good
+    for _ in range(4):
+        ballast, holder = pin_heap(budget)
+        try:
+            release_budget(holder, budget)
+        except ValueError:
+            ballast = holder = None
+            gc.collect()
+            kept.append(bytearray(16 * (len(kept) + 1)))
+            continue
+        ballast[-1] = kept  # (its last slot is left for this: nothing new is made now)
+        return ballast
+    raise ValueError("could not set the heap budget")
 
 
 def pin_heap(budget):
@@ -31,8 +53,7 @@ def pin_heap(budget):
 
 def release_budget(holder, budget):
     """Second half of pin_heap: free the held budget and check that it is free."""
-    for i in range(len(holder)):
-        holder[i] = None
+    holder[0] = holder[1] = None
     gc.collect()
     if gc.mem_free() < budget - 256:
         raise ValueError("could not set the heap budget")
@@ -46,10 +67,10 @@ def _hold(holder, size):
 
 
 def _fill():
-    blocks = [None] * 2048
+    blocks = [None] * 2048  # the last slot stays free: pin_budget keeps its spacers there
     count = 0
     size = gc.mem_free()
-    while size >= 16 and count < len(blocks):
+    while size >= 16 and count < len(blocks) - 1:
         try:
             blocks[count] = bytearray(size)
             count += 1

@@ -22,10 +22,10 @@ Only the window is counted: the start-up (compiling about 190 KB of source into 
 is not the same work in every run (see `counted`). `idle`, `board` and `shots` with a
 count of 0 run an empty window: the difference between a count and 0 is the work itself.
 
-`tasks` and `taskshots` run the firmware's own asyncio task (`firmware.run.Runner`), the
-scheduler included, in board time (tools/simboard/vclock.py: time moves only while asyncio
-waits, in the ESP32's 10 ms ticks): TICKS idle ticks, or SHOTS shots whose inputs change at
-their times in board time, counted after the warm-up; with IMAGE the board boots from a
+`tasks` and `taskshots` run the firmware's own loop (`firmware.run.Runner.run`), its waits
+included, in board time (tools/simboard/vclock.py: time moves only while the loop waits
+in its poll, in the ESP32's 10 ms ticks): TICKS idle ticks, or SHOTS shots whose inputs
+change at their times in board time, counted after the warm-up; with IMAGE the board boots from a
 copy of that flash image (a game already long). `clock` counts the stand-ins themselves.
 Every mode prints `key value` lines.
 """
@@ -403,15 +403,13 @@ def schedule_shots(sim, pattern, start, shots):
 
 
 def run_tasks(ticks, shots, image=None, heap_only=False):
-    """The board's own task for `ticks` idle 10 ms ticks, or `shots` shots, in board time,
+    """The board's own loop for `ticks` idle 10 ms ticks, or `shots` shots, in board time,
     counted after the warm-up; prints what the clock's stand-ins were asked meanwhile.
     With heap_only, nothing is counted: the heap in use after the warm-up is printed
     (tools.bench sizes the counted runs' heap with it)."""
     from tools.simboard import vclock
 
     vclock.install()
-    import asyncio
-
     from firmware.run import Runner
 
     sim, app, sink = make_app(image=image)
@@ -420,37 +418,39 @@ def run_tasks(ticks, shots, image=None, heap_only=False):
     runner = Runner(app, vclock.ticks_ms)
     pattern = ShotPattern()
     before = app.game.shots
-    calls = []
-
-    async def bench():
-        asyncio.create_task(runner.main())
-        await asyncio.sleep_ms(WARMUP_MS)
-        length = ticks * TICK_MS
-        if shots:
-            length = schedule_shots(sim, pattern, vclock.now() + TICK_MS, shots) \
-                - vclock.now()
-        board_ms.append(length)
-        gc.collect()
-        if heap_only:
-            print("used", gc.mem_alloc())
-            return
-        calls.append(tuple(vclock.calls) + tuple(FLASH_CALLS))
-        gc.isenabled()
-        await asyncio.sleep_ms(length)
-        gc.isenabled()
-        calls.append(tuple(vclock.calls) + tuple(FLASH_CALLS))
-
-    board_ms = []
-    asyncio.run(bench())
+    run_until(runner, vclock, vclock.now() + WARMUP_MS)
+    length = ticks * TICK_MS
+    if shots:
+        length = schedule_shots(sim, pattern, vclock.now() + TICK_MS, shots) - vclock.now()
+    gc.collect()
     if heap_only:
+        print("used", gc.mem_alloc())
         return
+    vclock.stop_at(vclock.now() + length)
+    calls = [tuple(vclock.calls) + tuple(FLASH_CALLS)]
+    gc.isenabled()
+    try:
+        runner.run()
+    except vclock.Stop:
+        pass
+    gc.isenabled()
+    calls.append(tuple(vclock.calls) + tuple(FLASH_CALLS))
     print("ticks", ticks)
-    print("board_ms", board_ms[0])
+    print("board_ms", length)
     print("shots", app.game.shots - before)
     for i, name in enumerate(("clock_ticks_ms", "clock_ipoll", "clock_waited", "flash_read",
                               "flash_write", "flash_ioctl")):
         print(name, calls[1][i] - calls[0][i])
     print("errors", runner.errors)
+
+
+def run_until(runner, vclock, ms):
+    """The board's loop until board time `ms`."""
+    vclock.stop_at(ms)
+    try:
+        runner.run()
+    except vclock.Stop:
+        pass
 
 
 def mode_clock(count):

@@ -77,10 +77,9 @@ def held(net):
 
 def imports(budget, net):
     _stub_machine()
-    from tools.simboard.ballast import pin_heap, release_budget
+    from tools.simboard.ballast import pin_budget
 
-    ballast, holder = pin_heap(budget)
-    release_budget(holder, budget)
+    ballast = pin_budget(budget)
     load(net)
     print("imported", len(ballast) > 0)
 

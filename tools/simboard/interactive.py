@@ -1,4 +1,4 @@
-"""Interactive simulated table: the firmware's own asyncio tasks in real time.
+"""Interactive simulated table: the firmware's own loop in real time.
 
     run_interactive(sim, app)
 
@@ -9,7 +9,6 @@ the 8 segment bytes whenever the display changes, `S <json>` when the board stat
 and `V <json>` when what the terminal view draws beside the digits does (see `view`).
 """
 
-import asyncio
 import json
 import select
 import sys
@@ -21,6 +20,7 @@ from firmware.run import Runner
 
 BUTTONS = BUTTON_NAMES
 PRESS_MS = 120
+FRONT_MS = 10  # the terminal's keys and pictures are looked at this often
 
 
 class Keys:
@@ -82,11 +82,12 @@ def view(sim, app):
     }
 
 
-async def _front(sim, app, keys):
+def _front(sim, app, keys, runner):
     last_segments = None
     last_state = None
     last_view = None
     while not keys.quit:
+        runner.once(FRONT_MS)  # the board's round, waiting at most FRONT_MS
         now = time.ticks_ms()
         keys.poll(now)
         segments = sim.segments()
@@ -100,16 +101,7 @@ async def _front(sim, app, keys):
         if seen != last_view:
             last_view = seen
             print("V", json.dumps(seen))
-        await asyncio.sleep_ms(10)
 
 
 def run_interactive(sim, app):
-    runner = Runner(app)
-    keys = Keys(sim, app.config["hold_ms"])
-
-    async def main():
-        task = asyncio.create_task(runner.main())
-        await _front(sim, app, keys)
-        task.cancel()
-
-    asyncio.run(main())
+    _front(sim, app, Keys(sim, app.config["hold_ms"]), Runner(app))

@@ -10,7 +10,7 @@ keep pace with X times real time instead. While the network link waits on the br
 (connecting, the TLS handshake, logging in), board time keeps real time, as the broker
 does. The timeline is read as it is played, and the
 final board state is printed as one JSON line. Interactive mode runs the firmware's own
-asyncio tasks in real time; it reads key lines on stdin and writes `D <hex segments>` when
+loop in real time; it reads key lines on stdin and writes `D <hex segments>` when
 the display changes and `S <state json>` when the board state changes.
 """
 
@@ -20,7 +20,7 @@ import time
 from firmware.app import App
 from firmware.run import STEP_MS, tick
 from tools.lines import ReadError
-from tools.simboard.ballast import largest_free, pin_heap, release_budget
+from tools.simboard.ballast import largest_free, pin_budget
 from tools.simboard.board import build
 from tools.simboard.idle import IdleSkip
 
@@ -298,8 +298,7 @@ def main(argv):
         if opts["interactive"]:
             import tools.simboard.interactive  # noqa: F401
         try:
-            ballast, holder = pin_heap(opts["heap_budget"])
-            release_budget(holder, opts["heap_budget"])
+            ballast = pin_budget(opts["heap_budget"])
         except ValueError as exc:
             fail(str(exc))
     app = App(sim.board)

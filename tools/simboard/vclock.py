@@ -1,12 +1,16 @@
-"""Board time for counting the firmware's asyncio task as the ESP32 runs it (tools.bench).
+"""Board time for counting the firmware's loop as the ESP32 runs it (tools.bench).
 
     from tools.simboard import vclock
-    vclock.install()            # before asyncio is imported: `time` and `select` are these
+    vclock.install()            # before the firmware is imported: `time` and `select`
     vclock.at(150, press_ok)    # the table: press_ok() once board time reaches 150 ms
-    import asyncio              # ... then run the firmware's own task (firmware.run.Runner)
+    vclock.stop_at(5000)        # the loop's wait raises vclock.Stop at 5000 ms
+    try:
+        runner.run()            # the firmware's own loop (firmware.run.Runner)
+    except vclock.Stop:
+        pass
 
-Time stands still while the firmware works and moves only while asyncio waits, in the
-ESP32's steps: MicroPython's poll (extmod/modselect.c) checks its objects, then waits with
+Time stands still while the firmware works and moves only while it waits, in the ESP32's
+steps: MicroPython's poll (extmod/modselect.c) checks its objects, then waits with
 MICROPY_EVENT_POLL_HOOK, which on the ESP32 is `ulTaskNotifyTake(pdFALSE, 1)`: one
 FreeRTOS tick of 10 ms (ports/esp32/mpconfigport.h). So a wait here checks the objects
 registered with the poller (their `ioctl`, which is the firmware's own Python), and if none
@@ -17,7 +21,7 @@ first tick at or after their time, before the objects are checked.
 A run is the same work at any speed, so callgrind counts it exactly (it counts only
 instructions), however slow the machine is. What the stand-ins themselves cost (a Python
 `ticks_ms()` where the board's is C, the loop of this `ipoll`) is counted too; `calls`
-says how often each ran, so the bench can take it out (tools/bench.py, `_clock_costs`).
+says how often each ran, so the bench can take it out (tools/bench.py, `clock_costs`).
 """
 
 import select as _select
@@ -38,8 +42,7 @@ ticks_us = _time.ticks_us
 ticks_cpu = _time.ticks_cpu
 time = _time.time
 
-# Board time in ms (starting at the port's own tick count: the tasks asyncio creates take
-# that as their first key), then the calls of the stand-ins: ticks_ms(), ipoll(), the
+# Board time in ms (starting at the port's own tick count), then the calls of the stand-ins: ticks_ms(), ipoll(), the
 # ticks an ipoll() waited through (each a check of the registered objects).
 _now = [_time.ticks_ms()]
 calls = [0, 0, 0]
@@ -68,6 +71,20 @@ def at(ms, action):
     while i and ticks_diff(_table[i - 1][0], ms) > 0:
         i -= 1
     _table.insert(i, (ms, action))
+
+
+class Stop(Exception):
+    """Raised out of a wait by stop_at(): the caller's way out of a loop that never ends."""
+
+
+def _stop():
+    raise Stop()
+
+
+def stop_at(ms):
+    """Have the wait that reaches board time `ms` raise Stop (after the table's other
+    actions of that time)."""
+    at(ms, _stop)
 
 
 def _due(now):
@@ -143,7 +160,7 @@ def poll():
 
 
 def install():
-    """Make `time` and `select` these for every module imported from now on (asyncio's
+    """Make `time` and `select` these for every module imported from now on (the firmware's
     scheduler first): only for a process that runs the bench's counted tasks."""
     this = sys.modules[__name__]
     sys.modules["time"] = this
