@@ -43,7 +43,7 @@ class Display:
         view = memoryview(self._out)
         self._left_cells = view[0:4]
         self._right_cells = view[4:8]
-        self._dirty = True
+        self.pending = True  # the last frame has not reached the modules (a bus error)
         self._level = 7
 
     @classmethod
@@ -61,18 +61,13 @@ class Display:
         """No modules (a board without a display): frames are kept, nothing is written."""
         return cls()
 
-    @property
-    def pending(self):
-        """True while the last frame has not reached the modules (a bus error)."""
-        return self._dirty
-
     def show(self, buf8):
         """Show 8 segment bytes; returns True if the modules were written."""
         if len(buf8) != _CELLS:
             raise ValueError("a screen is 8 cells, got %d" % len(buf8))
         shown = self._shown
         # Which halves changed: a TM1637 pair rewrites only the module that did.
-        left = right = self._dirty
+        left = right = self.pending
         for i in range(_CELLS):
             if shown[i] != buf8[i]:
                 shown[i] = buf8[i]
@@ -82,7 +77,7 @@ class Display:
                     right = True
         if not (left or right):
             return False
-        self._dirty = True
+        self.pending = True
         out = self._out
         if out is not shown:
             for i in range(_CELLS):
@@ -99,12 +94,12 @@ class Display:
                     self._right.write(self._right_cells)
         except OSError:
             return False
-        self._dirty = False
+        self.pending = False
         return True
 
     def refresh(self):
         """Write the next frame even if it is the same as the last one."""
-        self._dirty = True
+        self.pending = True
 
     def brightness(self, level=None):
         """Brightness 0-7 on both module kinds; with no argument return it."""

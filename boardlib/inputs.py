@@ -64,11 +64,6 @@ class Button:
         self.idle = True
         self.left = -1
 
-    @property
-    def pressed(self):
-        """The debounced level: True while the button counts as pressed."""
-        return self._pressed == 1
-
     def timer(self, now_ms):
         """The ms from now_ms until update() would act with the level as it is (a
         debounce or the hold running out), or None: only a change of the level can."""

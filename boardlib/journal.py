@@ -138,7 +138,9 @@ class GameStore:
         self._journal_a = None
         self._journal_b = None
         self._journal_bytes = 0
-        self._needs_snapshot = True  # no journal to append to yet
+        # True while the flash lacks something the game has (a write failed, or no journal
+        # to append to yet): the next record() or maintain() writes a whole snapshot
+        self.needs_snapshot = True
         self._copies_made = False
         self._old_layout_gone = False  # no file of the single-directory layout is left
         self._slots = []  # per copy, the snapshot file the next compaction writes over
@@ -177,7 +179,7 @@ class GameStore:
         self.generation = found.proven
         game, base = self._choose_base(found)
         if game is None:
-            self._needs_snapshot = True
+            self.needs_snapshot = True
             return None, (CORRUPT if found.files else NONE)
         return game, self._replay_and_repair(game, base, found)
 
@@ -289,11 +291,11 @@ class GameStore:
                 and self._catch_up(found, base, journal):
             self._open_journals(len(journal))
         else:
-            self._needs_snapshot = True
+            self.needs_snapshot = True
             try:
                 self.compact(game)
             except OSError:  # flash trouble at boot: keep the game; the next record retries
-                self._needs_snapshot = True
+                self.needs_snapshot = True
         return status
 
     def _catch_up(self, found, base, journal):
@@ -331,15 +333,15 @@ class GameStore:
         """
         kind = type(record)  # (isinstance with a tuple of types would make the tuple)
         if kind is not bytes and kind is not bytearray:
-            self._needs_snapshot = True
+            self.needs_snapshot = True
             raise TypeError("record must be bytes, not %s" % kind.__name__)
         size = len(record)
         if size < 1 or size > _MAX_RECORD:
-            self._needs_snapshot = True
+            self.needs_snapshot = True
             raise ValueError("record of %d bytes (1..%d)" % (size, _MAX_RECORD))
         frame_size = size + _FRAME_EXTRA
         self._game = game
-        if self._needs_snapshot or self._journal_bytes + frame_size > self.journal_limit:
+        if self.needs_snapshot or self._journal_bytes + frame_size > self.journal_limit:
             self.compact(game)  # maintain() was not called in time: compact now
             return
         buffers = self._frames.get(size)
@@ -360,7 +362,7 @@ class GameStore:
             self._journal_b.write(frame)
             self._journal_b.flush()
         except OSError:
-            self._needs_snapshot = True
+            self.needs_snapshot = True
             self._close_journals()
             raise
         self._journal_bytes += frame_size
@@ -374,7 +376,7 @@ class GameStore:
         game = self._game
         if game is None:
             return False
-        if not self._needs_snapshot and (
+        if not self.needs_snapshot and (
             self._journal_bytes + self._last_frame <= self.journal_limit
         ):
             return False
@@ -383,12 +385,6 @@ class GameStore:
         except OSError:  # the flash failed: record() retries the snapshot
             return False
         return True
-
-    @property
-    def needs_snapshot(self):
-        """True while the flash lacks something the game has (a write failed): the next
-        record() or maintain() writes a whole snapshot."""
-        return self._needs_snapshot
 
     def record_undo(self, game):
         """Append an undo that `game` has just done (the same as record(game, UNDO_RECORD))."""
@@ -399,7 +395,7 @@ class GameStore:
         copies. Raises OSError when the flash fails (ENOSPC when it is full); the copy not
         yet rewritten still holds the game as it was before."""
         self._close_journals()
-        self._needs_snapshot = True
+        self.needs_snapshot = True
         self._game = game
         parts = self._parts(game)
         if not self.generation:
@@ -477,7 +473,7 @@ class GameStore:
                 _remove(self._path(copy, name))
         for name in _OLD_FILES:
             _remove(self._path(name))
-        self._needs_snapshot = True
+        self.needs_snapshot = True
         self._game = None
 
     # ---- internals ---------------------------------------------------------------------
@@ -519,7 +515,7 @@ class GameStore:
 
     def _journals_opened(self, size):
         self._journal_bytes = size
-        self._needs_snapshot = False
+        self.needs_snapshot = False
 
     def _close_journals(self):
         for journal in (self._journal_a, self._journal_b):

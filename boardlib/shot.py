@@ -113,16 +113,15 @@ class ShotAssembler:
         self._holds = 0
         self._quiet_since = now_ms
 
-    @property
+    # (Methods, not properties: a class with a property pays a lookup of its class at
+    # every attribute it stores, five times a plain store, docs/performance.md.)
     def live_pins(self):
         """Spots counted so far in the shot in progress (0 between shots; for the display)."""
         return self._counted
 
-    @property
     def live_carom(self):
         return self._carom
 
-    @property
     def live_foul(self):
         return 2 if self._holds else (1 if self._presses else 0)
 

@@ -183,12 +183,6 @@ class App:
         if self.storage_error:
             self._storage_changed()
 
-    @property
-    def state(self):
-        """The board state (rules_core.Game.state(): a new dict at every call). For the
-        host side and the simulator: the firmware itself reads the game directly."""
-        return self.game.state()
-
     def _new_game_from(self, settings):
         d = settings["distance"]
         return Game(
@@ -417,19 +411,19 @@ class App:
             if self.menu.closed:
                 check = self.menu.check
                 self.menu = None
-                self.screens.override = None
+                self.screens.draw_with(None)
                 if check:
                     from firmware.check import WiringCheck
 
                     self.check = WiringCheck(self.board, now_ms, self.config["hold_ms"])
-                    self.screens.override = self.check.draw
+                    self.screens.draw_with(self.check.draw)
 
     def _open_menu(self, now_ms):
         # Imported here, not at the top: a board loads the setup menu only when a player
         # opens it (the bench counts it apart, docs/performance.md).
         from firmware.menu import Menu
 
-        st = self.state
+        st = self.game.state()
         self.menu = Menu(
             {
                 "rules": st["rules"],
@@ -439,7 +433,7 @@ class App:
                 "teams": 0 if st["members"] is None else 1,
             }
         )
-        self.screens.override = self._draw_menu
+        self.screens.draw_with(self._draw_menu)
         self.assembler.reset()
 
     def _draw_menu(self, buf, now_ms):
@@ -592,7 +586,7 @@ class App:
     def _answer_ask(self, yes, now_ms):
         settings = self.asked
         self.asked = None
-        self.screens.override = None
+        self.screens.draw_with(None)
         if yes:
             self.new_game(settings, now_ms)  # checked when the command came
         else:
@@ -640,11 +634,11 @@ class App:
                 # REPLACE. Either way the game replaced is kept until it is logged.
                 self.asked = settings
                 self.asked_seq = seq
-                self.screens.override = self._draw_ask
+                self.screens.draw_with(self._draw_ask)
                 link.nack(seq, ERR_ASKED)
                 return
             self.asked = None
-            self.screens.override = None
+            self.screens.draw_with(None)
             self.new_game(settings, now_ms)
             link.ack(seq)
         elif cmd == link.CMD_UNDO:

@@ -69,7 +69,7 @@ class WiringCheck:
             return
         app.check = None
         screens = app.screens
-        screens.override = None
+        screens.draw_with(None)
         screens.clear()
         app.sensors.reset()
         for button in app.buttons:

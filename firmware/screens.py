@@ -64,7 +64,7 @@ class Screens:
         self._shown_at = None  # when the message at the head went up
         self.break_started = None  # ticks of the moment a break became due
         self.fault_code = 0  # a sensor fault shown in turns with the scores
-        self._override = None  # a callable(buf, now_ms) that draws instead (the setup menu)
+        self.override = None  # a callable(buf, now_ms) that draws instead (draw_with)
         self._drawn = False  # the game's scores (as last drawn) are on the glass
         self._members_shown = False  # the team picture is on the glass, not the scores
         self.reset_text = "rSt   --"
@@ -74,14 +74,11 @@ class Screens:
         self.dirty = True
         self.due = 0
 
-    @property
-    def override(self):
-        """A callable(buf, now_ms) that draws instead of the game (the setup menu), or None."""
-        return self._override
-
-    @override.setter
-    def override(self, draw):
-        self._override = draw
+    def draw_with(self, draw):
+        """Have `draw`, a callable(buf, now_ms), draw instead of the game (the setup menu,
+        the wiring check, a question), or the game again with None. (A method: a class
+        with a property pays a lookup of its class at every attribute it stores.)"""
+        self.override = draw
         self.dirty = True
 
     # -- queue ------------------------------------------------------------------------------
@@ -146,7 +143,7 @@ class Screens:
 
     def refresh(self, game, now_ms):
         if (self._drawn and not self._count and not self.dirty
-                and self._override is None and self.break_started is None
+                and self.override is None and self.break_started is None
                 and not self.fault_code and not game.winner and not game.teams
                 and not self.display.pending):
             self.due = ticks_add(now_ms, _FAR_MS)
@@ -158,7 +155,7 @@ class Screens:
     def _next_change(self, game, now_ms):
         """When the picture changes with nothing happening: a message ends, the break
         clock's next second, the next turn of a blinking picture; or a redraw is due."""
-        if self._override is not None or self.display.pending:
+        if self.override is not None or self.display.pending:
             return ticks_add(now_ms, _REDRAW_MS)
         if self._count:
             return ticks_add(now_ms, MESSAGE_MS - ticks_diff(now_ms, self._shown_at))
@@ -175,8 +172,8 @@ class Screens:
 
     def _refresh(self, game, now_ms):
         buf = self.buf
-        if self._override is not None:
-            self._override(buf, now_ms)
+        if self.override is not None:
+            self.override(buf, now_ms)
             self._drawn = False
             self.display.show(buf)
             return

@@ -116,6 +116,9 @@ class Game:
         self.turn = self.first
         self.series = 0
         self.status = PLAYING
+        # status == FINISHED, kept beside it (a plain attribute: a class with a property
+        # pays a lookup of its class at every attribute it stores, docs/performance.md)
+        self.finished = False
         self.winner = 0
         self.last_player = 0  # 0: no shot yet
         self.last_points = 0
@@ -132,10 +135,6 @@ class Game:
         self.break_done = False
         self.reds = 0
         self.opening = self.rid == CEB
-
-    @property
-    def finished(self):
-        return self.status == FINISHED
 
     def marked(self):
         """ceb: the player (team) with the marked ball in the current set, else 0.
@@ -397,6 +396,7 @@ class Game:
 
     def finish(self, winner):
         self.status = FINISHED
+        self.finished = True
         self.winner = winner
         self.last_series = 0
         self.announce |= A_FINISHED

@@ -166,6 +166,7 @@ def _load_flags(self, game, last, match, announce):
         raise GameError("not a saved board state")
     self.announce = announce
     self.status = status
+    self.finished = status == FINISHED
     self.winner = winner
     self.turn = (game >> _TURN_SHIFT & 1) + 1
     self.last_series = last >> _LAST_SERIES_SHIFT & _LAST_SERIES_MASK

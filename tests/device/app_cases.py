@@ -87,7 +87,7 @@ def corrupt_config(state):
     sim, app = reboot(state)
     pictures = seen(sim, app, 0, 6000)
     return {"pictures": pictures, "settle": app.config["settle_ms"],
-            "rules": app.state["rules"]}
+            "rules": app.game.state()["rules"]}
 
 
 def cut_off_journal(state, copies):
@@ -100,7 +100,7 @@ def cut_off_journal(state, copies):
         t = play(app, t, t + 200)
         sim.set_standing_mask(0x1F)
         t = play(app, t, t + 3000)
-    scores = app.state["score"]
+    scores = app.game.state()["score"]
     for copy in copies:  # the last record damaged in these copies of the journal
         path = FLASH_MOUNT + "/game/" + copy + "/game.jrn"
         with open(path, "rb") as f:
@@ -109,7 +109,7 @@ def cut_off_journal(state, copies):
             f.write(data[:-3])
     sim, app = reboot(state, link=True)
     pictures = seen(sim, app, 0, 7000)
-    return {"before": scores, "after": app.state["score"], "pictures": pictures,
+    return {"before": scores, "after": app.game.state()["score"], "pictures": pictures,
             "errors": app.link.errors}
 
 
@@ -119,13 +119,13 @@ def dark_sensor(state):
     t = play(app, 0, 185000)  # past the 3-minute stuck time
     pictures = seen(sim, app, t, t + 5000)
     t += 5005
-    score_while_stuck = list(app.state["score"])
+    score_while_stuck = list(app.game.state()["score"])
     sim.set_spot(1, False)  # a real shot meanwhile: pin 1
     t = play(app, t, t + 200)
     sim.set_spot(1, True)
     t = play(app, t, t + 3000)
     return {"pictures": pictures, "stuck": score_while_stuck,
-            "after": app.state["score"], "shots": app.state["shots"]}
+            "after": app.game.state()["score"], "shots": app.game.state()["shots"]}
 
 
 def pins_left_lying(state, end):
@@ -138,21 +138,21 @@ def pins_left_lying(state, end):
     t = play(app, t, 182000)  # past the 3-minute stuck time
     pictures = seen(sim, app, t, t + 5000)
     t += 5005
-    score_while_stuck = list(app.state["score"])
+    score_while_stuck = list(app.game.state()["score"])
     t = play(app, t, 200000)
     if end == "ok":
         sim.set_button(OK, True)
         t = play(app, t, t + 100)
         sim.set_button(OK, False)
         t = play(app, t, t + 500)
-        scored = list(app.state["score"])
+        scored = list(app.game.state()["score"])
         sim.set_spot(2, True)  # stood up afterwards: nothing more
         sim.set_spot(3, True)
     else:
         sim.set_spot(2, True)
         sim.set_spot(3, True)
         t = play(app, t, t + 3000)
-        scored = list(app.state["score"])
+        scored = list(app.game.state()["score"])
     after = seen(sim, app, t, t + 5000)
     t += 5005
     sim.set_spot(1, False)  # the next shot: pin 1 alone
@@ -160,7 +160,7 @@ def pins_left_lying(state, end):
     sim.set_spot(1, True)
     t = play(app, t, t + 3000)
     return {"pictures": pictures, "stuck": score_while_stuck, "scored": scored,
-            "after": after, "score": app.state["score"], "shots": app.state["shots"]}
+            "after": after, "score": app.game.state()["score"], "shots": app.game.state()["shots"]}
 
 
 def full_flash(state, distance, played_before):
@@ -200,7 +200,7 @@ def full_flash(state, distance, played_before):
     scores = []
     for pins in (0b00001, 0b00110, 0b00100, 0b11000) * 4:  # 16 shots on a full flash
         t = shot(t, pins)
-        scores.append(list(app.state["score"]))
+        scores.append(list(app.game.state()["score"]))
     pictures = seen(sim, app, t, t + 4000)
     t += 4005
     error_while_full = app.storage_error
@@ -255,7 +255,7 @@ def setup_menu(state):
     pictures.append(sim.visible())
     t = press(t, OK)
     pictures += seen(sim, app, t, t + 8000)
-    st = app.state
+    st = app.game.state()
     return {"pictures": pictures, "rules": st["rules"], "distance": st["distance"],
             "best_of": st["best_of"], "members": st["members"],
             "menu": app.menu is not None}

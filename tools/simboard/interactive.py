@@ -68,14 +68,14 @@ def view(sim, app):
     mask, read by the firmware's own Board.read_spots), the shot in progress (spots counted,
     carom 0/1/2, foul codes), the setup menu item, and whether the wiring check runs."""
     asm = app.assembler
-    rules = app.state["rules"]
+    rules = app.game.state()["rules"]
     # The marks as the firmware will score them (App._scored_shot): held fouls are the
     # rules' second code. Read from the assembler's counters: the board has no use for a
     # list of them, so it does not keep one.
     fouls = [SECOND_FOUL[rules]] * asm._holds + ["foul"] * asm._presses
     menu = app.menu
     return {
-        "standing": sim.board.read_spots(), "pins": asm.live_pins, "carom": asm.live_carom,
+        "standing": sim.board.read_spots(), "pins": asm.live_pins(), "carom": asm.live_carom(),
         "fouls": fouls, "rules": rules,
         "menu": ITEMS[menu.item] if menu is not None else None,
         "check": app.check is not None,

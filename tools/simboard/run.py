@@ -135,9 +135,9 @@ def settings_from(opts, current):
 
 def choose_settings(app, opts):
     """New-game settings from the flags, checked against the game already on flash."""
-    settings = settings_from(opts, app.state)
+    settings = settings_from(opts, app.game.state())
     if opts["new_game"] and settings is None:
-        st = app.state
+        st = app.game.state()
         settings = {
             "rules": st["rules"], "distance": st["distance"],
             "sets": st.get("best_of", 1), "first": st.get("first", 1),
@@ -232,7 +232,7 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
                 sys.stderr.write("display %d: [%s]\n" % (t, shown))
         if check and app.changes != last_state:
             last_state = app.changes
-            problem = state_problem(app.state)
+            problem = state_problem(app.game.state())
             if problem:
                 sys.stderr.write("sim: at %d ms: %s: %s\n" % (t, problem, app.game.state_json()))
                 sys.exit(3)
