@@ -33,6 +33,9 @@ FAULT_NONE = const(0)
 FAULT_STUCK = const(1)  # no pin reported for minutes: sensor dead or spot left empty
 FAULT_FLAP = const(2)  # too many changes in a short time: loose wire or a bad sensor
 _FAR_MS = const(1 << 28)  # "no deadline": well within half the ticks period (2**29)
+# The index of a mask's lowest bit (a power of two up to 128: spots are 1 to 8).
+_INDEX = b"\x00\x00\x01\x00\x02\x00\x00\x00\x03" + bytes(7) + b"\x04" + bytes(15) + b"\x05" \
+    + bytes(31) + b"\x06" + bytes(63) + b"\x07"
 
 
 def _check_ms(name, value, low=0):
@@ -141,7 +144,7 @@ class SpotSensors:
         self._all = (1 << count) - 1
         self._raw_since = [0] * count
         self._window_start = [0] * count
-        self._changes = [0] * count
+        self._changes_in = [0] * count
         self._codes = bytearray(count)
         self.reset()
 
@@ -150,7 +153,7 @@ class SpotSensors:
         self._primed = False
         self._raw = -1  # no report yet (a report is never negative)
         self._due = 0  # with the same report as the last, nothing changes before then
-        self._changed = 0  # the report's bits that changed at this update
+        self._stuck_at = None  # no later than the first spot lying down is stuck (ticks)
         # When update() has something to do with the same report (ticks), or None: the
         # caller's schedule reads it (firmware.app)
         self.next_at = None
@@ -161,7 +164,7 @@ class SpotSensors:
         self._quiet = -1  # the mask of a settled, fault-free, all-standing poll; -1: none
         for i in range(self.count):
             self._codes[i] = FAULT_NONE
-            self._changes[i] = 0
+            self._changes_in[i] = 0
 
     def timer(self, now_ms):
         """The ms from now_ms until update() would act with the same report (a glitch,
@@ -182,34 +185,104 @@ class SpotSensors:
             return self.down  # every pin standing and settled: nothing to time
         if raw == self._raw and ticks_diff(self._due, now_ms) > 0:
             return self.down  # the same report, and no filter or fault timer due yet
+        if not self._primed:
+            return self._prime(raw, now_ms)
         return self._update(raw, now_ms)
 
     def _update(self, raw, now_ms):
-        # Apart from update() so that the common case above runs in a frame small enough
-        # for the C stack (MicroPython takes big frames from the heap on every call).
-        if not self._primed:
-            return self._prime(raw, now_ms)
-        self._changed = raw ^ self._raw
+        # Apart from update(): the checks above run in a frame small enough for the C
+        # stack. The spots are masks, a bit each, and only the bits something happens to
+        # are visited (`low = m & -m`, _INDEX[low]): a Python step costs the board about a
+        # hundred instructions (docs/performance.md), a visit to every spot a dozen steps.
+        changed = raw ^ self._raw
         self._raw = raw
+        since = self._raw_since
+        codes = self._codes
+        index = _INDEX
+        while changed:  # their glitch timers start again; the flap limit counts them
+            low = changed & -changed
+            changed ^= low
+            i = index[low]
+            since[i] = now_ms
+            elapsed = ticks_diff(now_ms, self._window_start[i])
+            if elapsed < 0 or elapsed >= self.flap_window_ms:
+                self._window_start[i] = now_ms
+                self._changes_in[i] = 1
+            else:
+                count = self._changes_in[i]
+                if count < self.flap_limit:  # capped: a line may flap for days
+                    count += 1
+                    self._changes_in[i] = count
+                if count >= self.flap_limit and codes[i] != FAULT_FLAP:
+                    codes[i] = FAULT_FLAP  # also over a stuck fault: flapping is worse
+                    self.fault |= low
+                    self.flapping |= low
         due = _FAR_MS  # the soonest a timer below runs out, from now
-        # Only the spots where something can happen: a changed report, a glitch timer (the
-        # report is not what counts yet), a flap, or no pin (the stuck timer). A standing,
-        # settled spot without a fault is left alone.
-        todo = (self._changed | (raw ^ self._standing) | self.flapping | ~raw) & self._all
-        i = 0
-        while todo:  # (kept to a few locals: see update())
-            if todo & 1:
-                left = self._spot(i, now_ms)
-                if left < due:
-                    due = left
-            todo >>= 1
-            i += 1
+        todo = self.flapping & raw  # (a flapping spot with no pin: only a change helps)
+        while todo:  # released once a pin has stood the flap window without a break
+            low = todo & -todo
+            todo ^= low
+            i = index[low]
+            age = ticks_diff(now_ms, since[i])
+            if age < self.flap_window_ms:
+                if self.flap_window_ms - age < due:
+                    due = self.flap_window_ms - age
+            else:
+                self._clear_fault(i)
+                self._standing |= low
+        # The stuck timer: spots down, as counted, without a fault (one counted down by
+        # this update is timed from the next, as it would be one by one). `_stuck_at` is
+        # never later than the first of them runs out (a spot standing again leaves it
+        # early: then it is worked out again, which changes nothing).
+        todo = ~raw & ~self._standing & ~self.fault & self._all
+        if not todo:
+            self._stuck_at = None
+        elif self._stuck_at is None or ticks_diff(now_ms, self._stuck_at) >= 0:
+            self._stuck(todo, now_ms)
+        # The glitch filter: spots whose report is not what counts yet (flapping aside)
+        todo = (raw ^ self._standing) & ~self.flapping
+        while todo:
+            low = todo & -todo
+            todo ^= low
+            i = index[low]
+            age = ticks_diff(now_ms, since[i])
+            if age < self.glitch_ms:
+                if self.glitch_ms - age < due:
+                    due = self.glitch_ms - age
+                continue
+            self._standing ^= low
+            if raw & low:
+                if codes[i]:  # a stuck spot stands again: it works
+                    self._clear_fault(i)
+            elif self._stuck_at is None or ticks_diff(
+                    ticks_add(since[i], self.stuck_ms), self._stuck_at) < 0:
+                self._stuck_at = ticks_add(since[i], self.stuck_ms)  # down: time it
+        if self._stuck_at is not None:
+            age = ticks_diff(self._stuck_at, now_ms)
+            if age < due:
+                due = age
         self._due = ticks_add(now_ms, due)
         self.down = self._all & ~self._standing & ~self.flapping
         # The next idle poll is one comparison instead of four
         self._quiet = raw if raw == self._all and self._standing == raw and not self.fault else -1
         self.next_at = None if self._quiet == raw else self._due
         return self.down
+
+    def _stuck(self, lying, now_ms):
+        """Spots down for stuck_ms are stuck; `_stuck_at` becomes when the next is."""
+        at = None
+        i = 0
+        while lying:
+            if lying & 1:
+                end = ticks_add(self._raw_since[i], self.stuck_ms)
+                if ticks_diff(now_ms, end) >= 0:
+                    self._codes[i] = FAULT_STUCK
+                    self.fault |= 1 << i
+                elif at is None or ticks_diff(end, at) < 0:
+                    at = end
+            lying >>= 1
+            i += 1
+        self._stuck_at = at
 
     def _prime(self, raw, now_ms):
         self._primed = True
@@ -222,53 +295,8 @@ class SpotSensors:
         self.next_at = now_ms  # the next update times what is down
         return self.down
 
-    def _spot(self, i, now_ms):
-        """Spot i's share of an update; returns the ms until its next timer runs out."""
-        bit = 1 << i
-        raw = self._raw
-        if self._changed & bit:
-            self._raw_since[i] = now_ms
-            self._count_change(i, now_ms)
-        age = ticks_diff(now_ms, self._raw_since[i])
-        if self._codes[i] == FAULT_FLAP:
-            if not raw & bit:
-                return _FAR_MS  # a flapping spot with no pin: only a change can help
-            if age < self.flap_window_ms:
-                return self.flap_window_ms - age
-            self._clear_fault(i)
-            self._standing |= bit
-            return _FAR_MS
-        if (raw ^ self._standing) & bit:
-            if age < self.glitch_ms:
-                return self.glitch_ms - age
-            self._standing ^= bit
-            if self._codes[i] and raw & bit:  # a stuck spot stands again: it works
-                self._clear_fault(i)
-            elif not (raw & bit) and not self._codes[i]:  # down now: time it
-                return self.stuck_ms - age
-            return _FAR_MS
-        if not (raw & bit) and not self._codes[i]:
-            if age < self.stuck_ms:
-                return self.stuck_ms - age
-            self._codes[i] = FAULT_STUCK
-            self.fault |= bit
-        return _FAR_MS
-
     def _clear_fault(self, i):
         self._codes[i] = FAULT_NONE
-        self._changes[i] = 0
+        self._changes_in[i] = 0
         self.fault &= ~(1 << i)
         self.flapping &= ~(1 << i)
-
-    def _count_change(self, i, now_ms):
-        elapsed = ticks_diff(now_ms, self._window_start[i])
-        if elapsed < 0 or elapsed >= self.flap_window_ms:
-            self._window_start[i] = now_ms
-            self._changes[i] = 1
-            return
-        if self._changes[i] < self.flap_limit:  # capped: a line may flap for days
-            self._changes[i] += 1
-        if self._changes[i] >= self.flap_limit and self._codes[i] != FAULT_FLAP:
-            self._codes[i] = FAULT_FLAP  # also over a stuck fault: flapping is worse
-            self.fault |= 1 << i
-            self.flapping |= 1 << i

@@ -380,24 +380,39 @@ def mode_game(shots, state_dir):
     flash.close()
 
 
+class Edge:
+    """A pin of the table changing at its time (a vclock action). What it costs beside
+    the pin's interrupt handler (the board's own, counted) is measured by the `clock`
+    mode and taken out by tools.bench, as the clock's stand-ins are."""
+
+    def __init__(self, pin, level):
+        self.pin = pin
+        self.level = level
+
+    def fire(self):
+        self.pin.set(self.level)
+
+
 def schedule_shots(sim, pattern, start, shots):
     """The table's side of `shots` shots from board time `start`, at their times (the
-    same pattern as ShotPattern.play); returns the time after the last."""
+    same pattern as ShotPattern.play), one action per pin that changes (the pins of
+    _c_speed_inputs); returns the time after the last."""
     from tools.simboard import vclock
 
-    def action(fn, *args):
-        return lambda: fn(*args)
-
+    board = sim.board
+    fall = 1 - board.standing_level
     t = start
     for _ in range(shots):
         fallen, carom = pattern.next()
-        vclock.at(t, action(sim.set_standing_mask, 31 & ~fallen))
-        vclock.at(t + 100, action(sim.set_standing_mask, 31))
+        for i in range(5):
+            if fallen & (1 << i):
+                vclock.at(t, Edge(board.spots[i], fall).fire)
+                vclock.at(t + 100, Edge(board.spots[i], 1 - fall).fire)
         if carom:
-            vclock.at(t + 150, action(sim.set_button, 0, True))
-        vclock.at(t + 250, action(sim.set_button, 0, False))
-        vclock.at(t + 250, action(sim.set_button, 2, True))
-        vclock.at(t + 350, action(sim.set_button, 2, False))
+            vclock.at(t + 150, Edge(board.buttons[0], 0).fire)
+            vclock.at(t + 250, Edge(board.buttons[0], 1).fire)
+        vclock.at(t + 250, Edge(board.buttons[2], 0).fire)
+        vclock.at(t + 350, Edge(board.buttons[2], 1).fire)
         t += SHOT_MS
     return t
 
@@ -438,8 +453,8 @@ def run_tasks(ticks, shots, image=None, heap_only=False):
     print("ticks", ticks)
     print("board_ms", length)
     print("shots", app.game.shots - before)
-    for i, name in enumerate(("clock_ticks_ms", "clock_ipoll", "clock_waited", "flash_read",
-                              "flash_write", "flash_ioctl")):
+    for i, name in enumerate(("clock_ticks_ms", "clock_ipoll", "clock_waited",
+                              "clock_actions", "flash_read", "flash_write", "flash_ioctl")):
         print(name, calls[1][i] - calls[0][i])
     print("errors", runner.errors)
 
@@ -457,8 +472,8 @@ def mode_clock(count):
     """What the stand-ins cost, each in a counted window of its own (tools.bench takes
     the empty loop's window from each): `count` calls of the stand-in ticks_ms() and of
     the port's own; `count` ipoll(0) and `count` ioctl calls of an object that is never
-    ready; one ipoll waiting `count` ticks for it; `count` reads, programs and syncs of
-    the block device."""
+    ready; one ipoll waiting `count` ticks for it; `count` table actions (a pin that
+    changes, with no handler); `count` reads, programs and syncs of the block device."""
     import time
 
     from tools.simboard import vclock
@@ -496,6 +511,16 @@ def mode_clock(count):
     def waited(n):
         poller.ipoll(n * vclock.TICK_MS)
 
+    # the table's actions: a pin without a handler changing, `count` times, as the
+    # vclock wait runs them
+    quiet_pin = CInput(1)
+    start = vclock.now() + 10 * vclock.TICK_MS * count + 1000
+    for k in range(count):
+        vclock.at(start, Edge(quiet_pin, k & 1).fire)
+
+    def actions(n):
+        vclock._due(start)
+
     flash = LeanFlash(_SCRATCH_IMAGE, blocks=4)
     buf = bytearray(128)  # littlefs reads and programs through caches of this size
 
@@ -511,8 +536,8 @@ def mode_clock(count):
         for _ in range(n):
             flash.ioctl(3, 0)  # sync
 
-    for work in (empty, stand_in_ms, port_ticks, ipoll0, ioctl, waited, flash_read,
-                 flash_write, flash_ioctl):
+    for work in (empty, stand_in_ms, port_ticks, ipoll0, ioctl, waited, actions,
+                 flash_read, flash_write, flash_ioctl):
         counted(work, count)
 
 

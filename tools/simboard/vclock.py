@@ -20,8 +20,9 @@ first tick at or after their time, before the objects are checked.
 
 A run is the same work at any speed, so callgrind counts it exactly (it counts only
 instructions), however slow the machine is. What the stand-ins themselves cost (a Python
-`ticks_ms()` where the board's is C, the loop of this `ipoll`) is counted too; `calls`
-says how often each ran, so the bench can take it out (tools/bench.py, `clock_costs`).
+`ticks_ms()` where the board's is C, the loop of this `ipoll`, the table's actions) is
+counted too; `calls` says how often each ran, so the bench can take it out
+(tools/bench.py, `clock_costs`).
 """
 
 import select as _select
@@ -42,11 +43,13 @@ ticks_us = _time.ticks_us
 ticks_cpu = _time.ticks_cpu
 time = _time.time
 
-# Board time in ms (starting at the port's own tick count), then the calls of the stand-ins: ticks_ms(), ipoll(), the
-# ticks an ipoll() waited through (each a check of the registered objects).
+# Board time in ms (starting at the port's own tick count), then the calls of the
+# stand-ins: ticks_ms(), ipoll(), the ticks an ipoll() waited through (each a check of the
+# registered objects), the table's actions run.
 _now = [_time.ticks_ms()]
-calls = [0, 0, 0]
-_table = []  # (ms, action) in time order
+calls = [0, 0, 0, 0]
+_table = []  # (ms, action) in time order; those before _next[0] have run
+_next = [0]
 _ready = [[None, 0]]  # ipoll's one result, reused: a wait allocates nothing
 
 
@@ -68,7 +71,7 @@ def sleep_ms(ms):
 def at(ms, action):
     """`action()` at the first tick at or after board time `ms` (absolute, as now())."""
     i = len(_table)
-    while i and ticks_diff(_table[i - 1][0], ms) > 0:
+    while i > _next[0] and ticks_diff(_table[i - 1][0], ms) > 0:
         i -= 1
     _table.insert(i, (ms, action))
 
@@ -88,8 +91,16 @@ def stop_at(ms):
 
 
 def _due(now):
-    while _table and ticks_diff(_table[0][0], now) <= 0:
-        _table.pop(0)[1]()
+    table = _table
+    k = _next[0]
+    while k < len(table) and ticks_diff(table[k][0], now) <= 0:
+        _next[0] = k + 1
+        calls[3] += 1
+        table[k][1]()
+        k = _next[0]
+    if k and k == len(table):  # all done: the list starts again (no pop(0) per action)
+        table.clear()
+        _next[0] = 0
 
 
 class _Poll:
@@ -119,7 +130,7 @@ class _Poll:
         calls[1] += 1
         self.end = -1 if timeout is None or timeout < 0 else ticks_add(_now[0], timeout)
         while True:
-            if _table:
+            if len(_table) > _next[0]:
                 _due(_now[0])
             if self._ready():
                 return _ready
@@ -144,7 +155,7 @@ class _Poll:
         now = _now[0]
         if self.end != -1 and ticks_diff(now, self.end) >= 0:
             return True
-        if self.end == -1 and not self.objects and not _table:
+        if self.end == -1 and not self.objects and len(_table) == _next[0]:
             raise RuntimeError("vclock: a wait that nothing can end")
         _now[0] = ticks_add(now, TICK_MS - now % TICK_MS)
         calls[2] += 1
