@@ -66,22 +66,18 @@ class Display:
         if len(buf8) != _CELLS:
             raise ValueError("a screen is 8 cells, got %d" % len(buf8))
         shown = self._shown
-        # Which halves changed: a TM1637 pair rewrites only the module that did.
-        left = right = self.pending
-        for i in range(_CELLS):
-            if shown[i] != buf8[i]:
-                shown[i] = buf8[i]
-                if i < 4:
-                    left = True
-                else:
-                    right = True
-        if not (left or right):
+        if buf8 == shown and not self.pending:  # (compared in C)
             return False
+        # Which halves changed: a TM1637 pair rewrites only the module that did.
+        left = (self.pending or shown[0] != buf8[0] or shown[1] != buf8[1]
+                or shown[2] != buf8[2] or shown[3] != buf8[3])
+        right = (self.pending or shown[4] != buf8[4] or shown[5] != buf8[5]
+                 or shown[6] != buf8[6] or shown[7] != buf8[7])
+        shown[:] = buf8
         self.pending = True
         out = self._out
         if out is not shown:
-            for i in range(_CELLS):
-                out[i] = shown[i]
+            out[:] = shown
             _move_dot(out, 0, 1)
             _move_dot(out, 7, 5)
         try:

@@ -60,6 +60,11 @@ _HALF = const(4)
 # Digit shapes 0-9, indexed by value: bytes indexing gives an int, no allocation.
 _DIGITS = b"\x3f\x06\x5b\x4f\x66\x6d\x7d\x07\x7f\x6f"
 _POW10 = (1, 10, 100, 1000, 10000, 100000)
+# The words drawn after a shot, as segment bytes once (font.render checks and looks up
+# every character at every call).
+_FOUL = bytes(font.encode_char(ch) for ch in "FouL")
+_OPEN = bytes(font.encode_char(ch) for ch in "oPEn")
+_BLANK = bytes(4)
 
 
 def scores(buf, s1, s2, turn, marked=0):
@@ -137,12 +142,11 @@ def shot_points(buf, player, points, to, foul=None):
         while buf[first] == 0:
             first += 1
         buf[first - 1] = _PLUS
-    if foul:
-        font.render("FouL", buf, other, _HALF)
-    elif to != player:
-        font.render("oPEn", buf, other, _HALF)
-    else:
-        _clear(buf, other, _HALF)
+    word = _FOUL if foul else (_OPEN if to != player else _BLANK)
+    buf[other] = word[0]  # (unrolled: drawn after every shot)
+    buf[other + 1] = word[1]
+    buf[other + 2] = word[2]
+    buf[other + 3] = word[3]
 
 
 def remaining20(buf, player, remaining):

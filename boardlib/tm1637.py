@@ -55,6 +55,7 @@ _FRAME = const(5)  # the address command and four grids: what a module of the bo
 # A nibble bit-reversed: a byte reversed is _REV[b & 15] << 4 | _REV[b >> 4].
 _REV = b"\x00\x08\x04\x0c\x02\x0a\x06\x0e\x01\x09\x05\x0d\x03\x0b\x07\x0f"
 _DATA_FRAME = b"\x02"  # the data command 0x40, reversed
+_ADDRESS_0 = const(0x03)  # the address command 0xC0 (grid 0), reversed
 
 
 def reverse(byte):
@@ -87,15 +88,23 @@ class TM1637:
         if pos < 0 or pos + count > _GRIDS:
             raise ValueError("grids %d..%d outside 0..%d" % (pos, pos + count - 1, _GRIDS - 1))
         frame = self._frame
-        frame[0] = reverse(_CMD_ADDRESS | pos)
         rev = _REV
+        if count == 4 and pos == 0:  # a module of the board: unrolled, no loop to run
+            frame[0] = _ADDRESS_0
+            byte = segs[0]
+            frame[1] = rev[byte & 15] << 4 | rev[byte >> 4]
+            byte = segs[1]
+            frame[2] = rev[byte & 15] << 4 | rev[byte >> 4]
+            byte = segs[2]
+            frame[3] = rev[byte & 15] << 4 | rev[byte >> 4]
+            byte = segs[3]
+            frame[4] = rev[byte & 15] << 4 | rev[byte >> 4]
+            return self._send3(self._four)
+        frame[0] = reverse(_CMD_ADDRESS | pos)
         for i in range(count):
             byte = segs[i]
             frame[i + 1] = rev[byte & 15] << 4 | rev[byte >> 4]
-        acked = self._send(_DATA_FRAME)
-        acked = self._send(self._four if count == 4 else memoryview(frame)[: count + 1]) \
-            and acked
-        return self._control() and acked
+        return self._send3(memoryview(frame)[: count + 1])
 
     def brightness(self, level=None):
         """Set the brightness 0-7 (and send it); with no argument return it."""
@@ -130,6 +139,32 @@ class TM1637:
         if acks == len(frame):
             return True
         self.missing_acks += len(frame) - acks
+        return False
+
+    def _send3(self, frame):
+        """A write's three frames: the data command, `frame` (the address and the
+        grids), display control: as three _send calls, in one."""
+        start = self._start
+        write = self._write
+        stop = self._stop
+        control = self._control_frame
+        control[0] = reverse(_CMD_CONTROL | (_DISPLAY_ON if self._on else 0) | self._brightness)
+        acks = 0
+        try:
+            start()
+            acks = write(_DATA_FRAME)
+            stop()
+            start()
+            acks += write(frame)
+            stop()
+            start()
+            acks += write(control)
+            stop()
+        except OSError:  # the bus timed out: CLK held low (no module, a short)
+            pass
+        if acks == len(frame) + 2:
+            return True
+        self.missing_acks += len(frame) + 2 - acks
         return False
 
 

@@ -221,8 +221,7 @@ class Screens:
     def _draw_message(self, game, kind, arg):
         buf = self.buf
         if kind == POINTS:
-            foul = bool((arg >> 9) & 1)
-            layout.shot_points(buf, arg >> 12, arg & 0x1FF, (arg >> 10) & 3, foul=foul)
+            layout.shot_points(buf, arg >> 12, arg & 0x1FF, (arg >> 10) & 3, (arg >> 9) & 1)
         elif kind == REMAINING20:
             layout.remaining20(buf, arg >> 12, arg & 0xFFF)
         elif kind == DISTANCE:

@@ -99,8 +99,8 @@ def test_a_clk_line_held_low_times_out_without_raising(results):
     r = results["stuck_clk"]
     assert r["returned"] is False
     assert r["missing_acks"] == 7
-    # three frames, each given up after the bus's timeout (1 ms), not hanging for ever
-    assert 3 * 1000 <= r["us"] < 3 * 1000 + 3000
+    # the write gives up at the first frame's timeout (1 ms), not hanging for ever
+    assert 1000 <= r["us"] < 3000
 
 
 def test_wrong_bit_order_is_refused_by_the_emulator(results):
