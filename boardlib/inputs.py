@@ -33,8 +33,9 @@ FAULT_NONE = const(0)
 FAULT_STUCK = const(1)  # no pin reported for minutes: sensor dead or spot left empty
 FAULT_FLAP = const(2)  # too many changes in a short time: loose wire or a bad sensor
 _FAR_MS = const(1 << 28)  # "no deadline": well within half the ticks period (2**29)
-# The index of a mask's lowest bit (a power of two up to 128: spots are 1 to 8).
-_INDEX = b"\x00\x00\x01\x00\x02\x00\x00\x00\x03" + bytes(7) + b"\x04" + bytes(15) + b"\x05" \
+# The index of a mask's lowest bit (a power of two up to 128: spots are 1 to 8), for
+# visiting the set bits of a mask: low = m & -m; i = INDEX[low]; m ^= low.
+INDEX = b"\x00\x00\x01\x00\x02\x00\x00\x00\x03" + bytes(7) + b"\x04" + bytes(15) + b"\x05" \
     + bytes(31) + b"\x06" + bytes(63) + b"\x07"
 
 
@@ -192,13 +193,13 @@ class SpotSensors:
     def _update(self, raw, now_ms):
         # Apart from update(): the checks above run in a frame small enough for the C
         # stack. The spots are masks, a bit each, and only the bits something happens to
-        # are visited (`low = m & -m`, _INDEX[low]): a Python step costs the board about a
+        # are visited (`low = m & -m`, INDEX[low]): a Python step costs the board about a
         # hundred instructions (docs/performance.md), a visit to every spot a dozen steps.
         changed = raw ^ self._raw
         self._raw = raw
         since = self._raw_since
         codes = self._codes
-        index = _INDEX
+        index = INDEX
         while changed:  # their glitch timers start again; the flap limit counts them
             low = changed & -changed
             changed ^= low

@@ -95,6 +95,7 @@ class ShotAssembler:
         self.foul_holds = 0
         self.foul_count = 0
         self.dropped = 0  # results lost because poll() was not called for a long time
+        self.left = -1  # after poll(): the ms until it has something to do, -1 never
         self.reset()
 
     def reset(self):
@@ -208,16 +209,23 @@ class ShotAssembler:
         """End the shot if it has settled; return NONE, SHOT, UNDO or MENU.
 
         After SHOT read `pins`, `carom`, `foul`, `foul_presses`, `foul_holds` and
-        `foul_count` (presses and holds together).
+        `foul_count` (presses and holds together). `left` is then what timer(now_ms)
+        would say, -1 for None (the caller needs no second call for it).
         """
+        self.left = -1
         if self.busy and not (self._down & ~self._blocked):
-            if ticks_diff(now_ms, self._quiet_since) >= self.settle_ms:
+            gone = ticks_diff(now_ms, self._quiet_since)
+            if gone >= self.settle_ms:
                 if self._counted & ~self._faulted or self._carom or self._presses or self._holds:
                     self._finish()
                 else:  # only a flapping sensor moved: show its error, do not pass the turn
                     self._drop()
+            else:
+                self.left = self.settle_ms - gone
         if not self.waiting:
             return NONE
+        if self.waiting > 1:
+            self.left = 0
         at = self._head * _ENTRY
         q = self._queue
         self.pins = q[at + 1]

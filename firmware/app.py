@@ -21,6 +21,7 @@ what a player has seen on the display is on flash.
 import struct
 
 from boardlib import inputs, layout, shot
+from boardlib.inputs import INDEX as _INDEX
 from boardlib.display import Display
 from boardlib.journal import GameStore
 from boardlib.link import ERR_ASKED, ERR_REFUSED, ERR_STORAGE, PROTOCOL_VERSION
@@ -107,12 +108,10 @@ class App:
         self._storage_retry_at = 0
         self._down = -1  # the down mask the assembler saw last (-1: none yet)
         self._buttons_busy = 0  # bits of the buttons pressed or settling (to poll)
-        self._buttons_left = 0  # and of those not idle after the last poll
-        self._soonest = 0
-        self._buttons_at = 0  # the soonest button timer while one is busy
         self._moved = 0  # the assembler was told of spots or buttons since its last poll
-        self._settling = False  # a shot in progress can end by itself, at _settle_at
-        self._settle_at = 0
+        # When each group of inputs has something to do with no pin changing (ticks): the
+        # spots' timers, the soonest button timer, the shot settling by itself
+        self._spots_at = self._buttons_at = self._settle_at = 0
         # The schedule (step): when each part is next due, in ticks. A pin's interrupt
         # sets its group's bit in changed[0] (a byte, cheap to read where the board's task
         # asks at every tick while it sleeps); pins that cannot interrupt are read at
@@ -126,7 +125,10 @@ class App:
         self._which = _INPUTS
         watchdog_ms = cfg.get("watchdog_ms", 0)
         self._feed_every = watchdog_ms // 2 if watchdog_ms else _FAR_MS
-        self._every_step = not board.watch_inputs(self._spot_changed, self._button_changed)
+        self._every_step = 0 if board.watch_inputs(self._spot_changed, self._button_changed) \
+            else _SPOTS | _BUTTONS_CHANGED
+        self._read_spots = board.read_spots  # (bound once: a lookup of the class each poll)
+        self._read_buttons = board.read_buttons
         # Made once for the event path: a shot's record, the state the link sends.
         self._record = bytearray(4)
         self._saved = bytearray(SAVE_SIZE)
@@ -134,6 +136,7 @@ class App:
         # Bytes from the host wake the link (its stream's any(): C on the board); a link
         # without it, or without `due` (the network), is served every LINK_MS.
         self.link_any = getattr(self.link, "any", None)
+        self._link_bytes = self.link_any or bool  # (bool(): never any)
         self._link_times = self.link_any is not None and hasattr(self.link, "due")
 
     # -- start-up ---------------------------------------------------------------------------
@@ -222,11 +225,10 @@ class App:
             self._which = _INPUTS
             self.poll_inputs(now_ms)
         link = self.link
-        if link is not None:
-            wait = self.link_any  # bytes from the host: the stream's any(), C on the board
-            if ticks_diff(now_ms, self._link_at) >= 0 or (wait is not None and wait()):
-                self._which = _LINK
-                self.service_link(now_ms)
+        # bytes from the host: the stream's any(), C on the board
+        if link is not None and (ticks_diff(now_ms, self._link_at) >= 0 or self._link_bytes()):
+            self._which = _LINK
+            self.service_link(now_ms)
         screens = self.screens
         if screens.dirty or ticks_diff(now_ms, screens.due) >= 0:
             self._which = _DISPLAY
@@ -293,55 +295,51 @@ class App:
         """The inputs, by group: the spots when one changed or their timer runs out, the
         buttons when one changed or is settling, the shot's assembler when either moved it
         or its settle time runs out; then when they are due again with no pin changing,
-        the soonest of their timers."""
+        the soonest of their timers. The timers are ticks, a far one when idle (one that
+        comes round again after days only makes a poll that finds nothing to do)."""
         if self.check is not None:  # the builders' wiring check (firmware.check)
             self._inputs_at = ticks_add(now_ms, BUSY_MS)
             return self.check.run(self, now_ms)
-        groups = self.changed[0]
-        self.changed[0] = 0
-        left = self.sensors.next_at
-        if self._every_step or (left is not None and ticks_diff(now_ms, left) >= 0):
-            groups |= _SPOTS
-        if self._buttons_busy and ticks_diff(now_ms, self._buttons_at) >= 0:
-            groups |= _BUTTONS_CHANGED
-        if groups & _SPOTS:
+        changed = self.changed
+        groups = changed[0] | self._every_step  # (pins that cannot interrupt: every step)
+        changed[0] = 0
+        if groups & _SPOTS or ticks_diff(now_ms, self._spots_at) >= 0:
             self._poll_spots(now_ms)
-        if groups & _BUTTONS_CHANGED or self._every_step:
-            self._poll_buttons(self.board.read_buttons(), now_ms)
-        if self._moved or (self._settling and ticks_diff(now_ms, self._settle_at) >= 0):
+        if groups & _BUTTONS_CHANGED or ticks_diff(now_ms, self._buttons_at) >= 0:
+            self._poll_buttons(now_ms)
+        if self._moved or ticks_diff(now_ms, self._settle_at) >= 0:
             self._settle(now_ms)
-        # when the inputs are due again: the soonest of the three timers
-        left = self.sensors.next_at
-        left = _FAR_MS if left is None else ticks_diff(left, now_ms)
-        if self._buttons_busy and ticks_diff(self._buttons_at, now_ms) < left:
-            left = ticks_diff(self._buttons_at, now_ms)
-        if self._settling and ticks_diff(self._settle_at, now_ms) < left:
-            left = ticks_diff(self._settle_at, now_ms)
+        at = self._spots_at
+        if ticks_diff(self._buttons_at, at) < 0:
+            at = self._buttons_at
+        if ticks_diff(self._settle_at, at) < 0:
+            at = self._settle_at
         if self.check is not None:  # a button opened the wiring check: every tick from now
-            left = BUSY_MS
-        if self._every_step:  # pins that cannot interrupt: read at every step
-            left = 0
-        self._inputs_at = ticks_add(now_ms, left)
+            at = ticks_add(now_ms, BUSY_MS)
+        self._inputs_at = now_ms if self._every_step else at
 
     def _settle(self, now_ms):
-        """The assembler's result, if it has one; then when the shot in progress ends by
-        itself (its settle time), if it can."""
+        """The assembler's result, if it has one; then when it next has something to do by
+        itself (the shot in progress settles, a result waits)."""
         self._moved = 0
         assembler = self.assembler
-        self._take(assembler.poll(now_ms), now_ms)
-        left = assembler.timer(now_ms)
-        self._settling = left is not None
-        if left is not None:
-            self._settle_at = ticks_add(now_ms, left)
+        event = assembler.poll(now_ms)
+        if event:
+            self._take(event, now_ms)
+        left = assembler.left  # what timer() would say after the poll, -1 for None
+        self._settle_at = ticks_add(now_ms, _FAR_MS if left < 0 else left)
 
     def _poll_spots(self, now_ms):
-        down = self.sensors.update(self.board.read_spots(), now_ms)
-        if self.sensors.fault != self._faults:
+        sensors = self.sensors
+        down = sensors.update(self._read_spots(), now_ms)
+        if sensors.fault != self._faults:
             self._faults_changed()
         if down != self._down or self.assembler.busy:  # it only cares about changes
             self._down = down
-            self.assembler.spots(down, now_ms, self.sensors.flapping)
+            self.assembler.spots(down, now_ms, sensors.flapping)
             self._moved = 1
+        at = sensors.next_at
+        self._spots_at = ticks_add(now_ms, _FAR_MS) if at is None else at
 
     def _faults_changed(self):
         faults = self.sensors.fault
@@ -355,31 +353,28 @@ class App:
         screens.fault_code = code or self.storage_error
         screens.dirty = True
 
-    def _poll_buttons(self, pressed, now_ms):
-        # Only the buttons that are pressed or still settling (_buttons_busy's bits).
+    def _poll_buttons(self, now_ms):
+        """The buttons that are pressed or still settling (_buttons_busy's bits), each
+        with its press or hold and its timer; then the soonest of those timers."""
+        pressed = self._read_buttons()
         todo = pressed | self._buttons_busy
-        self._soonest = _FAR_MS  # the soonest button timer, in ms from now
-        i = 0
+        busy = pressed
+        soonest = _FAR_MS  # the soonest button timer, in ms from now
+        buttons = self.buttons
         while todo:
-            if todo & 1:
-                self._button_update(i, pressed, now_ms)
-            todo >>= 1
-            i += 1
-        self._buttons_busy = self._buttons_left | pressed
-        self._buttons_at = ticks_add(now_ms, self._soonest)
-
-    def _button_update(self, i, pressed, now_ms):
-        """Button i's share of a poll: its press or hold, and its timer."""
-        button = self.buttons[i]
-        kind = button.update(pressed & (1 << i), now_ms)
-        if kind:
-            self._button(i, kind, now_ms)
-        if button.idle:
-            self._buttons_left &= ~(1 << i)
-            return
-        self._buttons_left |= 1 << i
-        if 0 <= button.left < self._soonest:
-            self._soonest = button.left
+            low = todo & -todo
+            todo ^= low
+            i = _INDEX[low]
+            button = buttons[i]
+            kind = button.update(pressed & low, now_ms)
+            if kind:
+                self._button(i, kind, now_ms)
+            if not button.idle:
+                busy |= low
+                if 0 <= button.left < soonest:
+                    soonest = button.left
+        self._buttons_busy = busy
+        self._buttons_at = ticks_add(now_ms, soonest)
 
     def _take(self, event, now_ms):
         if self.asked is not None and event:

@@ -226,3 +226,26 @@ def test_the_record_the_board_makes_is_the_one_the_rules_encode():
                         assert not made and buf == b"\xee" * 4, (rules, holds, presses)
                     else:
                         assert made and bytes(buf) == expected, (rules, holds, presses, carom)
+
+
+def test_after_a_poll_left_is_what_timer_says():
+    # The board reads `left` after poll() instead of calling timer() as well: the two must
+    # agree after every poll of a random stream of spots and buttons.
+    import random
+
+    from boardlib import shot
+    from boardlib.inputs import HOLD, NONE, PRESS
+
+    rng = random.Random(3)
+    asm = shot.ShotAssembler(settle_ms=300)
+    t = 0
+    for _ in range(20000):
+        t += rng.choice((1, 5, 20, 100, 400))
+        roll = rng.random()
+        if roll < 0.3:
+            asm.spots(rng.choice((0, 0, 1, 5, 31)), t, rng.choice((0, 0, 0, 2)))
+        elif roll < 0.6:
+            asm.button(rng.randrange(4), rng.choice((NONE, PRESS, PRESS, HOLD)), t)
+        asm.poll(t)
+        timer = asm.timer(t)
+        assert asm.left == (-1 if timer is None else timer), t
