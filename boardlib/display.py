@@ -75,23 +75,35 @@ class Display:
                  or shown[6] != buf8[6] or shown[7] != buf8[7])
         shown[:] = buf8
         self.pending = True
+        if self._out is not shown:
+            self._move_marker()
+        return self._write(left | right << 1)
+
+    def _move_marker(self):
         out = self._out
-        if out is not shown:
-            out[:] = shown
-            _move_dot(out, 0, 1)
-            _move_dot(out, 7, 5)
+        out[:] = self._shown
+        _move_dot(out, 0, 1)
+        _move_dot(out, 7, 5)
+
+    def _write(self, halves):
+        # (apart from show(): a try block takes three words of a frame that must stay
+        # within 11, or it comes from the heap at every call)
         try:
-            if self._chip is not None:
-                self._chip.write(out)
-            elif self._left is not None:
-                if left:
-                    self._left.write(self._left_cells)
-                if right:
-                    self._right.write(self._right_cells)
+            self._write_modules(halves)
         except OSError:
             return False
         self.pending = False
         return True
+
+    def _write_modules(self, halves):
+        """halves: bit 0 the left module (cells 0-3), bit 1 the right one (4-7)."""
+        if self._chip is not None:
+            self._chip.write(self._out)
+        elif self._left is not None:
+            if halves & 1:
+                self._left.write(self._left_cells)
+            if halves & 2:
+                self._right.write(self._right_cells)
 
     def refresh(self):
         """Write the next frame even if it is the same as the last one."""

@@ -69,19 +69,27 @@ class Button:
         self.left = -1
 
     def timer(self, now_ms):
-        """The ms from now_ms until update() would act with the level as it is (a
-        debounce or the hold running out), or None: only a change of the level can."""
+        """The ms from now_ms until update() would give a result with the level as it is
+        (a release's debounce running out, or the hold), or None: only a change of the
+        level can. A press's own debounce is not waited for: nothing comes of it until
+        the hold or the release, and update() counts it then as from when it was over."""
         if self._raw != self._pressed:
+            if self._raw:  # a press in its debounce: the hold, timed from the contact
+                return self._hold_after() - ticks_diff(now_ms, self._raw_since)
             return self.debounce_ms - ticks_diff(now_ms, self._raw_since)
         if self._raw and not self._held:
             return self.hold_ms - ticks_diff(now_ms, self._pressed_since)
         return None
 
+    def _hold_after(self):
+        return self.hold_ms if self.hold_ms > self.debounce_ms else self.debounce_ms
+
     def update(self, pressed, now_ms):
         """`idle` (a plain attribute, cheap to read) is True after an update that leaves
         the button released and settled: until it is pressed again, update() would
         return NONE and change nothing, so a poll may skip it. `left` is then what
-        timer() would say: the ms until update() acts with the level unchanged, or -1."""
+        timer() would say: the ms until update() gives a result with the level
+        unchanged, or -1."""
         if not pressed and not self._raw and not self._pressed:
             self.idle = True
             self.left = -1
@@ -90,12 +98,19 @@ class Button:
         self.left = -1
         raw = 1 if pressed else 0
         if raw != self._raw:
+            if self._raw and not self._pressed \
+                    and ticks_diff(now_ms, self._raw_since) > self.debounce_ms:
+                # the press was steady for its debounce before this release: it counts
+                # from then, as if update() had been called at that moment (with the
+                # release at that very moment, it would not have)
+                self._pressed = 1
+                self._pressed_since = self._raw_since
             self._raw = raw
             self._raw_since = now_ms
         if raw != self._pressed:
             age = ticks_diff(now_ms, self._raw_since)
             if age < self.debounce_ms:
-                self.left = self.debounce_ms - age
+                self.left = (self._hold_after() if raw else self.debounce_ms) - age
                 return NONE
             self._pressed = raw
             if raw:
@@ -155,6 +170,7 @@ class SpotSensors:
         self._raw = -1  # no report yet (a report is never negative)
         self._due = 0  # with the same report as the last, nothing changes before then
         self._stuck_at = None  # no later than the first spot lying down is stuck (ticks)
+        self._soon = _FAR_MS  # while an update runs: its soonest timer, in ms from now
         # When update() has something to do with the same report (ticks), or None: the
         # caller's schedule reads it (firmware.app)
         self.next_at = None
@@ -190,84 +206,99 @@ class SpotSensors:
             return self._prime(raw, now_ms)
         return self._update(raw, now_ms)
 
+    # The update's work, in functions whose frames fit on the C stack: MicroPython takes
+    # a bigger frame (more than 11 words: locals, stack, 3 a try block; py/objfun.c) from
+    # the heap at every call, which costs more than a call (docs/performance.md). The
+    # spots are masks, a bit each, and only the bits something happens to are visited
+    # (`low = m & -m`, INDEX[low]).
+
     def _update(self, raw, now_ms):
-        # Apart from update(): the checks above run in a frame small enough for the C
-        # stack. The spots are masks, a bit each, and only the bits something happens to
-        # are visited (`low = m & -m`, INDEX[low]): a Python step costs the board about a
-        # hundred instructions (docs/performance.md), a visit to every spot a dozen steps.
         changed = raw ^ self._raw
         self._raw = raw
-        since = self._raw_since
-        codes = self._codes
-        index = INDEX
-        while changed:  # their glitch timers start again; the flap limit counts them
-            low = changed & -changed
-            changed ^= low
-            i = index[low]
-            since[i] = now_ms
-            elapsed = ticks_diff(now_ms, self._window_start[i])
-            if elapsed < 0 or elapsed >= self.flap_window_ms:
-                self._window_start[i] = now_ms
-                self._changes_in[i] = 1
-            else:
-                count = self._changes_in[i]
-                if count < self.flap_limit:  # capped: a line may flap for days
-                    count += 1
-                    self._changes_in[i] = count
-                if count >= self.flap_limit and codes[i] != FAULT_FLAP:
-                    codes[i] = FAULT_FLAP  # also over a stuck fault: flapping is worse
-                    self.fault |= low
-                    self.flapping |= low
-        due = _FAR_MS  # the soonest a timer below runs out, from now
-        todo = self.flapping & raw  # (a flapping spot with no pin: only a change helps)
-        while todo:  # released once a pin has stood the flap window without a break
-            low = todo & -todo
-            todo ^= low
-            i = index[low]
-            age = ticks_diff(now_ms, since[i])
-            if age < self.flap_window_ms:
-                if self.flap_window_ms - age < due:
-                    due = self.flap_window_ms - age
-            else:
-                self._clear_fault(i)
-                self._standing |= low
+        if changed:  # their glitch timers start again; the flap limit counts them
+            self._changes(changed, now_ms)
+        self._soon = _FAR_MS  # the soonest a timer below runs out, from now
+        if self.flapping & raw:  # (a flapping spot with no pin: only a change helps)
+            self._flaps(self.flapping & raw, now_ms)
         # The stuck timer: spots down, as counted, without a fault (one counted down by
         # this update is timed from the next, as it would be one by one). `_stuck_at` is
         # never later than the first of them runs out (a spot standing again leaves it
         # early: then it is worked out again, which changes nothing).
-        todo = ~raw & ~self._standing & ~self.fault & self._all
-        if not todo:
+        changed = ~raw & ~self._standing & ~self.fault & self._all
+        if not changed:
             self._stuck_at = None
         elif self._stuck_at is None or ticks_diff(now_ms, self._stuck_at) >= 0:
-            self._stuck(todo, now_ms)
+            self._stuck(changed, now_ms)
         # The glitch filter: spots whose report is not what counts yet (flapping aside)
-        todo = (raw ^ self._standing) & ~self.flapping
-        while todo:
-            low = todo & -todo
-            todo ^= low
-            i = index[low]
-            age = ticks_diff(now_ms, since[i])
-            if age < self.glitch_ms:
-                if self.glitch_ms - age < due:
-                    due = self.glitch_ms - age
-                continue
-            self._standing ^= low
-            if raw & low:
-                if codes[i]:  # a stuck spot stands again: it works
-                    self._clear_fault(i)
-            elif self._stuck_at is None or ticks_diff(
-                    ticks_add(since[i], self.stuck_ms), self._stuck_at) < 0:
-                self._stuck_at = ticks_add(since[i], self.stuck_ms)  # down: time it
-        if self._stuck_at is not None:
-            age = ticks_diff(self._stuck_at, now_ms)
-            if age < due:
-                due = age
-        self._due = ticks_add(now_ms, due)
+        changed = (raw ^ self._standing) & ~self.flapping
+        if changed:
+            self._glitch(changed, raw, now_ms)
+        if self._stuck_at is not None and ticks_diff(self._stuck_at, now_ms) < self._soon:
+            self._soon = ticks_diff(self._stuck_at, now_ms)
+        self._due = ticks_add(now_ms, self._soon)
         self.down = self._all & ~self._standing & ~self.flapping
         # The next idle poll is one comparison instead of four
         self._quiet = raw if raw == self._all and self._standing == raw and not self.fault else -1
         self.next_at = None if self._quiet == raw else self._due
         return self.down
+
+    def _changes(self, changed, now_ms):
+        since = self._raw_since
+        while changed:
+            low = changed & -changed
+            changed ^= low
+            since[INDEX[low]] = now_ms
+            self._count_change(INDEX[low], low, now_ms)
+
+    def _count_change(self, i, low, now_ms):
+        elapsed = ticks_diff(now_ms, self._window_start[i])
+        if elapsed < 0 or elapsed >= self.flap_window_ms:
+            self._window_start[i] = now_ms
+            self._changes_in[i] = 1
+            return
+        if self._changes_in[i] < self.flap_limit:  # capped: a line may flap for days
+            self._changes_in[i] += 1
+        if self._changes_in[i] >= self.flap_limit and self._codes[i] != FAULT_FLAP:
+            self._codes[i] = FAULT_FLAP  # also over a stuck fault: flapping is worse
+            self.fault |= low
+            self.flapping |= low
+
+    def _flaps(self, todo, now_ms):
+        """Flapping spots with a pin: released once it has stood the flap window without
+        a break."""
+        while todo:
+            low = todo & -todo
+            todo ^= low
+            age = ticks_diff(now_ms, self._raw_since[INDEX[low]])
+            if age < self.flap_window_ms:
+                if self.flap_window_ms - age < self._soon:
+                    self._soon = self.flap_window_ms - age
+            else:
+                self._clear_fault(INDEX[low])
+                self._standing |= low
+
+    def _glitch(self, todo, raw, now_ms):
+        """Spots whose report has held glitch_ms count as it says (a stuck one that
+        stands again works again; one that falls is timed for the stuck fault)."""
+        while todo:
+            low = todo & -todo
+            todo ^= low
+            age = ticks_diff(now_ms, self._raw_since[INDEX[low]])
+            if age < self.glitch_ms:
+                if self.glitch_ms - age < self._soon:
+                    self._soon = self.glitch_ms - age
+                continue
+            self._standing ^= low
+            if raw & low:
+                if self._codes[INDEX[low]]:
+                    self._clear_fault(INDEX[low])
+            else:
+                self._time_stuck(INDEX[low])
+
+    def _time_stuck(self, i):
+        at = ticks_add(self._raw_since[i], self.stuck_ms)
+        if self._stuck_at is None or ticks_diff(at, self._stuck_at) < 0:
+            self._stuck_at = at
 
     def _stuck(self, lying, now_ms):
         """Spots down for stuck_ms are stuck; `_stuck_at` becomes when the next is."""

@@ -330,7 +330,37 @@ class GameStore:
         Raises TypeError or ValueError (writing nothing) for a record it cannot frame, and
         OSError when the flash fails. Either way the next record() or maintain() writes a
         whole snapshot of the game, so the flash never misses an event the game has.
+        (Its work is split so that each frame fits on the C stack: a bigger one comes
+        from the heap at every call, docs/performance.md.)
         """
+        frame = self._frame_of(record)  # (checked, in its buffer)
+        self._game = game
+        if self.needs_snapshot or self._journal_bytes + len(frame) > self.journal_limit:
+            self.compact(game)  # maintain() was not called in time: compact now
+            return
+        self._append(frame)
+        self._journal_bytes += len(frame)
+        self.records += 1
+        self._last_frame = len(frame)
+
+    def _frame_of(self, record):
+        """The journal frame of `record` (a view of a buffer made once per length): the
+        length byte, the record, and the CRC-32 of both salted with the generation and
+        the frame's number."""
+        size = self._size_of(record)
+        buffers = self._frames.get(size) or self._new_frame(size)
+        self._fill(buffers[0], record, size)
+        return buffers[1]
+
+    def _fill(self, buf, record, size):
+        buf[9: 9 + size] = record
+        self._salt(buf)
+        crc32_put(buf, 9 + size, buf, 9 + size)
+
+    def _salt(self, buf):
+        struct.pack_into("<II", buf, 0, self.generation, self.records)
+
+    def _size_of(self, record):
         kind = type(record)  # (isinstance with a tuple of types would make the tuple)
         if kind is not bytes and kind is not bytearray:
             self.needs_snapshot = True
@@ -339,23 +369,18 @@ class GameStore:
         if size < 1 or size > _MAX_RECORD:
             self.needs_snapshot = True
             raise ValueError("record of %d bytes (1..%d)" % (size, _MAX_RECORD))
-        frame_size = size + _FRAME_EXTRA
-        self._game = game
-        if self.needs_snapshot or self._journal_bytes + frame_size > self.journal_limit:
-            self.compact(game)  # maintain() was not called in time: compact now
-            return
-        buffers = self._frames.get(size)
-        if buffers is None:
-            # salt (generation, frame number), then the frame: its CRC covers both, taken
-            # in one piece into the frame itself (no 32-bit int is made for it)
-            buf = bytearray(8 + frame_size)
-            buf[8] = size
-            buffers = (buf, memoryview(buf)[8:])
-            self._frames[size] = buffers
-        buf, frame = buffers
-        buf[9: 9 + size] = record
-        struct.pack_into("<II", buf, 0, self.generation, self.records)
-        crc32_put(buf, 9 + size, buf, 9 + size)
+        return size
+
+    def _new_frame(self, size):
+        # salt (generation, frame number), then the frame: its CRC covers both, taken in
+        # one piece into the frame itself (no 32-bit int is made for it)
+        buf = bytearray(8 + size + _FRAME_EXTRA)
+        buf[8] = size
+        buffers = (buf, memoryview(buf)[8:])
+        self._frames[size] = buffers
+        return buffers
+
+    def _append(self, frame):
         try:
             self._journal_a.write(frame)
             self._journal_a.flush()
@@ -365,9 +390,6 @@ class GameStore:
             self.needs_snapshot = True
             self._close_journals()
             raise
-        self._journal_bytes += frame_size
-        self.records += 1
-        self._last_frame = frame_size
 
     def maintain(self):
         """Compact if the journal cannot take another event; call it while no shot is in

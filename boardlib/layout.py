@@ -134,19 +134,24 @@ def shot_points(buf, player, points, to, foul=None):
         _check_int(points, "points")
     if foul is None:
         foul = to != player
-    got = (to - 1) * _HALF
-    other = _HALF - got
-    _number(buf, got, _HALF, points, 999)
+    _number(buf, (to - 1) * _HALF, _HALF, points, 999)
     if points >= 0:
-        first = got
-        while buf[first] == 0:
-            first += 1
-        buf[first - 1] = _PLUS
-    word = _FOUL if foul else (_OPEN if to != player else _BLANK)
-    buf[other] = word[0]  # (unrolled: drawn after every shot)
-    buf[other + 1] = word[1]
-    buf[other + 2] = word[2]
-    buf[other + 3] = word[3]
+        _plus(buf, (to - 1) * _HALF)
+    # (in small functions: a frame over 11 words comes from the heap at every call)
+    _put4(buf, _HALF - (to - 1) * _HALF, _FOUL if foul else (_OPEN if to != player else _BLANK))
+
+
+def _plus(buf, first):
+    while buf[first] == 0:
+        first += 1
+    buf[first - 1] = _PLUS
+
+
+def _put4(buf, at, word):
+    buf[at] = word[0]  # (unrolled: drawn after every shot)
+    buf[at + 1] = word[1]
+    buf[at + 2] = word[2]
+    buf[at + 3] = word[3]
 
 
 def remaining20(buf, player, remaining):
@@ -263,27 +268,26 @@ def _number(buf, start, width, value, top=-1):
     """Right-align an int in width cells, clipped to what fits (to `top` if given)."""
     if top < 0:
         top = _POW10[width] - 1
-    bottom = 1 - _POW10[width - 1]
     if value > top:
         value = top
-    elif value < bottom:
-        value = bottom
-    negative = value < 0
-    if negative:
+    elif value < 1 - _POW10[width - 1]:
+        value = 1 - _POW10[width - 1]
+    top = value < 0  # (the frame's slots again: the sign, then the cell; a frame over
+    if top:  # 11 words would come from the heap at every call)
         value = -value
-    pos = start + width - 1
+    width += start - 1
     while True:
-        buf[pos] = _DIGITS[value % 10]
+        buf[width] = _DIGITS[value % 10]
         value //= 10
-        pos -= 1
+        width -= 1
         if value == 0:
             break
-    if negative:
-        buf[pos] = _MINUS
-        pos -= 1
-    while pos >= start:
-        buf[pos] = 0
-        pos -= 1
+    if top:
+        buf[width] = _MINUS
+        width -= 1
+    while width >= start:
+        buf[width] = 0
+        width -= 1
 
 
 def _clear(buf, start, width):

@@ -74,6 +74,7 @@ class TM1637:
         self._brightness = brightness
         self._on = True
         self.missing_acks = 0
+        self._acks = 0  # while a write runs: the bytes acknowledged so far
         self._frame = bytearray(1 + _GRIDS)
         self._four = memoryview(self._frame)[:_FRAME]
         self._control_frame = bytearray(1)
@@ -87,24 +88,30 @@ class TM1637:
         count = len(segs)
         if pos < 0 or pos + count > _GRIDS:
             raise ValueError("grids %d..%d outside 0..%d" % (pos, pos + count - 1, _GRIDS - 1))
+        if count == 4 and pos == 0:  # a module of the board: unrolled, no loop to run
+            return self._write4(segs)
+        return self._write_at(segs, pos)
+
+    def _write_at(self, segs, pos):
+        frame = self._frame
+        frame[0] = reverse(_CMD_ADDRESS | pos)
+        for i in range(len(segs)):
+            frame[i + 1] = reverse(segs[i])
+        return self._send3(memoryview(frame)[: len(segs) + 1])
+
+    def _write4(self, segs):
         frame = self._frame
         rev = _REV
-        if count == 4 and pos == 0:  # a module of the board: unrolled, no loop to run
-            frame[0] = _ADDRESS_0
-            byte = segs[0]
-            frame[1] = rev[byte & 15] << 4 | rev[byte >> 4]
-            byte = segs[1]
-            frame[2] = rev[byte & 15] << 4 | rev[byte >> 4]
-            byte = segs[2]
-            frame[3] = rev[byte & 15] << 4 | rev[byte >> 4]
-            byte = segs[3]
-            frame[4] = rev[byte & 15] << 4 | rev[byte >> 4]
-            return self._send3(self._four)
-        frame[0] = reverse(_CMD_ADDRESS | pos)
-        for i in range(count):
-            byte = segs[i]
-            frame[i + 1] = rev[byte & 15] << 4 | rev[byte >> 4]
-        return self._send3(memoryview(frame)[: count + 1])
+        frame[0] = _ADDRESS_0
+        byte = segs[0]
+        frame[1] = rev[byte & 15] << 4 | rev[byte >> 4]
+        byte = segs[1]
+        frame[2] = rev[byte & 15] << 4 | rev[byte >> 4]
+        byte = segs[2]
+        frame[3] = rev[byte & 15] << 4 | rev[byte >> 4]
+        byte = segs[3]
+        frame[4] = rev[byte & 15] << 4 | rev[byte >> 4]
+        return self._send3(self._four)
 
     def brightness(self, level=None):
         """Set the brightness 0-7 (and send it); with no argument return it."""
@@ -123,48 +130,51 @@ class TM1637:
         return self._control()
 
     def _control(self):
+        self._set_control()
+        return self._send(self._control_frame)
+
+    def _set_control(self):
         self._control_frame[0] = reverse(
             _CMD_CONTROL | (_DISPLAY_ON if self._on else 0) | self._brightness
         )
-        return self._send(self._control_frame)
+
+    # The bus calls are in functions whose frames fit on the C stack (a try block takes
+    # three of its 11 words): the acknowledges are counted in `_acks`, not in a local.
 
     def _send(self, frame):
         """One frame: start, the bytes, stop. True if the chip acknowledged them all."""
+        self._acks = 0
         try:
             self._start()
-            acks = self._write(frame)
+            self._acks = self._write(frame)
             self._stop()
         except OSError:  # the bus timed out: CLK held low (no module, a short)
-            acks = 0
-        if acks == len(frame):
-            return True
-        self.missing_acks += len(frame) - acks
-        return False
+            pass
+        return self._acked(len(frame))
 
     def _send3(self, frame):
         """A write's three frames: the data command, `frame` (the address and the
         grids), display control: as three _send calls, in one."""
-        start = self._start
-        write = self._write
-        stop = self._stop
-        control = self._control_frame
-        control[0] = reverse(_CMD_CONTROL | (_DISPLAY_ON if self._on else 0) | self._brightness)
-        acks = 0
+        self._set_control()
+        self._acks = 0
         try:
-            start()
-            acks = write(_DATA_FRAME)
-            stop()
-            start()
-            acks += write(frame)
-            stop()
-            start()
-            acks += write(control)
-            stop()
+            self._start()
+            self._acks = self._write(_DATA_FRAME)
+            self._stop()
+            self._start()
+            self._acks += self._write(frame)
+            self._stop()
+            self._start()
+            self._acks += self._write(self._control_frame)
+            self._stop()
         except OSError:  # the bus timed out: CLK held low (no module, a short)
             pass
-        if acks == len(frame) + 2:
+        return self._acked(len(frame) + 2)
+
+    def _acked(self, sent):
+        if self._acks == sent:
             return True
-        self.missing_acks += len(frame) + 2 - acks
+        self.missing_acks += sent - self._acks
         return False
 
 

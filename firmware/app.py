@@ -108,6 +108,7 @@ class App:
         self._storage_retry_at = 0
         self._down = -1  # the down mask the assembler saw last (-1: none yet)
         self._buttons_busy = 0  # bits of the buttons pressed or settling (to poll)
+        self._soonest = 0  # while the buttons are polled: the soonest timer, ms from now
         self._moved = 0  # the assembler was told of spots or buttons since its last poll
         # When each group of inputs has something to do with no pin changing (ticks): the
         # spots' timers, the soonest button timer, the shot settling by itself
@@ -358,23 +359,25 @@ class App:
         with its press or hold and its timer; then the soonest of those timers."""
         pressed = self._read_buttons()
         todo = pressed | self._buttons_busy
-        busy = pressed
-        soonest = _FAR_MS  # the soonest button timer, in ms from now
-        buttons = self.buttons
+        self._buttons_busy = pressed
+        self._soonest = _FAR_MS  # the soonest button timer, in ms from now
         while todo:
             low = todo & -todo
             todo ^= low
-            i = _INDEX[low]
-            button = buttons[i]
-            kind = button.update(pressed & low, now_ms)
-            if kind:
-                self._button(i, kind, now_ms)
-            if not button.idle:
-                busy |= low
-                if 0 <= button.left < soonest:
-                    soonest = button.left
-        self._buttons_busy = busy
-        self._buttons_at = ticks_add(now_ms, soonest)
+            self._button_update(low, pressed & low, now_ms)
+        self._buttons_at = ticks_add(now_ms, self._soonest)
+
+    def _button_update(self, low, pressed, now_ms):
+        """The share of a poll of button _INDEX[low]: its press or hold, and its timer.
+        (Apart from _poll_buttons: together their frame would come from the heap.)"""
+        button = self.buttons[_INDEX[low]]
+        pressed = button.update(pressed, now_ms)  # (the frame's slot again: the kind)
+        if pressed:
+            self._button(_INDEX[low], pressed, now_ms)
+        if not button.idle:
+            self._buttons_busy |= low
+            if 0 <= button.left < self._soonest:
+                self._soonest = button.left
 
     def _take(self, event, now_ms):
         if self.asked is not None and event:
@@ -471,14 +474,22 @@ class App:
     def _record_event(self, game, record):
         """store.record, as _store does it, without making a bound method or a tuple."""
         self._upkeep_at = self._feed_at
-        try:
-            self.store.record(game, record)
-        except OSError as exc:
-            self._store_failed(exc)
+        record = self._journal(game, record)  # (the frame's slot again: the error)
+        if record is not None:
+            self._store_failed(record)
             return
         if self.storage_error and not self.store.needs_snapshot:
             self.storage_error = 0
             self._storage_changed()
+
+    def _journal(self, game, record):
+        """store.record(game, record): None, or the OSError it raised. (A function of its
+        own: a try block takes three words of a frame, which must stay small.)"""
+        try:
+            self.store.record(game, record)
+        except OSError as exc:
+            return exc
+        return None
 
     def _store(self, action, *args):
         """Run a store write; a flash failure becomes a storage error on the display and

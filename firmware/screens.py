@@ -43,8 +43,8 @@ RESET = const(7)
 
 # The announcements that queue a message (rules_core.common bits, one per player each), in
 # the order the bits come: the order the players hear them.
-_ANNOUNCED = ((A_TWENTY, REMAINING20), (A_DISTANCE, DISTANCE), (A_LAST_SERIES, LAST_SERIES),
-              (A_SET, SET))
+_ANNOUNCED = (A_TWENTY, REMAINING20, A_DISTANCE, DISTANCE, A_LAST_SERIES, LAST_SERIES,
+              A_SET, SET)
 # Team play: of every TEAM_CYCLE message periods the last shows the players at the table.
 _TEAM_CYCLE = const(3)
 
@@ -112,32 +112,41 @@ class Screens:
 
     def after_event(self, game, now_ms):
         """Queue what the event that just happened means to the players (`game`: the
-        rules_core.Game, its last shot and its announcement bits, rules_core.common's A_*)."""
+        rules_core.Game, its last shot and its announcement bits, rules_core.common's A_*).
+        (In small functions: a frame bigger than 11 words comes from the heap at every
+        call, docs/performance.md.)"""
         self.clear()
-        player = game.last_player
-        if player and (game.last_points or game.last_foul):
-            foul = 1 if game.last_foul else 0
-            arg = (player << 12) | (game.last_to << 10) | (foul << 9)
-            points = game.last_points
-            self.flash(POINTS, arg | (points if points < 0x1FF else 0x1FF), now_ms)
-        announce = game.announce
-        if announce:
-            for bit, kind in _ANNOUNCED:
-                for player in (1, 2):
-                    if announce & (bit << (player - 1)):
-                        if kind == REMAINING20:
-                            i = player - 1
-                            left = game.distance[i] - game.score[i]
-                            self.flash(kind, (player << 12) | (left if left > 0 else 0),
-                                       now_ms)
-                        else:
-                            self.flash(kind, player, now_ms)
+        if game.last_player and (game.last_points or game.last_foul):
+            self._points(game, now_ms)
+        if game.announce:
+            self._announced(game, game.announce, now_ms)
         if game.status == BREAK:
             if self.break_started is None:
                 self.break_started = now_ms
         else:
             self.break_started = None
         self.dirty = True
+
+    def _points(self, game, now_ms):
+        points = game.last_points
+        arg = (game.last_player << 12) | (game.last_to << 10) | (512 if game.last_foul else 0)
+        self.flash(POINTS, arg | (points if points < 0x1FF else 0x1FF), now_ms)
+
+    def _announced(self, game, announce, now_ms):
+        i = 0
+        while i < len(_ANNOUNCED):  # (bit, kind) pairs: player 1's bit, player 2's next
+            if announce & _ANNOUNCED[i]:
+                self._announce(game, _ANNOUNCED[i + 1], 1, now_ms)
+            if announce & (_ANNOUNCED[i] << 1):
+                self._announce(game, _ANNOUNCED[i + 1], 2, now_ms)
+            i += 2
+
+    def _announce(self, game, kind, player, now_ms):
+        if kind != REMAINING20:
+            self.flash(kind, player, now_ms)
+            return
+        kind = game.distance[player - 1] - game.score[player - 1]  # (the points left)
+        self.flash(REMAINING20, (player << 12) | (kind if kind > 0 else 0), now_ms)
 
     # -- drawing ----------------------------------------------------------------------------
 
@@ -161,81 +170,94 @@ class Screens:
             return ticks_add(now_ms, MESSAGE_MS - ticks_diff(now_ms, self._shown_at))
         due = ticks_add(now_ms, _FAR_MS)
         if self.break_started is not None:
-            gone = ticks_diff(now_ms, self.break_started)
-            if gone < BREAK_S * 1000:
-                due = ticks_add(self.break_started, (gone // 1000 + 1) * 1000)
+            due = self._next_second(now_ms, due)
         if game.winner or self.fault_code or game.teams:  # turns every MESSAGE_MS
-            turn = ticks_add(now_ms, MESSAGE_MS - now_ms % MESSAGE_MS)
-            if ticks_diff(turn, due) < 0:
-                due = turn
+            now_ms = ticks_add(now_ms, MESSAGE_MS - now_ms % MESSAGE_MS)  # (the turn)
+            if ticks_diff(now_ms, due) < 0:
+                due = now_ms
         return due
 
+    def _next_second(self, now_ms, due):
+        gone = ticks_diff(now_ms, self.break_started)
+        if gone < BREAK_S * 1000:
+            return ticks_add(self.break_started, (gone // 1000 + 1) * 1000)
+        return due
+
+    # The drawing is split in small functions: a frame bigger than 11 words comes from the
+    # heap at every call (docs/performance.md).
+
     def _refresh(self, game, now_ms):
-        buf = self.buf
         if self.override is not None:
-            self.override(buf, now_ms)
+            self.override(self.buf, now_ms)
             self._drawn = False
-            self.display.show(buf)
+            self.display.show(self.buf)
             return
-        if self._count:
-            if ticks_diff(now_ms, self._shown_at) >= MESSAGE_MS:
-                self._pop()
-                self._shown_at = now_ms
-                self.dirty = True
+        if self._count and ticks_diff(now_ms, self._shown_at) >= MESSAGE_MS:
+            self._pop()
+            self._shown_at = now_ms
+            self.dirty = True
         if self._count:
             if self.dirty:
                 self._draw_message(game, self._kinds[self._head], self._args[self._head])
         elif self.break_started is not None:
-            left = BREAK_S - ticks_diff(now_ms, self.break_started) // 1000
-            layout.break_clock(buf, left if left > 0 else 0)
-            marked = game.marked()
-            if marked:
-                layout.mark_ball(buf, marked)
+            self._draw_break(game, now_ms)
         elif game.winner and (now_ms // MESSAGE_MS) & 1:
             if game.winner == TIE:
-                layout.tie(buf)
+                layout.tie(self.buf)
             else:
-                layout.winner(buf, game.winner)
+                layout.winner(self.buf, game.winner)
         elif self.fault_code and (now_ms // MESSAGE_MS) & 1:
-            layout.error(buf, self.fault_code)
+            layout.error(self.buf, self.fault_code)
         else:
-            team = (game.teams
-                    and (now_ms // MESSAGE_MS) % _TEAM_CYCLE == _TEAM_CYCLE - 1)
-            if (self._drawn and not self.dirty and not self.display.pending
-                    and team == self._members_shown):
-                return  # these scores are on the glass already: the common case, kept cheap
-            if team:
-                layout.members(buf, game.members, game.turn, game.marked())
-            else:
-                score = game.score
-                layout.scores(buf, score[0], score[1], game.turn, game.marked())
-            self._members_shown = team
-            self.dirty = False
-            self._drawn = True
-            self.display.show(buf)
+            self._draw_scores(game, now_ms)
             return
         self._drawn = False
         self.dirty = False
-        self.display.show(buf)  # the facade skips a frame identical to the one on the glass
+        self.display.show(self.buf)  # the facade skips a frame identical to the one on the glass
+
+    def _draw_break(self, game, now_ms):
+        now_ms = BREAK_S - ticks_diff(now_ms, self.break_started) // 1000  # (seconds left)
+        layout.break_clock(self.buf, now_ms if now_ms > 0 else 0)
+        now_ms = game.marked()
+        if now_ms:
+            layout.mark_ball(self.buf, now_ms)
+
+    def _draw_scores(self, game, now_ms):
+        team = game.teams and (now_ms // MESSAGE_MS) % _TEAM_CYCLE == _TEAM_CYCLE - 1
+        if (self._drawn and not self.dirty and not self.display.pending
+                and team == self._members_shown):
+            return  # these scores are on the glass already: the common case, kept cheap
+        if team:
+            layout.members(self.buf, game.members, game.turn, game.marked())
+        else:
+            self._scores(game)
+        self._members_shown = team
+        self.dirty = False
+        self._drawn = True
+        self.display.show(self.buf)
+
+    def _scores(self, game):
+        layout.scores(self.buf, game.score[0], game.score[1], game.turn, game.marked())
 
     def _draw_message(self, game, kind, arg):
-        buf = self.buf
         if kind == POINTS:
-            layout.shot_points(buf, arg >> 12, arg & 0x1FF, (arg >> 10) & 3, (arg >> 9) & 1)
+            self._draw_points(arg)
         elif kind == REMAINING20:
-            layout.remaining20(buf, arg >> 12, arg & 0xFFF)
+            layout.remaining20(self.buf, arg >> 12, arg & 0xFFF)
         elif kind == DISTANCE:
-            layout.distance(buf, arg)
+            layout.distance(self.buf, arg)
         elif kind == LAST_SERIES:
-            layout.last_series(buf, arg)
+            layout.last_series(self.buf, arg)
         elif kind == SET:
-            sets = game.sets
-            layout.set_score(buf, sets[0], sets[1])
+            layout.set_score(self.buf, game.sets[0], game.sets[1])
         elif kind == ERR:
-            layout.error(buf, arg)
+            layout.error(self.buf, arg)
         elif kind == RESET:
-            layout.text(buf, self.reset_text)
+            layout.text(self.buf, self.reset_text)
         if kind < ERR:
-            marked = game.marked()
-            if marked:
-                layout.mark_ball(buf, marked)  # where the message leaves the cell free
+            kind = game.marked()  # (the frame's slot again: the player with the marked ball)
+            if kind:
+                layout.mark_ball(self.buf, kind)  # where the message leaves the cell free
+
+    def _draw_points(self, arg):
+        layout.shot_points(self.buf, arg >> 12, arg & 0x1FF, (arg >> 10) & 3, (arg >> 9) & 1)

@@ -41,17 +41,12 @@ def _penalty(record, at):
 
 
 def _credit(g, points, foul):
-    player = g.turn
-    if foul:
-        to = 3 - player
-    elif g.opening:
-        to = 3 - player  # CEB 11.4: points of the opening shot go to the opponent, no foul
-    else:
-        to = player
+    # CEB 11.4: points of the opening shot go to the opponent, no foul
+    to = 3 - g.turn if foul or g.opening else g.turn
     g.opening = False
-    credited = g.gain(to, points, True)  # capped at the distance (CEB 7.1)
-    g.set_last(player, credited, to, bool(foul))
-    _credited(g, player, to, credited)
+    points = g.gain(to, points, True)  # capped at the distance (CEB 7.1); now credited
+    g.set_last(g.turn, points, to, bool(foul))
+    _credited(g, g.turn, to, points)
 
 
 def _credited(g, player, to, credited):
