@@ -167,6 +167,18 @@ class GameStore:
 
         return journal_load.load(self)
 
+    @staticmethod
+    def drop_loader():
+        """Forget boardlib.journal_load (sys.modules and the package's attribute): the
+        next load() imports it again."""
+        import sys
+
+        sys.modules.pop("boardlib.journal_load", None)
+        try:  # an imported submodule is also an attribute of its package
+            delattr(sys.modules["boardlib"], "journal_load")
+        except (KeyError, AttributeError):
+            pass
+
     # ---- writing -----------------------------------------------------------------------
 
     def new_game(self, game):

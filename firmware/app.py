@@ -21,8 +21,8 @@ what a player has seen on the display is on flash.
 import struct
 
 from boardlib import inputs, layout, shot
-from boardlib.inputs import INDEX as _INDEX
 from boardlib.display import Display
+from boardlib.inputs import INDEX as _INDEX
 from boardlib.journal import GameStore
 from boardlib.link import ERR_ASKED, ERR_REFUSED, ERR_STORAGE, PROTOCOL_VERSION
 from boardlib.ticks import ticks_add, ticks_diff
@@ -167,6 +167,7 @@ class App:
         self.game = game
         self.changes += 1
         self.kept, _ = self.kept_store.load()
+        GameStore.drop_loader()  # used once, at boot: the collector takes its code back
 
     def start(self, now_ms):
         """Say hello on the link, send the state, put the scores on the display."""

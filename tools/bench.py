@@ -104,7 +104,7 @@ KEYS = (
     "frame_bytes", "line_rate_frames_per_s", "logger_frames_per_s", "resume_ms_upy",
     "resume_ms_esp32_est", "firmware_mpy_bytes", "flash_erases_per_shot",
     "flash_years_at_1000_shots_a_day",
-    "boot_mpy_bytes", "check_mpy_bytes", "menu_mpy_bytes", "net_mpy_bytes",
+    "boot_mpy_bytes", "load_mpy_bytes", "check_mpy_bytes", "menu_mpy_bytes", "net_mpy_bytes",
     "net_poll_gap_max_ms", "net_link_step_max_ms", "tls_poll_ms_esp32_est", "mqtt_frames_per_s",
     "mqtt_p99_ms", "mqtt_lost_frames", "flash_bitflip_silent_losses", "flash_bitflip_whole_pct",
     "club_sse_p99_ms", "club_sse_missed",
@@ -539,6 +539,8 @@ CHECK_MODULES = (os.path.join("firmware", "check.py"),)
 BOOT_MODULES = (os.path.join("firmware", "hw.py"),
                 os.path.join("firmware", "boards", "esp32_devkit.py"),
                 os.path.join("boardlib", "config.py"))
+# Read once at boot (GameStore.load), then dropped by firmware.app: load_mpy_bytes.
+LOAD_MODULES = (os.path.join("boardlib", "journal_load.py"),)
 # The setup menu: imported only when a player opens it (menu_mpy_bytes).
 MENU_MODULES = (os.path.join("firmware", "menu.py"),)
 # Never imported by the firmware: the board state as JSON, for the host tools and the
@@ -550,7 +552,7 @@ DISPLAY_DRIVERS = tuple(os.path.join("boardlib", name + ".py") for name in ("tm1
 # Imported by a frozen build only (main.py; its code stays in flash), never copied.
 FROZEN_MODULES = (os.path.join("firmware", "frozen.py"),)
 APART = (NET_MODULES + CHECK_MODULES + MENU_MODULES + HOST_MODULES + DISPLAY_DRIVERS
-         + BOOT_MODULES + FROZEN_MODULES)
+         + BOOT_MODULES + LOAD_MODULES + FROZEN_MODULES)
 # Modules normal play must not import; `game_figures` checks it on the simulated board.
 NOT_IN_PLAY = NET_MODULES + CHECK_MODULES + MENU_MODULES + HOST_MODULES + FROZEN_MODULES
 
@@ -570,7 +572,8 @@ def firmware_size(workdir, march="xtensawin"):
             "net_mpy_bytes": size("net", NET_MODULES),
             "check_mpy_bytes": size("check", CHECK_MODULES),
             "menu_mpy_bytes": size("menu", MENU_MODULES),
-            "boot_mpy_bytes": size("boot", BOOT_MODULES)}
+            "boot_mpy_bytes": size("boot", BOOT_MODULES),
+            "load_mpy_bytes": size("load", LOAD_MODULES)}
 
 
 def compile_tree(packages, dest, march=None, only=None, skip=APART):

@@ -221,6 +221,25 @@ def case_resumed_store_goes_on():
     check(status == OK and same(back, game), "events after a resume were lost")
 
 
+def case_the_reader_is_dropped_after_boot_and_comes_back():
+    import sys
+
+    root = scratch_dir()
+    recs = make_events("ddbu", 30, 9)
+    game = stored(root, "ddbu", recs)
+    back, status = load(root)
+    check("boardlib.journal_load" in sys.modules, "load() reads with boardlib.journal_load")
+    GameStore.drop_loader()
+    check("boardlib.journal_load" not in sys.modules, "the reader is still held")
+    import boardlib
+
+    check(not hasattr(boardlib, "journal_load"), "the package still holds the reader")
+    back, status = load(root)  # imported again
+    check(status == OK and same(back, game), "a second load after the reader was dropped")
+    sys.modules["boardlib.journal_load"] = journal_load  # the one crashes_at patches
+    boardlib.journal_load = journal_load
+
+
 def case_nothing_stored():
     root = scratch_dir()
     wipe(root)
