@@ -306,7 +306,7 @@ class SpotSensors:
         i = 0
         while lying:
             if lying & 1:
-                end = ticks_add(self._raw_since[i], self.stuck_ms)
+                end = ticks_add(self._raw_since[i], self.stuck_ms)  # type: ignore[type-var]
                 if ticks_diff(now_ms, end) >= 0:
                     self._codes[i] = FAULT_STUCK
                     self.fault |= 1 << i

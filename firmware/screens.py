@@ -180,7 +180,7 @@ class Screens:
     def _next_second(self, now_ms, due):
         gone = ticks_diff(now_ms, self.break_started)
         if gone < BREAK_S * 1000:
-            return ticks_add(self.break_started, (gone // 1000 + 1) * 1000)
+            return ticks_add(self.break_started, (gone // 1000 + 1) * 1000)  # type: ignore
         return due
 
     # The drawing is split in small functions: a frame bigger than 11 words comes from the

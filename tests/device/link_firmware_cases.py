@@ -97,7 +97,8 @@ def scenario(state_dir):
     out["kept_after_logged"] = [app.kept is None, files_under(FLASH_MOUNT + DATA_DIR + "-kept")]
     t = knock(sim, app, t, 2)
     t = send(app, stream, t, 0x81, 12, NEW + b"\x01")          # REPLACE: no question asked
-    out["after_replace"] = [app.game.state()["shots"], binascii.hexlify(app.numbering.game_id).decode()]
+    out["after_replace"] = [app.game.state()["shots"],
+                            binascii.hexlify(app.numbering.game_id).decode()]
     out["wire2"] = wire(stream)
     return out
 

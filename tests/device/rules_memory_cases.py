@@ -32,7 +32,7 @@ def events_allocate_nothing():
     record = bytearray(b"\x01\x03\x00\x00")  # 2 pins: the series goes on, no turn passes
     miss = bytearray(b"\x01\x00\x00\x00")  # nothing: the turn passes
     applied = undone = 0
-    for rounds in range(6):  # across 192 events: history steps and checkpoints
+    for _ in range(6):  # across 192 events: history steps and checkpoints
         g.reserve()
         micropython.heap_lock()
         try:

@@ -3,10 +3,11 @@
     micropython tools/simboard/net_bench_device.py BOARD.CFG SECONDS
 
 The simulated board with the `net` settings of BOARD.CFG runs `firmware.run`'s loop (the
-network link every 10 ms, the inputs when a pin changes, ...) for SECONDS of real time while a pin falls and is stood
-up again every 2 s (a shot is scored and sent). Every step of the loop is timed (a pin
-that changes during one waits for its end), and so is every round of the link: each
-100 ms window prints `gap MS_SINCE_START LONGEST_STEP_US LONGEST_LINK_STEP_US`; the host (tools.netbench) meanwhile
+network link every 10 ms, the inputs when a pin changes, ...) for SECONDS of real time
+while a pin falls and is stood up again every 2 s (a shot is scored and sent). Every step
+of the loop is timed (a pin that changes during one waits for its end), and so is every
+round of the link: each 100 ms window prints `gap MS_SINCE_START LONGEST_STEP_US
+LONGEST_LINK_STEP_US`; the host (tools.netbench) meanwhile
 takes the broker down, freezes it and brings it back, and sorts the windows by what the
 broker was doing. `start` is printed when the loop begins, `end ...` with the counters
 (`polls`: the steps).

@@ -5,9 +5,10 @@
 
 Follows ports/esp32: machine_pin.c (a Pin is the GPIO's one object), machine_hw_spi.c
 (SPI(2) takes sck 18, mosi 23 and miso 19 unless told otherwise: miso=None leaves 19
-alone), extmod/machine_i2c.c (SoftI2C, tools/simboard/softi2c.py), machine_wdt.c (WDT(timeout=ms) with ms > 0, feed(), no way to stop it; the host
-side enforces it across soft resets), modmachine.c (reset() is a hard reset,
-reset_cause() names the last hard reset, or SOFT_RESET after a soft one).
+alone), extmod/machine_i2c.c (SoftI2C, tools/simboard/softi2c.py), machine_wdt.c
+(WDT(timeout=ms) with ms > 0, feed(), no way to stop it; the host side enforces it across
+soft resets), modmachine.c (reset() is a hard reset, reset_cause() names the last hard
+reset, or SOFT_RESET after a soft one).
 """
 
 from tools.simboard.pins import FakePin
