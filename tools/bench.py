@@ -87,11 +87,11 @@ BAUD = 115200
 BITS_PER_BYTE = 10  # 8N1: start bit, 8 data bits, stop bit
 
 FULL = {"ticks": 1000, "shots": 50, "late_at": 950, "clock": 200, "alloc_idle": 1000,
-        "alloc_shots": 50, "game": 1000, "resume_loads": 5, "heap_shots": 500,
+        "alloc_shots": 50, "game": 1000, "resume_loads": 5, "heap_shots": 500, "net_shots": 20,
         "heap_step": 1024, "flood": 3000, "bitflips": 300, "bitflip_events": 150,
         "club_games": 10000, "club_runs": 5}
 SMOKE = {"ticks": 200, "shots": 3, "late_at": 12, "clock": 20, "alloc_idle": 40,
-         "alloc_shots": 2, "game": 10, "resume_loads": 1, "heap_shots": 3,
+         "alloc_shots": 2, "game": 10, "resume_loads": 1, "heap_shots": 3, "net_shots": 2,
          "heap_step": 16384, "flood": 40, "bitflips": 4, "bitflip_events": 20,
          "club_games": 40, "club_runs": 1}
 
@@ -176,6 +176,15 @@ class Interpreter:
         if self.path is None:
             return upy.command(args, heapsize)
         return [self.path] + (["-X", "heapsize=%s" % heapsize] if heapsize else []) + list(args)
+
+    def has_module(self, name):
+        """True when this port can import `name` (a 32-bit build may lack mbedtls)."""
+        try:
+            proc = subprocess.run(self.command(["-c", "import " + name]), capture_output=True,
+                                  env=upy.env(), timeout=60, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return False
+        return proc.returncode == 0
 
     def launcher(self, cwd=upy.ROOT):
         """What valgrind runs: the 32-bit port itself; the venv's micropython is a Python
@@ -758,9 +767,92 @@ def heap_figures(sizes, workdir, interp):
                             ["--frozen", frozen])
     if played:
         out["ram32_largest_free_play_bytes"] = largest
-    out["ram32_detail"] = {"import_play_bytes": import_play}
+    detail = {"import_play_bytes": import_play}
+    out["ram32_detail"] = detail
+    try:
+        out.update(net_heap_figures(sizes, workdir, interp, mpy, frozen, data, detail))
+    except Unavailable as exc:
+        notes["heap_net"] = str(exc)
     if notes:
         out["notes"] = notes
+    return out
+
+
+NET_BOARD = "bench1"  # the board's MQTT user and id in the bench's broker
+
+
+def net_heap_figures(sizes, workdir, interp, mpy, frozen, data_play, detail):
+    """The ram32_*_net figures: a board with the network link connected to a broker
+    (tools.broker: Mosquitto on 127.0.0.1) playing a short game, against the same board
+    without it: what the link adds to the data is taken onto the 500-shot game's
+    (ram32_data_play_bytes). The link runs plain MQTT here: on the ESP32 mbedtls's own
+    memory (16 KB + 4 KB of record buffers, the certificate, the handshake) comes from
+    the ESP-IDF's heap, not MicroPython's, and what a TLS connection keeps in
+    MicroPython's heap, the SSLContext and SSL socket objects, is measured apart
+    (tools/simboard/heap_device.py tlsobjects) and added. The same is done from the
+    sources (ram32_peak_net_src_bytes: the modules compiled on the board)."""
+    from tools import broker
+
+    why = broker.available()
+    if why:
+        raise Unavailable(why)
+    tls_interp = interp if interp.has_module("tls") else PINNED
+    tls_gc = device(["tlsobjects"], heapsize=BIG_HEAP, interp=tls_interp,
+                    script=HEAP_DEVICE)["held"]
+    detail["tls_gc_bytes"] = tls_gc
+    if tls_interp is not interp:
+        detail["tls_gc_on_bits"] = tls_interp.bits  # no TLS module on this 32-bit build
+    src = stage_tree(workdir, "src", False)
+    code_net = heap_device(["code", "net"], mpy, interp, frozen)["held"]
+    code_net_src = heap_device(["code", "net"], src, interp, frozen)["held"]
+    shots = sizes["net_shots"]
+    path = os.path.join(workdir, "net.timeline")
+    with open(path, "w") as f:
+        f.write(shot_timeline(shots))
+    users = {NET_BOARD: "bench-pw", "logger": "logger-pw"}
+    out = {}
+    with broker.Mosquitto(os.path.join(workdir, "broker"), users, (NET_BOARD,)) as b:
+        cfg = os.path.join(workdir, "net.cfg")
+        with open(cfg, "w") as f:
+            json.dump({"net": {"ssid": "club", "password": "pinboard", "host": "127.0.0.1",
+                               "port": b.port, "user": NET_BOARD, "pass": users[NET_BOARD],
+                               "key": "00" * 32, "id": NET_BOARD}}, f)
+
+        def runs(stage, net):
+            extra = ["--frozen", frozen] + (["--config", cfg] if net else [])
+
+            def works(budget):
+                return plays(path, shots, budget, interp, (stage,), extra)[0]
+            return works
+
+        play_short = smallest_heap(runs(mpy, False), sizes["heap_step"], start=16384)
+        net_short = smallest_heap(runs(mpy, True), sizes["heap_step"], start=play_short)
+        data_net = data_play + max(0, net_short - play_short) + tls_gc
+        detail.update(net_link_data_bytes=net_short - play_short, data_net_bytes=data_net)
+
+        def import_peak(stage):
+            def works(budget):
+                try:
+                    heap_device(["imports", budget, "net"], stage, interp, frozen)
+                    return True
+                except Unavailable as exc:
+                    if "MemoryError" in str(exc) or "memory allocation failed" in str(exc):
+                        return False
+                    raise
+            return smallest_heap(works, sizes["heap_step"], start=code_net)
+
+        import_net = import_peak(mpy)
+        import_net_src = import_peak(src)
+        detail.update(import_net_bytes=import_net, import_net_src_bytes=import_net_src,
+                      code_net_src_bytes=code_net_src)
+        out["ram32_peak_net_bytes"] = max(import_net, code_net + data_net)
+        out["ram32_peak_net_src_bytes"] = max(import_net_src, code_net_src + data_net)
+        # what the short networked game leaves in one piece: the ESP32's heap less the code
+        # and the TLS objects
+        played, largest = plays(path, shots, ESP32_HEAP - code_net - tls_gc, interp, (mpy,),
+                                ["--frozen", frozen, "--config", cfg])
+        if played:
+            out["ram32_largest_free_net_bytes"] = largest
     return out
 
 

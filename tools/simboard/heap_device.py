@@ -84,6 +84,41 @@ def imports(budget, net):
     print("imported", len(ballast) > 0)
 
 
+def tls_objects():
+    """What a TLS connection keeps in MicroPython's own heap on the ESP32: the SSLContext
+    object and the SSL socket object, whose structs hold mbedtls's contexts
+    (extmod/modtls_mbedtls.c), and the cipher list set_ciphers makes. What mbedtls itself
+    allocates (the record buffers, 16 KB in and 4 KB out, the parsed certificate, the
+    handshake's state) comes from the ESP-IDF's heap there (the IDF's mbedtls), but from
+    this port's heap here (MBEDTLS_PLATFORM_STD_CALLOC m_tracked_calloc): so each object
+    is measured on its own, the context before a certificate is loaded and the socket
+    after close() has freed what mbedtls took. Prints `context`, `socket`, `held`."""
+    import socket
+
+    import tls
+
+    gc.collect()
+    base = gc.mem_alloc()
+    context = tls.SSLContext(tls.PROTOCOL_TLS_CLIENT)
+    context.verify_mode = tls.CERT_NONE
+    try:  # the one suite the network link offers (boardlib.mqttlink.TLS_CIPHER)
+        context.set_ciphers(["TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256"])
+    except (ValueError, AttributeError):
+        pass
+    gc.collect()
+    held = gc.mem_alloc() - base
+    print("context", held)
+    sock = socket.socket()
+    gc.collect()
+    base = gc.mem_alloc()
+    wrapped = context.wrap_socket(sock, server_hostname="club", do_handshake_on_connect=False)
+    wrapped.close()
+    gc.collect()
+    print("socket", gc.mem_alloc() - base)
+    print("held", held + gc.mem_alloc() - base)
+    return context, wrapped
+
+
 def main(argv):
     if "--frozen" in argv:
         at = argv.index("--frozen")
@@ -92,11 +127,13 @@ def main(argv):
         mount_frozen(argv[at + 1])
         argv = argv[:at] + argv[at + 2:]
     if not argv:
-        raise SystemExit("usage: heap_device.py code [net] | imports BUDGET [net]")
+        raise SystemExit("usage: heap_device.py code [net] | imports BUDGET [net] | tlsobjects")
     if argv[0] == "code":
         held(argv[1:] == ["net"])
     elif argv[0] == "imports":
         imports(int(argv[1]), argv[2:] == ["net"])
+    elif argv[0] == "tlsobjects":
+        tls_objects()
     else:
         raise SystemExit("unknown mode %s" % argv[0])
 
