@@ -10,7 +10,7 @@ SIM_STATE ?= sim-state
 # (tests/conftest.py says which and why); PYTEST_WORKERS= runs it all in one process.
 PYTEST_WORKERS ?= -n 2 --dist loadfile --no-loadscope-reorder
 
-.PHONY: venv test lint sim club deploy check log bench clean
+.PHONY: venv test lint sim club config deploy check log bench upy32 clean
 
 venv: $(STAMP)
 
@@ -41,9 +41,14 @@ CLUB_DB ?= club-demo.db
 club: $(STAMP)
 	$(BIN)/python -m tools.club --db $(CLUB_DB) --demo $(TABLES) --listen $(LISTEN) $(if $(PIN),--pin $(PIN))
 
+# A board's /board.cfg, asked for one setting a line (docs/building.md); CHECK=1 checks it.
+CFG ?= board.cfg
+config: $(STAMP)
+	$(BIN)/python -m tools.config $(if $(CHECK),check,ask) $(CFG)
+
 deploy: $(STAMP)
-	@test -n "$(PORT)" || { echo "usage: make deploy PORT=/dev/ttyUSB0 [MPY=1] [CA=ca.der]" >&2; exit 2; }
-	$(BIN)/python -m tools.deploy --port $(PORT) $(if $(MPY),--mpy) $(if $(CA),--ca $(CA))
+	@test -n "$(PORT)" || { echo "usage: make deploy PORT=/dev/ttyUSB0 [MPY=1] [CA=ca.der] [CONFIG=board.cfg]" >&2; exit 2; }
+	$(BIN)/python -m tools.deploy --port $(PORT) $(if $(MPY),--mpy) $(if $(CA),--ca $(CA)) $(if $(CONFIG),--config $(CONFIG))
 
 check: $(STAMP)
 	@test -n "$(PORT)" || { echo "usage: make check PORT=/dev/ttyUSB0" >&2; exit 2; }
@@ -56,6 +61,12 @@ log: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m tools.bench
+
+# A 32-bit MicroPython unix port built from a MicroPython source tree (tools/upybuild.py):
+# measures memory as the ESP32 would, and runs the twin's ESP32 heap (docs/esp32.md).
+upy32: $(STAMP)
+	@test -n "$(MICROPYTHON_SRC)" || { echo "usage: make upy32 MICROPYTHON_SRC=DIR (a MicroPython source tree; needs gcc-multilib)" >&2; exit 2; }
+	$(BIN)/python -m tools.upybuild --src $(MICROPYTHON_SRC) --bits 32
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache .hypothesis

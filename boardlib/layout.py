@@ -39,7 +39,7 @@ Marked ball (ceb, CEB 21.1): a ring in the top half of the first cell of the mar
 player's half (cell 0 or cell 4), on the score picture and wherever that cell is blank on
 the messages (`mark_ball`). It needs no decimal point or colon, so it shows on every module
 kind, and it never looks like the turn marker. A ceb score has at most 3 digits
-(rules_core.settings.MAX_DISTANCE_CEB), so the cell is always free on the score picture.
+(rules_core.settings.RULES_TABLE), so the cell is always free on the score picture.
 Team members (ceb teams, CEB 28): `members` draws team 1 as "A" and team 2 as "b" with the
 number of the player at the table, "A1"/"A2" and "b1"/"b2", with the same two markers.
 """

@@ -76,6 +76,7 @@ ERR_BAD_LENGTH = const(3)
 ERR_BAD_ARGUMENT = const(4)
 ERR_REFUSED = const(5)
 ERR_ASKED = const(6)
+ERR_BUSY = const(7)  # the setup menu or the wiring check is open on the board
 ERR_SENSOR = const(16)
 ERR_CONFIG = const(17)
 ERR_STORAGE = const(18)
@@ -91,6 +92,7 @@ _MAX_RAW = const(91)  # _HEADER + _MAX_PAYLOAD + _CRC
 _MAX_WIRE = const(94)  # delimiter + COBS(_MAX_RAW) + delimiter
 _MAX_TEXT = const(32)
 _MAX_CAUSE = const(12)
+_MAX_ID = const(32)  # a board id in the hello: machine.unique_id(), or the network id
 _RX_FRAME = const(32)  # longest command is 21 raw bytes; the rest is room for garbage
 _RX_CHUNK = const(32)
 _READS_PER_POLL = const(4)
@@ -129,7 +131,7 @@ class Link:
         # When poll() next has something to send with no byte arriving (ticks): the
         # heartbeat, or the report of bad frames.
         self.due = now_ms
-        self.board_id = bytes(board_id[:16])
+        self.board_id = bytes(board_id[:_MAX_ID])
         if boot_id is None:
             import os
 

@@ -1,6 +1,7 @@
 """The board's network link: the frames of docs/protocol.md over MQTT, never holding up play.
 
-    from boardlib.mqttlink import NetLink, Both
+    from boardlib.mqttlink import NetLink
+    from boardlib.linkpair import Both
     net = NetLink(cfg["net"], wlan, now_ms, board_id=machine.unique_id())
     board.link = Both(serial_link, net)   # or net alone: used exactly like a boardlib.link.Link
     kind = board.link.poll(now_ms)        # every 10 ms: one small step of the network's work
@@ -12,11 +13,11 @@ the last will `offline` (retained), and `.../cmd` the host's commands. A message
 one frame exactly as on the serial line (COBS, CRC, sequence number): the host reads both
 with the same code. MQTT itself is micropython-lib's `umqtt.simple`.
 
-Play never waits here. Joining the WiFi and the TCP connect run in the background and are
-checked once a poll; umqtt's calls read through `_Sock`, which holds what it sends in a
-buffer drained without blocking and gives a read at most `BUDGET_MS` of waiting (only the
-CONNACK and SUBACK ever wait); a broker that is down, frozen or slow makes an attempt fail,
-and the next one comes after a back-off (1 s, doubling to 30 s). Frames made while the
+Play never waits here. Joining the WiFi, looking up a broker given by name, the TCP connect,
+the TLS handshake and the broker's answers to CONNECT and SUBSCRIBE all run in the
+background, a step a poll, each with a deadline; no poll waits for the network
+(boardlib/netsock.py: the plumbing). A broker that is down, frozen or slow makes an attempt
+fail, and the next one comes after a back-off (1 s, doubling to 30 s). Frames made while the
 link is down are dropped (the sequence numbers show the gap); the boot HELLO waits for the
 first connection. Every (re)connection, and every state request of the host, then sends
 the current game's last shots again and the full state: the journal on flash stays the
@@ -25,7 +26,7 @@ truth, and the host's store takes the shots again without doubling them.
 With `"tls": true` the connection is TLS 1.2 (RSA key exchange, AES-128-GCM), the broker's
 certificate checked against the CA certificate in the board's flash (`ca.der` beside
 /board.cfg). A handshake is a few calls of mbedtls, each too long for one poll if given the
-broker's whole answer at once: `_Gate` hands mbedtls one TLS record a poll, so that the
+broker's whole answer at once: `netsock.Gate` hands mbedtls one TLS record a poll, so that the
 work is done in steps that each fit (docs/network.md, "TLS").
 
 Commands on `.../cmd` are `counter (u64 LE) | frame | HMAC-SHA256(key, nonce | id |
@@ -35,7 +36,6 @@ must grow. Anything else is refused, counted (`refused`) and reported in an ERRO
 """
 
 import errno
-import io
 import os
 import select
 import socket
@@ -45,8 +45,18 @@ from binascii import hexlify, unhexlify
 from umqtt import simple
 
 from boardlib import link as _link
+from boardlib import netsock
+from boardlib.errors import BROKER as ERR_BROKER  # the codes shown and sent: boardlib.errors
+from boardlib.errors import BROKER_LOGIN as ERR_LOGIN
+from boardlib.errors import BROKER_NAME as ERR_NAME
+from boardlib.errors import COMMAND_REFUSED as ERR_COMMAND_REFUSED
+from boardlib.errors import TLS as ERR_TLS  # no CA certificate, or the broker's one refused
+from boardlib.errors import TLS_MEMORY as ERR_TLS_MEMORY  # mbedtls had no memory for TLS
+from boardlib.errors import WIFI as ERR_WIFI
+from boardlib.framesign import OVERHEAD, FrameSigner
 from boardlib.hmac256 import Hmac, same
-from boardlib.ticks import ticks_add, ticks_diff
+from boardlib.linkpair import Answers, Both  # noqa: F401  Both: the two links as one
+from boardlib.ticks import ticks_diff
 
 try:
     from micropython import const
@@ -54,17 +64,16 @@ except ImportError:  # CPython: the integer itself
     const = int
 
 
-# Display and ERROR-frame codes (the same numbers as firmware/errors.py).
-ERR_COMMAND_REFUSED = const(63)
-ERR_WIFI = const(71)
-ERR_BROKER = const(72)
-ERR_LOGIN = const(73)
-ERR_TLS = const(74)  # no CA certificate, or the handshake failed (certificate refused)
-
-BUDGET_MS = const(20)  # the longest one poll may wait on the broker
 JOIN_MS = const(15000)  # a WiFi join that takes longer has failed
-DIAL_MS = const(5000)  # so has a TCP connect
+# A join's failure reason counts from this long after connect(): the ESP32 keeps the last
+# failure's reason until a new one comes (ports/esp32/network_wlan.c, 1.22+), so at the
+# first polls of a new join, status() may still report the one before.
+REASON_MS = const(5000)
+DIAL_MS = const(5000)  # a TCP connect that takes longer has failed
 HANDSHAKE_MS = const(10000)  # and a TLS handshake
+# The broker's answer to CONNECT or SUBSCRIBE: a power-saving WiFi delays each packet by up
+# to a DTIM interval (100 ms and more); a busy club network or broker more.
+REPLY_MS = const(10000)
 # The one cipher suite offered: a key exchange whose every step fits a poll on the ESP32
 # (docs/network.md, "TLS": ECDHE takes half a second in one call of mbedtls).
 TLS_CIPHER = "TLS-RSA-WITH-AES-128-GCM-SHA256"
@@ -73,13 +82,13 @@ BACKOFF_MAX_MS = const(30000)
 KEEPALIVE_S = const(30)
 _RING = const(64)  # the current game's shots sent again after a reconnection
 _OUTBOX = const(_RING + 16)  # frames waiting for the broker; the oldest go when full
-_TX_BUF = const(1024)
-_RX_BUF = const(256)
 _CMD_BUF = const(128)
 _MAX_CMD = const(72)  # counter + the longest command frame (RESTORE: 24) + tag + room
 _TAG = const(32)
 _REPORT_MS = const(1000)
 _READS_PER_POLL = const(4)
+_CONNACK = const(4)  # bytes of the broker's answers: CONNACK, SUBACK
+_SUBACK = const(5)
 
 # Where the link is.
 OFF = const(0)
@@ -90,211 +99,13 @@ SUBSCRIBE = const(4)
 UP = const(5)
 WAIT = const(6)
 HANDSHAKE = const(7)
-STATE_NAMES = ("off", "join", "dial", "login", "subscribe", "up", "wait", "handshake")
-
-_POLL = const(3)  # MicroPython's stream ioctl requests: poll, close
-_CLOSE = const(4)
-_TLS_HEADER = const(5)  # record header: type, version (2), length (2)
-_CHANGE_CIPHER_SPEC = const(20)
-_HANDSHAKE_RECORD = const(22)
-
-
-class _Sock:
-    """What umqtt.simple reads and writes: a connected non-blocking socket with buffers.
-
-    write() never blocks: bytes go to a buffer that flush() drains as far as the socket
-    takes them (OSError when the buffer is full: the connection is dropped). read() gives
-    what has arrived; a read in blocking mode waits for the rest until `deadline`, then
-    raises OSError(ETIMEDOUT)."""
-
-    def __init__(self, sock, clock):
-        self.sock = sock
-        self.clock = clock
-        self.poller = select.poll()
-        self.poller.register(sock, select.POLLIN)
-        self.tx = bytearray(_TX_BUF)
-        self.tx_len = 0
-        self.rx = bytearray(_RX_BUF)
-        self.rx_len = 0
-        self.blocking = True
-        self.deadline = 0
-        self.received_at = clock()
-
-    # -- what umqtt calls -------------------------------------------------------------------
-
-    def setblocking(self, flag):
-        self.blocking = flag
-
-    def settimeout(self, seconds):
-        pass  # the deadline rules
-
-    def connect(self, addr):
-        pass  # already connected, without blocking, by NetLink
-
-    def close(self):
-        pass  # NetLink closes the real socket
-
-    def write(self, buf, length=None):
-        if isinstance(buf, str):
-            buf = buf.encode()
-        if length is None:
-            length = len(buf)
-        if self.tx_len + length > _TX_BUF:
-            raise OSError(errno.ENOBUFS)
-        self.tx[self.tx_len:self.tx_len + length] = buf[:length]
-        self.tx_len += length
-        # Not sent yet: umqtt writes a packet in pieces, and small pieces each on the wire
-        # would wait for the broker's delayed ACK (Nagle). flush() sends them in one go.
-        return length
-
-    def read(self, n):
-        self.flush()  # what umqtt wrote is what the broker is to answer
-        while self.rx_len < n:
-            if self._fill():
-                continue
-            if not self.blocking and self.rx_len == 0:
-                return None
-            left = ticks_diff(self.deadline, self.clock())
-            if left <= 0:
-                raise OSError(errno.ETIMEDOUT)
-            self.poller.poll(left)
-        out = bytes(self.rx[:n])
-        self.rx[:self.rx_len - n] = self.rx[n:self.rx_len]
-        self.rx_len -= n
-        return out
-
-    # -- what NetLink calls -----------------------------------------------------------------
-
-    def room(self):
-        return _TX_BUF - self.tx_len
-
-    def flush(self):
-        if not self.tx_len:
-            return
-        try:
-            sent = self.sock.send(memoryview(self.tx)[:self.tx_len])
-        except OSError as exc:
-            if exc.args[0] != errno.EAGAIN:
-                raise
-            return
-        if sent:
-            self.tx[:self.tx_len - sent] = self.tx[sent:self.tx_len]
-            self.tx_len -= sent
-
-    def pending(self):
-        """True when bytes from the broker are waiting (read or not). An idle call asks
-        the poller only: no exception, no bytes object, nothing allocated."""
-        if self.rx_len:
-            return True
-        for _ in self.poller.ipoll(0):
-            return self._fill()
-        return False
-
-    def _fill(self):
-        if self.rx_len >= _RX_BUF:
-            raise OSError(errno.ENOBUFS)
-        try:
-            got = self.sock.recv(_RX_BUF - self.rx_len)
-        except OSError as exc:
-            if exc.args[0] == errno.EAGAIN:
-                return False
-            raise
-        if got is None:
-            return False
-        if not got:
-            raise OSError(errno.ECONNRESET)  # the broker closed the connection
-        self.rx[self.rx_len:self.rx_len + len(got)] = got
-        self.rx_len += len(got)
-        self.received_at = self.clock()
-        return True
-
-
-class _Gate(io.IOBase):
-    """The TCP socket as mbedtls reads it: during the handshake at most one TLS record of
-    the broker's is completed a poll (`next_record()`, at each poll, allows the next), so
-    each poll's share of the handshake is the work of one record; afterwards, everything as
-    it comes. A record that arrives in pieces ends in a later poll, and that poll ends there:
-    the next record never starts behind it. `records` counts the records read whole.
-
-    Non-blocking: a read with nothing there gives None, which mbedtls takes for "wait"."""
-
-    def __init__(self, sock):
-        self.sock = sock
-        self.poller = select.poll()
-        self.poller.register(sock, select.POLLIN | select.POLLOUT)
-        self.header = bytearray(_TLS_HEADER)
-        self.header_len = 0
-        self.left = 0  # bytes of the current record mbedtls has still to read
-        self.allowed = True  # may a new record begin in this poll
-        self.records = 0
-        self.gated = True
-        self.cipher_changed = False
-        self.finished = False  # the broker's Finished is read: the handshake is over
-
-    def next_record(self):
-        self.allowed = True
-
-    def readinto(self, buf):
-        if not self.gated:
-            return self.sock.readinto(buf)
-        if self.header_len < _TLS_HEADER:
-            if self.header_len == 0 and not self.allowed:
-                return None
-            n = self.sock.readinto(memoryview(buf)[:min(len(buf), _TLS_HEADER - self.header_len)])
-            if n:
-                self.header[self.header_len:self.header_len + n] = buf[:n]
-                self.header_len += n
-                if self.header_len == _TLS_HEADER:
-                    self.left = self.header[3] << 8 | self.header[4]
-                    if not self.left:
-                        self._record_read()  # an empty record: nothing more to read
-            return n
-        n = self.sock.readinto(memoryview(buf)[:min(len(buf), self.left)])
-        if n:
-            self.left -= n
-            if not self.left:
-                self._record_read()
-        return n
-
-    def _record_read(self):
-        self.header_len = 0
-        self.allowed = False  # this poll's record is read: the next waits
-        self.records += 1
-        kind = self.header[0]
-        if kind == _CHANGE_CIPHER_SPEC:
-            self.cipher_changed = True
-        elif kind == _HANDSHAKE_RECORD and self.cipher_changed:
-            self.finished = True
-
-    def write(self, buf):
-        return self.sock.write(buf)
-
-    def ioctl(self, request, arg):
-        if request == _POLL:
-            for _, events in self.poller.ipoll(0):
-                return events & arg
-            return 0
-        if request == _CLOSE:
-            self.sock.close()
-        return 0
-
-
-class _Dialed:
-    """Stands in for the socket module inside umqtt.simple: its connect() gets the socket
-    NetLink has already connected, instead of opening one and blocking on it."""
-
-    def __init__(self):
-        self.next = None
-
-    def socket(self, *args):
-        return self.next
-
-    def getaddrinfo(self, host, port, *args):
-        return [(socket.AF_INET, socket.SOCK_STREAM, 0, "", (host, port))]
-
-
-_DIALED = _Dialed()
-simple.socket = _DIALED  # type: ignore[attr-defined]  # umqtt.simple's socket, replaced
+RESOLVE = const(8)
+STATE_NAMES = ("off", "join", "dial", "login", "subscribe", "up", "wait", "handshake",
+               "resolve")
+# The states in which the link waits on the broker (the simulator keeps real time then).
+ON_THE_BROKER = (RESOLVE, DIAL, HANDSHAKE, LOGIN, SUBSCRIBE)
+# The failures of a TLS connection that are mbedtls lacking memory, not the broker.
+_NO_MEMORY = netsock.TLS_NO_MEMORY
 
 
 class _Frames:
@@ -327,54 +138,8 @@ class _Frames:
         return True
 
 
-class _Answers:
-    """A command as the application reads and answers it, forwarded to the Link that
-    received it (`_asked`): NetLink's own, or in Both the one the command came from."""
-
-    _asked: _link.Link
-
-    NONE = _link.NONE
-    CMD_NEW_GAME = _link.CMD_NEW_GAME
-    CMD_UNDO = _link.CMD_UNDO
-    CMD_STATE = _link.CMD_STATE
-    CMD_PING = _link.CMD_PING
-    CMD_EVENT = _link.CMD_EVENT
-    CMD_LOGGED = _link.CMD_LOGGED
-    CMD_RESTORE = _link.CMD_RESTORE
-
-    @property
-    def cmd_seq(self):
-        return self._asked.cmd_seq
-
-    @property
-    def cmd_game(self):
-        return self._asked.cmd_game
-
-    @property
-    def cmd_index(self):
-        return self._asked.cmd_index
-
-    @property
-    def cmd_record(self):
-        return self._asked.cmd_record
-
-    @property
-    def replace(self):
-        return self._asked.replace
-
-    def cmd_settings(self):
-        return self._asked.cmd_settings()
-
-    def ack(self, cmd_seq):
-        return self._asked.ack(cmd_seq)
-
-    def nack(self, cmd_seq, code):
-        return self._asked.nack(cmd_seq, code)
-
-
-class NetLink(_Answers):
-    def __init__(self, net, wlan, now_ms, board_id=b"", clock=None, budget_ms=BUDGET_MS,
-                 ca_path="/ca.der"):
+class NetLink(Answers):
+    def __init__(self, net, wlan, now_ms, board_id=b"", clock=None, ca_path="/ca.der"):
         self.net = net
         self.ca_path = ca_path
         self._tls = None  # the TLS context, made once
@@ -382,7 +147,6 @@ class NetLink(_Answers):
         self._ssl = None
         self.wlan = wlan
         self.clock = clock or _ticks_ms
-        self.budget_ms = budget_ms
         self.id = net["id"] or hexlify(board_id).decode()
         base = "pinboard/%s/" % self.id
         self.topic_state = (base + "state").encode()
@@ -390,19 +154,33 @@ class NetLink(_Answers):
         self.topic_status = (base + "status").encode()
         self.topic_cmd = (base + "cmd").encode()
         self.nonce = os.urandom(8)
-        self._mac = Hmac(unhexlify(net["key"]))
+        key = unhexlify(net["key"])
+        self._mac = Hmac(key)
         self._id_bytes = self.id.encode()
+        # Every frame this link makes is sealed (boardlib/framesign.py): counter | frame |
+        # tag. The counter numbers them from 0 at boot, sent or not (a gap shows a loss).
+        self._signer = FrameSigner(key, self.nonce, self._id_bytes)
+        self.counter = 0
         self._frames = _Frames(self)
-        self.link = self._asked = _link.Link(self._frames, now_ms, board_id=board_id)
+        # The hello names the board as its topics and tag do: the host binds the three.
+        self.link = self._asked = _link.Link(self._frames, now_ms, board_id=self._id_bytes)
         self.client = simple.MQTTClient(
             self._id_bytes, net["host"], net["port"], user=net["user"].encode() or None,
             password=net["pass"].encode() or None, keepalive=KEEPALIVE_S)
         self.client.set_callback(self._message)
-        self.client.set_last_will(self.topic_status, b"offline", retain=True)
+        # with the boot's nonce: a logger that starts later proves the retained state by it
+        self.client.set_last_will(self.topic_status, b"offline " + hexlify(self.nonce),
+                                  retain=True)
         self.state = JOIN if wlan is not None else OFF
         self._since = now_ms
         self._joining = False
-        self._addr = None
+        self._addr = None  # the broker's socket address, kept once known
+        self._resolver = None
+        self._sent = False  # LOGIN, SUBSCRIBE: the packet is sent, its answer awaited
+        self._pid = 0
+        self._one = bytearray(1)
+        if wlan is not None:
+            _radio_on(wlan)
         self._raw_sock = None
         self._sock = None
         self._poller = None
@@ -467,8 +245,8 @@ class NetLink(_Answers):
         """One step of the network's work, then the first verified command (or NONE)."""
         try:
             self._step(now_ms)
-        except (OSError, simple.MQTTException, AssertionError, IndexError, TypeError,
-                ValueError):
+        except (OSError, simple.MQTTException, netsock.Later, AssertionError, IndexError,
+                TypeError, ValueError):
             self._drop(now_ms, ERR_BROKER)
         if self._unreported and ticks_diff(now_ms, self._reported_at) >= _REPORT_MS:
             self._unreported = 0
@@ -505,6 +283,8 @@ class NetLink(_Answers):
             return
         if state == JOIN:
             self._join(now_ms)
+        elif state == RESOLVE:
+            self._resolve(now_ms)
         elif state == DIAL:
             self._dial(now_ms)
         elif state == HANDSHAKE:
@@ -519,6 +299,7 @@ class NetLink(_Answers):
     def _enter(self, state, now_ms):
         self.state = state
         self._since = now_ms
+        self._sent = False
 
     def _join(self, now_ms):
         wlan = self.wlan
@@ -529,14 +310,14 @@ class NetLink(_Answers):
         if not self._joining:
             self._joining = True
             self._since = now_ms
-            wlan.active(True)
             try:
                 wlan.connect(self.net["ssid"], self.net["password"])
             except OSError:
                 pass  # the ESP32 refuses while its driver is still joining: wait for that
             return
         status = wlan.status()
-        if (0 < status < 1000) or ticks_diff(now_ms, self._since) >= JOIN_MS:
+        waited = ticks_diff(now_ms, self._since)
+        if (0 < status < 1000 and waited >= REASON_MS) or waited >= JOIN_MS:
             # below 1000: the ESP32's reason the join failed (no such AP, wrong password)
             self._joining = False
             try:
@@ -546,9 +327,20 @@ class NetLink(_Answers):
             self._fail(now_ms, ERR_WIFI)
 
     def _open(self, now_ms):
+        host = self.net["host"]
+        if self._addr is None and not netsock.is_address(host):
+            # A name: looked up over UDP a step a poll (the port's getaddrinfo() blocks)
+            self._resolver = netsock.Resolver()
+            try:
+                self._resolver.start(host, self.wlan.ifconfig()[3], now_ms)
+            except OSError:
+                self._resolver = None
+                self._fail(now_ms, ERR_NAME)
+                return
+            self._enter(RESOLVE, now_ms)
+            return
         if self._addr is None:
-            # A name costs one blocking lookup (the first time only); an IP address none.
-            self._addr = socket.getaddrinfo(self.net["host"], self.net["port"])[0][-1]
+            self._addr = socket.getaddrinfo(host, self.net["port"])[0][-1]  # no lookup
         sock = socket.socket()
         sock.setblocking(False)
         try:
@@ -563,6 +355,18 @@ class NetLink(_Answers):
         self._poller.register(sock, select.POLLOUT)
         self._enter(DIAL, now_ms)
 
+    def _resolve(self, now_ms):
+        try:
+            address = self._resolver.step(now_ms)
+        except OSError:
+            self._resolver = None
+            self._fail(now_ms, ERR_NAME)
+            return
+        if address is not None:
+            self._resolver = None
+            self._addr = socket.getaddrinfo(address, self.net["port"])[0][-1]  # no lookup
+            self._open(now_ms)
+
     def _dial(self, now_ms):
         for _, events in self._poller.ipoll(0):
             if events & (select.POLLERR | select.POLLHUP):
@@ -572,8 +376,9 @@ class NetLink(_Answers):
                 if self.net["tls"]:
                     self._start_tls(now_ms)
                     return
-                self._sock = _Sock(self._raw_sock, self.clock)
+                self._sock = netsock.Stream(self._raw_sock, self.clock)
                 self._enter(LOGIN, now_ms)
+                self._login(now_ms)  # CONNECT goes at once
                 return
         if ticks_diff(now_ms, self._since) >= DIAL_MS:
             self._drop(now_ms, ERR_BROKER)
@@ -581,19 +386,21 @@ class NetLink(_Answers):
     def _start_tls(self, now_ms):
         try:
             if self._tls is None:
-                import tls
-
-                context = tls.SSLContext(tls.PROTOCOL_TLS_CLIENT)
                 with open(self.ca_path, "rb") as f:
-                    context.load_verify_locations(f.read())  # DER
-                context.verify_mode = tls.CERT_REQUIRED  # type: ignore[attr-defined]
-                context.set_ciphers([TLS_CIPHER])
-                self._tls = context
-            self._gate = _Gate(self._raw_sock)
+                    ca = f.read()  # DER
+                self._tls = netsock.tls_context(ca, TLS_CIPHER)
+            self._gate = netsock.Gate(self._raw_sock)
             self._ssl = self._tls.wrap_socket(self._gate, server_hostname=self.net["host"],
                                               do_handshake_on_connect=False)
-        except (OSError, ValueError, ImportError):
-            self._drop(now_ms, ERR_TLS)  # no CA certificate (or not one), or no TLS
+        except MemoryError:
+            self._drop(now_ms, ERR_TLS_MEMORY)
+            return
+        except OSError as exc:
+            # no CA certificate, or mbedtls without memory for the connection
+            self._drop(now_ms, ERR_TLS_MEMORY if exc.args[0] in _NO_MEMORY else ERR_TLS)
+            return
+        except (ValueError, ImportError):
+            self._drop(now_ms, ERR_TLS)  # not a certificate, or no TLS in this MicroPython
             return
         self._enter(HANDSHAKE, now_ms)
         self._handshake(now_ms)  # the ClientHello goes at once
@@ -603,50 +410,96 @@ class NetLink(_Answers):
         gate = self._gate
         gate.next_record()
         try:
-            self._ssl.recv(1)  # drives the handshake; no application data comes before it ends
+            # drives the handshake (no application data comes before it ends); readinto,
+            # as SSLSocket has recv() only from MicroPython 1.25
+            self._ssl.readinto(self._one)
         except ValueError:  # the broker's certificate refused (the reason is in the text)
             self._drop(now_ms, ERR_TLS)
             return
+        except MemoryError:
+            self._drop(now_ms, ERR_TLS_MEMORY)
+            return
         except OSError as exc:
             code = exc.args[0]
+            if code in _NO_MEMORY:
+                self._drop(now_ms, ERR_TLS_MEMORY)
+                return
             if code != errno.EAGAIN:
                 # mbedtls's errors are negative, the socket's positive
                 self._drop(now_ms, ERR_TLS if code < 0 else ERR_BROKER)
                 return
         if gate.finished and not gate.left and not gate.header_len:
             gate.gated = False
-            self._sock = _Sock(self._ssl, self.clock)
+            self._sock = netsock.Stream(self._ssl, self.clock, tls=True)
             self._enter(LOGIN, now_ms)
+            self._login(now_ms)
         elif ticks_diff(now_ms, self._since) >= HANDSHAKE_MS:
             self._drop(now_ms, ERR_BROKER)
 
-    def _login(self, now_ms):
+    def _ask(self, now_ms, answer, call):
+        """A umqtt call that sends a packet and reads the broker's `answer` bytes, over two
+        polls or more (netsock.Stream): call(True) is sent, call(False) made again once the
+        answer is here. True when it has returned; False while waiting (or dropped: no
+        answer within REPLY_MS)."""
+        sock = self._sock
+        if not self._sent:
+            self._sent = True
+            sock.record()
+            try:
+                call(True)
+            except netsock.Later:
+                sock.done()
+                return False  # sent: the broker answers in a later poll
+        elif sock.has(answer):
+            sock.replay()
+            call(False)
+            if not sock.done():
+                raise ValueError("umqtt wrote another packet the second time")
+        else:
+            sock.flush()
+            if ticks_diff(now_ms, self._since) >= REPLY_MS:
+                self._drop(now_ms, ERR_BROKER)
+            return False
+        sock.done()
+        return True
+
+    def _connect(self, first):
+        netsock.umqtt_connect(simple, self.client, self._sock)
+
+    def _send_subscribe(self, first):
         client = self.client
-        client.sock = None
-        _DIALED.next = self._sock
-        self._sock.deadline = ticks_add(self.clock(), self.budget_ms)
+        if first:
+            self._pid = client.pid
+        else:
+            client.pid = self._pid  # the same packet id as the first time
+        client.subscribe(self.topic_cmd)
+
+    def _login(self, now_ms):
+        """CONNECT in one poll, the CONNACK taken in a later one."""
         try:
-            client.connect()
+            if not self._ask(now_ms, _CONNACK, self._connect):
+                return
         except simple.MQTTException:  # 4: bad user name or password, 5: not authorised
             self._drop(now_ms, ERR_LOGIN)
             return
-        finally:
-            _DIALED.next = None
         self._enter(SUBSCRIBE, now_ms)
+        self._subscribe(now_ms)
 
     def _subscribe(self, now_ms):
-        self._sock.deadline = ticks_add(self.clock(), self.budget_ms)
-        self.client.subscribe(self.topic_cmd)
+        """SUBSCRIBE in one poll, the SUBACK taken in a later one; then the link is up."""
+        if not self._ask(now_ms, _SUBACK, self._send_subscribe):
+            return
+        sock = self._sock
+        client = self.client
         self._enter(UP, now_ms)
         self._failures = 0
         self.connects += 1
         self._pinged_at = now_ms
-        client = self.client
         client.publish(self.topic_status, b"online " + hexlify(self.nonce), True)
         if self._hello is not None:
             client.publish(self.topic_events, self._hello)
             self._hello = None
-        self._sock.flush()
+        sock.flush()
         self._resend_shots(now_ms)
         if self._state is not None:
             self.link.send_state(self._state[0], now_ms, self._state[1])
@@ -662,9 +515,8 @@ class NetLink(_Answers):
     def _serve(self, now_ms):
         sock = self._sock
         client = self.client
-        sock.deadline = ticks_add(self.clock(), self.budget_ms)  # one budget for the poll
         for _ in range(_READS_PER_POLL):
-            if not sock.pending():
+            if not sock.ready():  # a whole packet, so that umqtt's reads never wait
                 break
             client.check_msg()
         outbox = self._outbox
@@ -701,6 +553,11 @@ class NetLink(_Answers):
                 except (OSError, ValueError):
                     pass
         self._raw_sock = self._sock = self._poller = self._gate = self._ssl = None
+        if self._resolver is not None:
+            self._resolver.close()
+            self._resolver = None
+        if code == ERR_BROKER and not netsock.is_address(self.net["host"]):
+            self._addr = None  # looked up again: the broker may have moved
         self.client.sock = None
         self._outbox = []
         if was_up and not code:
@@ -718,9 +575,11 @@ class NetLink(_Answers):
     def _frame_out(self, wire):
         # A COBS frame from the Link: 0x00, the code byte, then the kind (never 0, so
         # COBS leaves it as it is).
+        counter = self.counter
+        self.counter = counter + 1
         kind = wire[2]
         if kind == _link.HELLO and self.state != UP:
-            self._hello = bytes(wire)  # the boot's hello waits for the first connection
+            self._hello = self._seal(counter, wire)  # waits for the first connection
             return
         if self.state != UP and self.state != SUBSCRIBE:
             self.dropped += 1
@@ -730,7 +589,12 @@ class NetLink(_Answers):
             outbox.pop(0)
             self.dropped += 1
         outbox.append((self.topic_state if kind == _link.STATE else self.topic_events,
-                       bytes(wire)))
+                       self._seal(counter, wire)))
+
+    def _seal(self, counter, wire):
+        message = bytearray(len(wire) + OVERHEAD)  # the message itself waits in the outbox
+        self._signer.seal(counter, wire, message)
+        return message
 
     def _message(self, topic, msg):
         if topic != self.topic_cmd:
@@ -755,55 +619,19 @@ class NetLink(_Answers):
         self._unreported += 1
 
 
-class Both(_Answers):
-    """The serial link and the network link as one: frames go out on both, commands come
-    from either and are answered on the one they came from."""
-
-    def __init__(self, first, second):
-        self.links = (first, second)
-        self._asked = first
-        second.game_id = first.game_id  # one identity, filled in place, for both
-
-    @property
-    def game(self):
-        return self.links[0].game
-
-    @game.setter
-    def game(self, number):
-        for lk in self.links:
-            lk.game = number
-
-    @property
-    def game_id(self):
-        return self.links[0].game_id
-
-    def send_hello(self, version, reset_cause, now_ms):
-        for lk in self.links:
-            lk.send_hello(version, reset_cause, now_ms)
-
-    def send_state(self, payload, now_ms, history=b""):
-        for lk in self.links:
-            lk.send_state(payload, now_ms, history)
-
-    def send_event(self, index, record, player, points, to, now_ms, resent=False):
-        for lk in self.links:
-            lk.send_event(index, record, player, points, to, now_ms, resent)
-
-    def send_undo(self, history_len, now_ms):
-        for lk in self.links:
-            lk.send_undo(history_len, now_ms)
-
-    def send_error(self, code, detail="", ref=_link.NO_REF):
-        for lk in self.links:
-            lk.send_error(code, detail, ref)
-
-    def poll(self, now_ms):
-        for lk in self.links:
-            kind = lk.poll(now_ms)
-            if kind:
-                self._asked = lk
-                return kind
-        return _link.NONE
+def _radio_on(wlan):
+    """The station interface on, once: `active(True)` waits for the WiFi driver to start
+    (ports/esp32/network_wlan.c), which belongs at start-up, not in a poll. Power saving
+    off where the release can (WLAN.PM_NONE, 1.21+): with ESP-IDF's default (modem sleep,
+    WIFI_PS_MIN_MODEM) each packet to the board may wait for the next DTIM beacon, 100 ms
+    and more; the board runs from mains power."""
+    wlan.active(True)
+    pm = getattr(wlan, "PM_NONE", None)
+    if pm is not None:
+        try:
+            wlan.config(pm=pm)
+        except (OSError, ValueError, TypeError):
+            pass  # a release that has the constant but not the setting: the default stays
 
 
 def _ticks_ms():

@@ -45,6 +45,7 @@ Results wait in a small queue; `poll()` hands out one per call (call it every po
 from boardlib.inputs import HOLD, NONE, PRESS
 from boardlib.ticks import ticks_diff
 from rules_core.events import FOUL_ORDINARY, KIND_SHOT, MAX_OTHER
+from rules_core.settings import CASINO, RULES_IDS, second_foul, with_trait
 
 try:
     from micropython import const
@@ -59,11 +60,11 @@ FOUL = const(1)
 OK = const(2)
 UNDO = const(3)
 BUTTON_NAMES = ("carom", "foul", "ok", "undo")
-# What a held button means in each rules id (CONTRACT section 4): a held foul is the rules'
-# second foul code (RULES.md: quilles in ceb, stop30 in russian; ddbu has one kind of
-# fault), and a held carom is a casino (CEB 8.2) in ceb only, a carambole elsewhere.
-SECOND_FOUL = {"ddbu": "foul", "ceb": "quilles", "russian": "stop30"}
-CASINO_RULES = ("ceb",)
+# What a held button means in each rules id (CONTRACT section 4, rules_core.settings): a
+# held foul is the rules' second foul code, and a held carom a casino where the rules have
+# one (CASINO), else a carambole.
+SECOND_FOUL = {rules: second_foul(rules) for rules in RULES_IDS}
+CASINO_RULES = with_trait(CASINO)
 # Results of poll(): NONE (nothing happened, from boardlib.inputs), SHOT, MENU, and UNDO,
 # which is both a button and a result.
 SHOT = const(4)

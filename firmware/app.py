@@ -24,7 +24,7 @@ from boardlib import inputs, layout, shot
 from boardlib.display import Display
 from boardlib.inputs import INDEX as _INDEX
 from boardlib.journal import GameStore
-from boardlib.link import ERR_ASKED, ERR_REFUSED, ERR_STORAGE, PROTOCOL_VERSION
+from boardlib.link import ERR_ASKED, ERR_BUSY, ERR_REFUSED, ERR_STORAGE, PROTOCOL_VERSION
 from boardlib.ticks import ticks_add, ticks_diff
 from firmware import errors
 from firmware.screens import ERR, Screens
@@ -629,6 +629,13 @@ class App:
     def _command(self, cmd, now_ms):
         link = self.link
         seq = link.cmd_seq
+        if (self.menu is not None or self.check is not None) and (
+                cmd == link.CMD_NEW_GAME or cmd == link.CMD_UNDO or cmd == link.CMD_RESTORE):
+            # Someone at the table is in the setup menu or the wiring check: the game does
+            # not change under their hands, and the buttons keep driving what they see.
+            # The host hears why and may ask again once the board is back at the game.
+            link.nack(seq, ERR_BUSY)
+            return
         if cmd == link.CMD_NEW_GAME:
             settings = link.cmd_settings()
             try:

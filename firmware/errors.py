@@ -21,6 +21,11 @@
 | 72 | the MQTT broker could not be reached, or stopped answering |
 | 73 | the broker refused the board's user name or password |
 | 74 | TLS: no CA certificate (`ca.der` beside board.cfg), or the broker's one refused |
+| 75 | the broker's name could not be looked up (no DNS answer, or no such name); retried |
+| 76 | TLS: the ESP32 had no memory for the connection (mbedtls's buffers); retried |
+| 91 | an error escaped the tasks: the board keeps showing this, fed, until reset |
+| 92 | MicroPython too old for this firmware (older than MICROPYTHON_OLDEST): flash a newer one |
+| 93 | out of memory while starting: the firmware does not fit this board's heap |
 """
 
 try:
@@ -29,10 +34,21 @@ except ImportError:  # CPython: the integer itself
     const = int
 
 
+# boardlib's own codes (the configuration's and the network link's) are boardlib.errors'.
+from boardlib.errors import (  # noqa: F401 - every code by name, here
+    BROKER,
+    BROKER_LOGIN,
+    BROKER_NAME,
+    COMMAND_REFUSED,
+    CONFIG_BAD,
+    CONFIG_VALUE,
+    TLS,
+    TLS_MEMORY,
+    WIFI,
+)
+
 SENSOR_STUCK = const(10)
 SENSOR_FLAPS = const(20)
-CONFIG_BAD = const(31)
-CONFIG_VALUE = const(32)
 JOURNAL_CUT = const(41)
 JOURNAL_LOST = const(42)
 STORAGE_FULL = const(43)
@@ -41,12 +57,11 @@ NOTHING_TO_UNDO = const(51)
 BAD_SETTINGS = const(61)
 UNKNOWN_COMMAND = const(62)
 LOOP_FAILED = const(91)
-# The network link's codes (boardlib.mqttlink.ERR_*, which keeps the same numbers).
-COMMAND_REFUSED = const(63)
-WIFI = const(71)
-BROKER = const(72)
-BROKER_LOGIN = const(73)
-TLS = const(74)
+MICROPYTHON_TOO_OLD = const(92)
+NO_MEMORY = const(93)
+# The oldest MicroPython the firmware runs on (docs/esp32.md, "Releases"; the same as
+# tools/simboard/esp32/releases.OLDEST, which deploy refuses older boards by).
+MICROPYTHON_OLDEST = (1, 22, 0)
 
 
 def is_storage(code):

@@ -15,6 +15,7 @@ from boardlib.display import Display
 from boardlib.shot import BUTTON_NAMES
 from firmware.board import Board, NoWatchdog
 from firmware.boards import esp32_devkit as profile
+from firmware.errors import NO_MEMORY
 
 _CAUSES = (
     (machine.PWRON_RESET, "PWR"),
@@ -81,15 +82,24 @@ def _link(cfg):
 
 
 def _net(cfg, serial_link):
-    """The MQTT link beside the serial one when /board.cfg has a `net` object."""
+    """The MQTT link beside the serial one when /board.cfg has a `net` object: (net link,
+    link, error code). A board whose heap cannot hold the network link plays without it
+    and shows Err 93 (errors.NO_MEMORY)."""
     if "net" not in cfg:
-        return None, serial_link
+        return None, serial_link, 0
     import network
 
-    from boardlib.mqttlink import Both, NetLink
+    try:
+        from boardlib.linkpair import Both
+        from boardlib.mqttlink import NetLink
 
-    net = NetLink(cfg["net"], network.WLAN(network.STA_IF), 0, board_id=machine.unique_id())
-    return net, (net if serial_link is None else Both(serial_link, net))
+        net = NetLink(cfg["net"], network.WLAN(network.STA_IF), 0,
+                      board_id=machine.unique_id())
+    except MemoryError:
+        print("pinboard: no memory for the network link: playing without it (Err %d)"
+              % NO_MEMORY)
+        return None, serial_link, NO_MEMORY
+    return net, (net if serial_link is None else Both(serial_link, net)), 0
 
 
 CPU_HZ = 240_000_000  # stock MicroPython starts the ESP32 at 160 MHz (docs/performance.md)
@@ -114,10 +124,14 @@ def build():
         os.mkdir(profile.DATA_DIR)
     except OSError:
         pass  # already there
-    net, link = _net(cfg, _link(cfg))
+    display = _display(cfg)  # first: a board short of memory can still say so (Err 93)
+    try:
+        net, link, net_error = _net(cfg, _link(cfg))
+    except MemoryError:
+        net, link, net_error = None, None, NO_MEMORY
     return Board(
-        spots, buttons, _display(cfg), link, profile.DATA_DIR, profile.CONFIG_PATH,
+        spots, buttons, display, link, profile.DATA_DIR, profile.CONFIG_PATH,
         NoWatchdog(), reset_cause(),
         standing_level=cfg.get("standing_level", profile.SPOT_STANDING_LEVEL),
-        config=cfg, config_error=cfg_error, make_watchdog=machine.WDT, net=net,
+        config=cfg, config_error=cfg_error or net_error, make_watchdog=machine.WDT, net=net,
     )

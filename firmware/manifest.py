@@ -1,11 +1,11 @@
 # Freezes the scoreboard into a custom MicroPython build for the ESP32:
 #   make -C ports/esp32 BOARD=ESP32_GENERIC FROZEN_MANIFEST=/path/to/firmware/manifest.py
 # Frozen bytecode runs from flash, which leaves the heap to the game.
+# The port's own frozen modules: asyncio, and umqtt.simple and umqtt.robust, which every
+# release's manifest requires from its micropython-lib (the network link runs on each
+# release's umqtt: docs/network.md). Freezing umqtt here too would put it in the build
+# twice, and the build would not compile (tools/simboard/frozen.py checks it).
 include("$(PORT_DIR)/boards/manifest.py")
-# micropython-lib's MQTT client of boardlib/mqttlink.py: the release pinned in
-# upy-requirements.txt, the very files `make test` runs (`make venv` unpacks them into
-# .venv/upylib), not whatever version a micropython-lib checkout has.
-package("umqtt", base_path="../.venv/upylib")
 
 package("rules_core", base_path="..")
 package("boardlib", base_path="..")

@@ -3,27 +3,35 @@
     menu = Menu(settings)            # settings: dict rules, distance [a, b], sets, first, teams
     menu.button(CAROM, PRESS)        # returns None, or the settings of a new game to start
     menu.draw(buf)                   # 8 segment bytes of the current item
+    menu.shown                       # the ITEMS name of the item draw() last drew
 
 Holding `ok` opens it. `carom` steps the value up and `foul` down (a hold steps a distance
 by 1, a press by 10); `ok` goes to the next item; `undo` goes back, and from the first item
 leaves the menu with nothing changed. The item before the last asks "tESt no"/"tESt yES":
 `ok` on "yES" leaves the menu for the builders' wiring check (`menu.check` is then True,
 firmware.check), on "no" goes on. The last item asks "nEW no"/"nEW yES": `ok` on "yES"
-starts the new game, on "no" leaves. Items that mean nothing for the chosen rules (sets and
-singles or teams outside ceb) are skipped. "PLAy 1-1" is singles, "PLAy 2-2" two-man teams
-(CEB 28). The values and limits are the rules core's (rules_core.settings): a distance
-stays within what the chosen rules take.
+starts the new game, on "no" leaves. Items that mean nothing for the chosen rules (sets,
+singles or teams, where the rules have no SETS or TEAMS trait) are skipped. "PLAy 1-1" is
+singles, "PLAy 2-2" two-man teams (CEB 28). The values, limits and words are the rules
+core's (rules_core.settings): a distance stays within what the chosen rules take.
 """
 
 from boardlib import layout
 from boardlib.inputs import HOLD, PRESS  # noqa: F401 - the press kinds the app passes
 from boardlib.shot import CAROM, FOUL, OK, UNDO
-from rules_core.settings import BEST_OF, MIN_DISTANCE, RULES_IDS, max_distance
+from rules_core.settings import (
+    BEST_OF,
+    MIN_DISTANCE,
+    RULES_IDS,
+    SETS,
+    TEAMS,
+    has,
+    max_distance,
+    menu_word,
+)
 
 RULES = RULES_IDS
-_RULES_TEXT = ("ddbu", " CEb", " ruS")  # in RULES_IDS order
 ITEMS = ("rules", "d1", "d2", "sets", "teams", "first", "check", "new")  # menu.item indexes it
-_CEB_ONLY = ("sets", "teams")
 
 
 class Menu:
@@ -37,18 +45,21 @@ class Menu:
         self.confirm = False
         self.check = False  # set when the builder chose the wiring check
         self.closed = False
+        self.shown = None  # the item whose picture draw() made last: what the glass shows
 
     def settings(self):
         return {
             "rules": self.rules,
             "distance": (self.distance[0], self.distance[1]),
-            "sets": self.sets if self.rules == "ceb" else 1,
+            "sets": self.sets if has(self.rules, SETS) else 1,
             "first": self.first,
-            "teams": self.teams if self.rules == "ceb" else 0,
+            "teams": self.teams if has(self.rules, TEAMS) else 0,
         }
 
     def _skip(self, item):
-        return ITEMS[item] in _CEB_ONLY and self.rules != "ceb"
+        name = ITEMS[item]
+        return ((name == "sets" and not has(self.rules, SETS))
+                or (name == "teams" and not has(self.rules, TEAMS)))
 
     def _move(self, step):
         item = self.item + step
@@ -98,9 +109,9 @@ class Menu:
             self.confirm = not self.confirm
 
     def draw(self, buf):
-        name = ITEMS[self.item]
+        name = self.shown = ITEMS[self.item]
         if name == "rules":
-            text = "rULE" + _RULES_TEXT[RULES.index(self.rules)]
+            text = "rULE" + menu_word(self.rules)
         elif name == "d1":
             text = "d1  %4d" % self.distance[0]
         elif name == "d2":

@@ -28,6 +28,7 @@ What `start` does at power-up, in order (docs/esp32.md says why):
 
 import io
 import select
+import sys
 import time
 
 from boardlib import layout
@@ -112,6 +113,10 @@ def tick(app, now_ms):
 
 
 SAFE_WORD = "SAFE"
+# Err 93, made when this module loads: a heap that later runs out may have no room even for
+# the strings that drawing it takes (a new qstr pool is a block of its own).
+_NO_MEMORY = bytearray(8)
+layout.error(_NO_MEMORY, errors.NO_MEMORY)
 # Used once, to build the ESP32 board: firmware.hw, the board profile and the configuration
 # file's reader and checks (tools.bench counts them apart, as boot_mpy_bytes).
 BOOT_MODULES = ("firmware.hw", "firmware.boards.esp32_devkit", "boardlib.config")
@@ -131,18 +136,42 @@ def show_text(board, text):
         board.display.show(buf)
 
 
+def too_old(version=None):
+    """A sentence when this MicroPython is older than the firmware supports, else None."""
+    version = tuple(version or sys.implementation.version[:3])
+    if version >= errors.MICROPYTHON_OLDEST:
+        return None
+    return ("MicroPython %s is too old for this firmware: flash %s or newer "
+            "(docs/building.md)" % (".".join(str(v) for v in version),
+                                    ".".join(str(v) for v in errors.MICROPYTHON_OLDEST)))
+
+
 def start(board=None, clock=time.ticks_ms):
     if board is None:
         board = _build()
+    old = too_old()
+    if old is not None:  # Err 92, and the REPL free: nothing of the game starts
+        _show_code(board, errors.MICROPYTHON_TOO_OLD)
+        print("pinboard: " + old)
+        return old
     word = hold_word(board)
     if word is not None:
         show_text(board, word)
         print("pinboard: %s: the firmware is not running, the REPL is free" % word)
         return word
-    from firmware.app import App
+    try:
+        from firmware.app import App
 
-    app = App(board)
-    app.boot(clock())
+        app = App(board)
+        app.boot(clock())
+    except MemoryError as exc:  # the code and the game do not fit this board's heap
+        for name in list(sys.modules):  # what the failed import left: room to say so
+            if name.startswith(("firmware.app", "firmware.screens", "rules_core")):
+                sys.modules.pop(name, None)
+        import gc
+
+        gc.collect()
+        _halt(board, exc, _NO_MEMORY)
     board.arm_watchdog()  # after the journal replay: a slow boot must not reset the board
     try:
         Runner(app, clock).run()
@@ -162,8 +191,6 @@ def _build():
 
 def forget(names):
     """Drop the modules `names` (dotted) from sys.modules and from their packages."""
-    import sys
-
     for name in names:
         sys.modules.pop(name, None)
         parent, _, child = name.rpartition(".")
@@ -173,9 +200,25 @@ def forget(names):
             pass
 
 
-def _halt(board, exc):
-    """Show Err 91 and keep the watchdog fed until someone interrupts (Ctrl-C)."""
-    import sys
+def _show_code(board, code):
+    """Err `code` on the display (or the screen `code` when it is one already); False when
+    the display could not be written (a full heap, a broken display)."""
+    if isinstance(code, int):
+        buf = bytearray(8)
+        layout.error(buf, code)
+    else:
+        buf = code
+    try:
+        board.display.show(buf)
+        return True
+    except Exception:  # a broken display, or no memory even for that: tried again
+        return False
+
+
+def _halt(board, exc, code=errors.LOOP_FAILED):
+    """Show Err 91 (or `code`, or a screen) and keep the watchdog fed until someone
+    interrupts (Ctrl-C)."""
+    import gc
 
     if hasattr(sys, "print_exception"):
         sys.print_exception(exc)
@@ -187,12 +230,12 @@ def _halt(board, exc):
         micropython.kbd_intr(3)  # a uart0 link turned Ctrl-C off: give the owner it back
     except (ImportError, AttributeError):
         pass
-    buf = bytearray(8)
-    layout.error(buf, errors.LOOP_FAILED)
-    try:
-        board.display.show(buf)
-    except Exception:  # nothing more to say on a broken display
-        pass
+    shown = _show_code(board, code)
+    tries = 0
     while True:
         board.wdt.feed()
         time.sleep_ms(UPKEEP_MS)
+        if not shown and tries < 20:  # what was in the way may be garbage by now
+            tries += 1
+            gc.collect()
+            shown = _show_code(board, code)

@@ -47,7 +47,3 @@ def popcount(x):
         x >>= 1
     return n
 
-
-DDBU = const(0)
-CEB = const(1)
-RUSSIAN = const(2)

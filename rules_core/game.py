@@ -14,7 +14,7 @@ restores the nearest checkpoint (a compact copy of the state taken every few eve
 replays the records after it, so undo costs the same on a long game as on a short one.
 """
 
-from rules_core import ceb, ddbu, events, russian, savedstate
+from rules_core import events, savedstate
 from rules_core.common import (
     A_BREAK,
     A_DISTANCE,
@@ -22,16 +22,14 @@ from rules_core.common import (
     A_TWENTY,
     ANNOUNCE_NAMES,
     BREAK,
-    CEB,
     FINISHED,
     PLAYING,
-    RUSSIAN,
     TIE,
     GameError,
 )
 from rules_core.events import KIND_ADJUST, KIND_SHOT, MAX_DELTA, MAX_OTHER, RECORD_SIZE, EventError
 from rules_core.savedstate import SAVE_SIZE
-from rules_core.settings import RULES_IDS, check_settings
+from rules_core.settings import OPENING, PAST, RULES_IDS, RULES_TABLE, check_settings
 
 try:
     from micropython import const
@@ -39,7 +37,7 @@ except ImportError:  # CPython: the integer itself
     const = int
 
 
-_SHOT_RULES = (ddbu.shot, ceb.shot, russian.shot)
+_SHOT_RULES = tuple(row[1] for row in RULES_TABLE)  # each rules id's shot, in id order
 
 _STATUS_NAMES = ("playing", "break", "finished")
 
@@ -134,7 +132,7 @@ class Game:
         self.said_distance = 0
         self.break_done = False
         self.reds = 0
-        self.opening = self.rid == CEB
+        self.opening = bool(RULES_TABLE[self.rid][3] & OPENING)  # the rules' traits
 
     def marked(self):
         """ceb: the player (team) with the marked ball in the current set, else 0.
@@ -142,7 +140,7 @@ class Game:
         RULES.md section 2 (CEB 21.1): the player who did not open the current set. The
         opener of set k (from 0) is `first` in even sets (CEB 11.7: openings alternate);
         a finished match keeps the marking of its last set."""
-        if self.rid != CEB:
+        if not RULES_TABLE[self.rid][3] & OPENING:
             return 0
         current = self.sets[0] + self.sets[1]
         if self.status == FINISHED:
@@ -328,7 +326,7 @@ class Game:
         if new < 0:
             raise GameError("adjust would take player %d below 0 (score %d)"
                             % (player, self.score[i]))
-        if self.rid != RUSSIAN:
+        if not RULES_TABLE[self.rid][3] & PAST:
             if self.score[i] >= self.distance[i]:
                 raise GameError("player %d is at the distance: take the shot back with undo"
                                 % player)

@@ -3,7 +3,7 @@
     db = logged_club(tmp_path, [("c1ab0001", [("ddbu", (30, 30), 1, 11), ...]), ...])
 
 Each board is made by hand on a pty (as tests/test_logger.py's boards are): it says hello
-with its id, then plays its games one after another (tools.club.sample.play with the given
+with its id, then plays its games one after another (tools.testing.sample.play with the given
 seed), sending every shot, undo and board state frame as the firmware does; the logger
 (tools.logger.core.Logger, the one `tools.logger` and `tools.club` run) stores them into
 the database. Returns the database path once every game's final state is stored.
@@ -17,9 +17,9 @@ import time
 import tty
 
 from rules_core import Game
-from tools.club.sample import play, state_fields
 from tools.logger import frames
 from tools.logger.core import Logger
+from tools.testing.sample import play, state_fields
 
 
 class HandBoard:

@@ -5,18 +5,23 @@
         c.url("/")                                     # the app served on 127.0.0.1:free
     driver = chromium()                                # or pytest.skip with the reason
     browser                                            # module-scoped fixture: one Chromium
+    board = sim_board_on_broker(tmp_path, broker_port, key)   # the real firmware, board t1
 
 Chromium is Debian's /usr/bin/chromium with /usr/bin/chromedriver (`.ci/run` installs
 them); where either is missing the browser tests are skipped and say why.
 """
 
 import contextlib
+import json
+import os
+import subprocess
+import sys
 import time
 
 import pytest
 
-from tools.club import serving
-from tools.club.serving import Served, chromium_missing, quit_chromium  # noqa: F401
+from tools.testing import browser as web
+from tools.testing.browser import Served, chromium_missing, quit_chromium  # noqa: F401
 
 
 def client_for(app, **options):
@@ -26,6 +31,7 @@ def client_for(app, **options):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from starlette.testclient import TestClient
+    options.setdefault("base_url", "http://localhost")  # a Host the app answers to
     return TestClient(app, **options)
 
 
@@ -34,10 +40,10 @@ class Club:
 
     def __init__(self, db, boards, pin=None):
         from tools.club.app import create_app
-        from tools.club.fakeboards import FakeBoard
         from tools.club.live import LiveHub
-        from tools.club.logbridge import LoggerBridge
+        from tools.logger.bridge import LoggerBridge
         from tools.logger.core import Logger
+        from tools.testing.fakeboards import FakeBoard
 
         self.db = db
         self.boards = [FakeBoard(b"T%02d" % (i + 1)) for i in range(boards)]
@@ -104,12 +110,12 @@ def club(tmp_path, boards=1, pin=None, serve=True):
         c.close()
 
 
-def chromium(width=1280, height=900):
+def chromium(width=1280, height=900, flags=()):
     """A fresh headless Chromium (selenium), its own profile folder, or pytest.skip."""
     reason = chromium_missing()
     if reason:
         pytest.skip(reason)
-    return serving.chromium(width, height)
+    return web.chromium(width, height, flags)
 
 
 @pytest.fixture(scope="module")
@@ -141,3 +147,23 @@ def wait_until(check, timeout=10.0, step=0.02):
         if value or time.monotonic() > deadline:
             return value
         time.sleep(step)
+
+
+def sim_board_on_broker(tmp_path, broker_port, key, seed=5, length=10):
+    """`python -m tools.sim` playing a random ddbu game to 30 at four times real time, the
+    real firmware on the simulated board `t1` (password t1-pw, command ``key``) joined to
+    the broker on 127.0.0.1:``broker_port``; a Popen (text stdout: the final state)."""
+    from tools.timelines import build, random_game
+
+    events = random_game("ddbu", seed, length=length, distance=(30, 30))
+    timeline, _ = build("ddbu", events, distance=(30, 30))
+    (tmp_path / "g.timeline").write_text(timeline)
+    (tmp_path / "board.cfg").write_text(json.dumps({"net": {
+        "ssid": "club", "password": "pinboard", "host": "127.0.0.1", "port": broker_port,
+        "user": "t1", "pass": "t1-pw", "key": key.hex(), "id": "t1"}}))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return subprocess.Popen(
+        [sys.executable, "-m", "tools.sim", "--timeline", str(tmp_path / "g.timeline"),
+         "--config", str(tmp_path / "board.cfg"), "--rules", "ddbu", "--distance", "30",
+         "--speed", "4"], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)

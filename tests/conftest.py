@@ -10,42 +10,32 @@ if ROOT not in sys.path:
 # `make test` runs the modules on two workers (pytest-xdist, `-n 2 --dist loadfile
 # --no-loadscope-reorder`). Each module goes to one worker whole, so that its module-scoped
 # set-ups (a broker, the bench's smoke run, the one unix-port process of a device module)
-# are made once. The longest modules are handed out first, so that no long one starts when
-# the other worker has run out of work; a plain `pytest` runs them in that order too.
-LONGEST_FIRST = (
-    "test_bench_smoke", "test_firmware_fuzz", "test_deploy_twin", "test_killpower",
-    "test_mqtt", "test_club_web", "test_club_web_app", "test_powercut", "test_replay_inputs",
-    "test_journal", "test_sim", "test_twin", "test_hostile_link", "test_protocol",
-    "test_logger", "test_frozen_twin", "test_logger_cli", "test_link_faults", "test_app",
-    "test_sim_inputs", "test_make_check", "test_typecheck",
-)
-
-
-# Modules whose tests race real time on the ESP32 twin (a board booting while deploy or
-# mpremote knocks): a second worker's load makes them miss. `make test` runs them after
-# the others, in one process (`-m realtime`).
-REALTIME = (
-    "test_deploy_twin", "test_frozen_twin", "test_deploy_net", "test_twin", "test_check_twin",
-)
+# are made once. A module says in its own `pytestmark` how long it runs and how it must
+# run:
+#
+#     pytestmark = [pytest.mark.long(80), pytest.mark.realtime]
+#
+# `long(seconds)`: about how long the module takes on one worker; the longest are handed
+# out first, so that no long one starts when the other worker has run out of work (a
+# plain `pytest` runs them in that order too). `realtime`: its tests race real time on
+# the ESP32 twin (a board booting while deploy or mpremote knocks), so a second worker's
+# load makes them miss; `make test` runs them after the others, in one process
+# (`-m realtime`).
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "realtime: races real time; run without a second worker")
+    config.addinivalue_line("markers", "long(seconds): the module runs about this long on one "
+                            "worker; the longest are handed out first")
 
 
-def _module_name(item):
-    return os.path.splitext(os.path.basename(str(item.path)))[0]
+def _seconds(item):
+    marker = item.get_closest_marker("long")
+    return marker.args[0] if marker is not None else 0
 
 
-@pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config, items):
-    # before the other plugins', so that -m sees the realtime marks
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(_module_name(item), len(rank)))  # stable
-    for item in items:
-        if _module_name(item) in REALTIME:
-            item.add_marker(pytest.mark.realtime)
-    return (yield)
+    items.sort(key=lambda item: -_seconds(item))  # stable: the rest keep their order
 
 
 # Counts recorded by hostile-conditions tests, printed at the end of the run:

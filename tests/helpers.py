@@ -8,6 +8,8 @@ on both interpreters.
     run_on_micropython("shot_cases", [["play", [text]], ...])  # many calls, one process
     with repl_on_pty(cwd, env) as port:                  # a unix-port REPL as a USB board
         mpremote(port, "exec", "print(1)")
+    descendants(pid)                                     # every process below pid (Linux)
+    menu_item_read("d1    40")                           # "d1": the menu item a person reads
 """
 
 import contextlib
@@ -28,6 +30,25 @@ def spots(*numbers):
 
 
 ALL_PINS = spots(1, 2, 3, 4, 5)
+
+# What a person reads on the digits in each setup menu item (firmware.menu), by how the
+# picture starts ("5" is how an S looks on seven segments), and the words the simulator
+# must write under it.
+MENU_PICTURES = {"rULE": "rules", "d1": "d1", "d2": "d2", "5Et5": "sets", "PLAy": "teams",
+                 "FIr5t": "first", "tE5t": "check", "nEW": "new"}
+MENU_LINES = {"rules": "setup menu: rules", "d1": "setup menu: distance of player 1",
+              "d2": "setup menu: distance of player 2", "sets": "setup menu: sets (best of)",
+              "teams": "setup menu: singles or two-man teams",
+              "first": "setup menu: who breaks first", "check": "setup menu: wiring check",
+              "new": "setup menu: start a new game"}
+
+
+def menu_item_read(text):
+    """The setup menu item whose picture `text` (the digits as read) is, or None."""
+    for start, item in MENU_PICTURES.items():
+        if text.startswith(start):
+            return item
+    return None
 
 # ---- device test modules (tests/device/): the same code on both interpreters -------------
 
@@ -173,3 +194,22 @@ def mpremote(port, *args):
     tool = os.path.join(os.path.dirname(sys.executable), "mpremote")
     return subprocess.run([tool, "connect", port, "resume", *args], capture_output=True,
                           text=True, timeout=120)
+
+
+def descendants(pid):
+    """Process ids below ``pid`` (Linux /proc)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as f:
+                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        children = [p for p, pp in parents.items() if pp == parent]
+        found += children
+        todo += children
+    return found

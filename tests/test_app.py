@@ -11,6 +11,8 @@ import json
 import pytest
 from helpers import micropython_value, run_on_micropython
 
+pytestmark = pytest.mark.long(17)
+
 SCENARIOS = [("boot_after_watchdog",), ("corrupt_config",), ("cut_off_journal", "ab"),
              ("cut_off_journal", "b"),
              ("dark_sensor",), ("pins_left_lying", "stood up"), ("pins_left_lying", "ok"),

@@ -15,6 +15,8 @@ import pytest
 from tools import bench, upy
 from tools.simboard import timeline
 
+pytestmark = pytest.mark.long(190)
+
 
 @pytest.fixture(scope="module")
 def smoke():
@@ -39,6 +41,15 @@ def test_figures_that_need_no_tool_beyond_the_port_are_measured(smoke):
     for key in ("idle_alloc_bytes", "shot_alloc_bytes", "frame_bytes",
                 "line_rate_frames_per_s", "firmware_mpy_bytes", "logger_frames_per_s"):
         assert smoke[key] is not None, smoke["notes"]
+
+
+def test_a_sealed_frame_allocates_nothing_and_costs_fourteen_bytes(smoke):
+    # docs/network.md, "Frames proven": counter (4) and tag (10) around the frame
+    assert smoke["seal_alloc_bytes"] == 0 and smoke["seal_bytes"] == 14
+    assert smoke["mqtt_frame_bytes"] <= smoke["frame_bytes"] + 14
+    if smoke["seal_state_instr"] is not None:
+        # the longest frame takes one SHA-256 block more than a heartbeat
+        assert smoke["seal_state_instr"] > smoke["seal_heartbeat_instr"] > 0
 
 
 def test_line_rate_follows_from_the_frame_size(smoke):

@@ -7,9 +7,12 @@ import subprocess
 import sys
 import time
 
+import pytest
 from twin_helpers import booted, flash, scores_shown
 
 from tools import upy
+
+pytestmark = pytest.mark.realtime
 
 
 def test_make_check_on_the_twin_then_the_scoreboard_again(tmp_path):

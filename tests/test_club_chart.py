@@ -7,7 +7,7 @@ import pytest
 from club_games import logged_club
 
 from tools.club.chart import score_chart
-from tools.club.store import ClubStore
+from tools.records import Records
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -30,7 +30,7 @@ def vertices(svg, player):
 def logged(tmp_path_factory):
     path = tmp_path_factory.mktemp("chart") / "games.db"
     logged_club(path, [("c1ab0001", [("ceb", (30, 30), 3, 21), ("ddbu", (40, 30), 1, 22)])])
-    store = ClubStore(str(path))
+    store = Records.open(str(path))
     yield store
     store.close()
 
@@ -39,14 +39,14 @@ def logged(tmp_path_factory):
 def test_the_lines_are_the_scores_the_board_sent_after_each_shot(logged, key):
     game = logged.game(key)
     sent = {}
-    for (text,) in logged.db.execute("SELECT state FROM states WHERE game=? AND stale=0 "
-                                     "ORDER BY rank", (key,)):
+    for (text,) in logged.con.execute("SELECT state FROM states WHERE game=? AND stale=0 "
+                                      "ORDER BY rank", (key,)):
         state = json.loads(text)
         sent[state["shots"]] = state["score"]
-    new_sets = [s["number"] for a, s in zip(game["shots"], game["shots"][1:], strict=False)
+    new_sets = [s["number"] for a, s in zip(game.shots, game.shots[1:], strict=False)
                 if s["set"] != a["set"]]
-    svg = score_chart(game["scores"], ["Anna", "Ben"], game["final"]["distance"], new_sets)
-    assert len(sent) == game["final"]["shots"] + 1
+    svg = score_chart(game.scores, ["Anna", "Ben"], game.final["distance"], new_sets)
+    assert len(sent) == game.final["shots"] + 1
     for player in (1, 2):
         assert vertices(svg, player) == [(n, sent[n][player - 1]) for n in sorted(sent)]
     root = ET.fromstring(svg)
@@ -54,7 +54,7 @@ def test_the_lines_are_the_scores_the_board_sent_after_each_shot(logged, key):
     assert legend == ["Anna", "Ben"]
     assert len([e for e in root.iter(SVG + "line") if e.get("class") == "new-set"]) == len(
         new_sets)
-    if game["final"]["rules"] == "ceb":
+    if game.final["rules"] == "ceb":
         assert new_sets  # a match of sets: the score starts again, and the chart says where
 
 

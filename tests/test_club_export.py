@@ -1,5 +1,5 @@
-"""Exports carry the names given at the table: `tools.logger export` and the club's store
-(the pages' export links) give the same bytes."""
+"""Exports carry the names given at the table: `tools.logger export` and the records the
+club's pages read (their export links) give the same bytes."""
 
 import contextlib
 import csv
@@ -12,8 +12,7 @@ import sys
 import pytest
 from club_games import logged_club
 
-from tools.club.store import ClubStore
-from tools.logger.store import Store
+from tools.records import Records
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ODD = 'J. "Big", <script>alert(1)</script>'
@@ -44,7 +43,7 @@ def named(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("export") / "games.db")
     logged_club(path, [("c1ab0001", [("ddbu", (30, 30), 1, 31), ("ceb", (30, 30), 3, 32)]),
                        ("c1ab0002", [("russian", (30, 30), 1, 33)])])
-    store = ClubStore(path)
+    store = Records.open(path)
     store.set_names(1, ["Anna", ODD])
     store.set_names(3, ["Ben", None])  # slot 2 never named
     yield path, store
@@ -82,7 +81,7 @@ def test_a_database_the_club_never_opened_exports_without_names(tmp_path):
     logged_club(path, [("c1ab0001", [("ddbu", (20, 20), 1, 34)])])
     (record,) = map(json.loads, export_cli("--db", path).splitlines())
     assert record["names"] == [None, None]
-    tables = Store(path, create=False).db.execute(
+    tables = Records.reading(path).con.execute(
         "SELECT name FROM sqlite_master WHERE name LIKE 'club%'").fetchall()
     assert tables == []  # exporting made nothing
 
@@ -115,7 +114,7 @@ def test_an_export_narrowed_as_the_results_page_is(named, filters):
     for key, value in filters.items():
         args += ["--" + key, value]
     rows = list(csv.DictReader(io.StringIO(export_cli(*args).decode())))
-    want = sorted(g["game"] for g in store.games(**filters))
+    want = sorted(g.game for g in store.games(**filters))
     assert [int(r["game"]) for r in rows] == want
     assert export_cli(*args) == "".join(
         line + "\n" for line in store.export_lines(None, "csv", **filters)).encode()
@@ -134,3 +133,20 @@ def test_an_export_of_a_day_and_a_day_not_so_written(named):
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         assert main(["export", "--db", path, "--day", "1.1.2001"]) == 2
     assert "YYYY-MM-DD" in err.getvalue() and out.getvalue() == ""
+
+
+def test_an_export_by_player_folds_case_in_any_script(named, tmp_path):
+    import sqlite3
+
+    path = str(tmp_path / "copy.db")
+    source, target = sqlite3.connect(named[0]), sqlite3.connect(path)
+    source.backup(target)
+    source.close()
+    target.close()
+    store = Records.open(path)
+    store.set_names(2, ["Иван", "Jos\u00e9e"])
+    store.close()
+    for spelling, want in (("иВАН", [2]), ("JOSE\u0301E", [2]), ("ANNA", [1])):
+        rows = list(csv.DictReader(io.StringIO(export_cli(
+            "--db", path, "--format", "csv", "--player", spelling).decode())))
+        assert [int(r["game"]) for r in rows] == want, spelling

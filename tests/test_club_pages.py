@@ -21,9 +21,9 @@ from club_helpers import (
 )
 
 from tools.club.app import create_app
-from tools.club.store import ClubStore
+from tools.records import Records
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.long(12)]
 
 PIN = "4711"
 XSS = "<script>alert(1)</script>"
@@ -50,7 +50,7 @@ def db(logged, tmp_path):
 
 
 def names_of(db, game):
-    store = ClubStore(db)
+    store = Records.open(db)
     try:
         return store.names(game)
     finally:
@@ -70,7 +70,7 @@ def post_names(client, game, name1, name2, pin=PIN):
 
 
 def test_results_list_the_games_of_a_day_a_table_and_a_player(db):
-    ClubStore(db).set_names(1, ["Anna", "Ben"])
+    Records.open(db).set_names(1, ["Anna", "Ben"])
     with client_for(create_app(db, pin=PIN)) as client:
         every = client.get("/results")
         assert every.status_code == 200
@@ -88,13 +88,13 @@ def test_results_list_the_games_of_a_day_a_table_and_a_player(db):
 
 
 def test_a_games_page_has_its_shots_series_and_chart(db):
-    store = ClubStore(db)
+    store = Records.open(db)
     game = store.game(2)
     with client_for(create_app(db)) as client:
         page = client.get("/game/2")
         assert page.status_code == 200
-        assert len(re.findall(r"<tr data-shot=", page.text)) == game["final"]["shots"]
-        assert len(re.findall(r'<tr data-player="\d">', page.text)) == len(game["series"])
+        assert len(re.findall(r"<tr data-shot=", page.text)) == game.final["shots"]
+        assert len(re.findall(r'<tr data-player="\d">', page.text)) == len(game.series)
         assert page.text.count('<polyline class="score"') == 2
         assert 'href="/export.csv?game=2"' in page.text
         assert client.get("/game/99").status_code == 404
@@ -102,7 +102,7 @@ def test_a_games_page_has_its_shots_series_and_chart(db):
 
 
 def test_the_exports_are_the_loggers_bytes(db):
-    store = ClubStore(db)
+    store = Records.open(db)
     store.set_names(1, ["Anna", XSS])
     with client_for(create_app(db)) as client:
         for fmt in ("csv", "json"):
@@ -144,7 +144,7 @@ def test_a_wrong_or_missing_pin_is_refused_counted_and_changes_nothing(db, pin, 
         assert refused.status_code == 403 and says in refused.text
         assert client.get("/status.json").json()["refusals"][reason] == 1
     assert names_of(db, 1) == [None, None]
-    assert ClubStore(db).players() == []
+    assert Records.open(db).players() == []
 
 
 def test_without_a_pin_at_start_up_naming_is_refused(db):
@@ -171,7 +171,7 @@ def test_a_bad_name_is_refused_with_its_reason(db):
 
 
 def test_a_markup_name_is_text_on_every_page(db):
-    ClubStore(db).set_names(1, [XSS, "Ben"])
+    Records.open(db).set_names(1, [XSS, "Ben"])
     with client_for(create_app(db, pin=PIN)) as client:
         for path in ("/results", "/game/1", "/players", "/results?player=" + XSS):
             text = client.get(path).text
@@ -257,11 +257,11 @@ def test_browser_a_markup_name_is_text(served, db, browser):  # noqa: F811
 
 def test_browser_the_chart_of_a_finished_game_is_the_stored_scores(served, db,
                                                                      browser):  # noqa: F811
-    store = ClubStore(db)
+    store = Records.open(db)
     for game in (2, 3):
-        assert store.game(game)["final"]["status"] == "finished"
+        assert store.game(game).final["status"] == "finished"
         sent = {}
-        for (text,) in store.db.execute("SELECT state FROM states WHERE game=? AND stale=0 "
+        for (text,) in store.con.execute("SELECT state FROM states WHERE game=? AND stale=0 "
                                         "ORDER BY rank", (game,)):
             state = json.loads(text)
             sent[state["shots"]] = state["score"]
@@ -303,7 +303,7 @@ def test_naming_at_the_table_reaches_the_live_tables(db):
 
 
 def test_a_misspelt_name_is_corrected_in_every_game_with_the_pin(db):
-    store = ClubStore(db)
+    store = Records.open(db)
     store.set_names(1, ["Ana", "Ben"])
     store.set_names(3, ["Ben", "Ana"])
     with client_for(create_app(db, pin=PIN)) as client:
@@ -319,3 +319,27 @@ def test_a_misspelt_name_is_corrected_in_every_game_with_the_pin(db):
         assert (names_of(db, 1), names_of(db, 3)) == (["Anna", "Ben"], ["Ben", "Anna"])
         unknown = client.post("/players/rename", data=dict(form, old="Nobody", pin=PIN))
         assert unknown.status_code == 400 and "no player called Nobody" in unknown.text
+
+
+def test_browser_the_same_player_on_both_sides_is_refused(served, db, browser):  # noqa: F811
+    browser.get(served.url("/game/3"))
+    fill_names(browser, "Иван", "иВАН", PIN)
+    assert wait_until(lambda: "cannot play on both sides" in body_text(browser))
+    assert names_of(db, 3) == [None, None]
+
+
+def test_browser_names_fold_case_in_any_script(served, db, browser):  # noqa: F811
+    browser.get(served.url("/game/1"))
+    fill_names(browser, "Иван", "Ben", PIN)
+    assert wait_until(lambda: "Names saved" in body_text(browser))
+    browser.get(served.url("/game/3"))
+    fill_names(browser, "Anna", "иван", PIN)
+    assert wait_until(lambda: "Names saved" in body_text(browser))
+    assert names_of(db, 3) == ["Anna", "Иван"]  # the name as first written
+    browser.get(served.url("/players"))
+    text = body_text(browser)
+    assert "Иван" in text and "иван" not in text
+    browser.get(served.url("/results?player=%D0%98%D0%92%D0%90%D0%9D"))  # ИВАН
+    shown = browser.execute_script(
+        "return [...document.querySelectorAll('tr[data-game]')].map(r => r.dataset.game)")
+    assert sorted(shown) == ["1", "3"]

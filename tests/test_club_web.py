@@ -1,6 +1,6 @@
 """The live pages in a real headless Chromium (selenium with Debian's chromium-driver).
 
-Board-shaped frames go over ptys into the real logger (tools.club.fakeboards); the pages
+Board-shaped frames go over ptys into the real logger (tools.testing.fakeboards); the pages
 must follow them by server-sent events, without reloading. One browser serves the whole
 module; where Chromium or chromedriver is missing every test here is skipped with the
 reason (club_helpers.chromium_missing).
@@ -21,7 +21,7 @@ from club_helpers import (
 from rules_core import Game
 from tools.logger import frames
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.long(13)]
 
 
 def _shots(game, masks):
@@ -208,14 +208,14 @@ XSS = ("<script>alert(1)</script>", "<img src=x onerror=window.pwned=1>")
 
 
 def test_a_name_made_of_markup_shows_as_text_on_the_live_pages(tmp_path, browser):  # noqa: F811
-    from tools.club.store import ClubStore
+    from tools.records import Records
 
     with club(tmp_path) as c:
         (board,) = c.boards
         game = _shots(Game("ddbu", (40, 40)), [0b00100])
         board.send_state(game)
         key = c.wait_live(board, game)["game"]
-        store = ClubStore(c.db)
+        store = Records.open(c.db)
         try:
             # named before the page is loaded: the server's first paint
             store.set_names(key, list(XSS))
@@ -248,7 +248,7 @@ def test_shots_on_the_simulated_board_reach_the_tables_page_within_a_second(tmp_
     from tools.club.app import create_app
     from tools.club.demo import Demo
     from tools.club.live import LiveHub
-    from tools.club.logbridge import LoggerBridge
+    from tools.logger.bridge import LoggerBridge
     from tools.logger.core import Logger
 
     db = str(tmp_path / "games.db")

@@ -1,6 +1,6 @@
 """The club web app without a browser: pages, events, writes and their refusals.
 
-Board-shaped frames go over ptys into the real logger (tools.club.fakeboards), the app
+Board-shaped frames go over ptys into the real logger (tools.testing.fakeboards), the app
 reads what the logger stored; requests go through Starlette's TestClient or, for the
 server-sent events, through uvicorn on 127.0.0.1.
 """
@@ -15,11 +15,14 @@ import urllib.request
 
 import httpx
 import pytest
-from club_helpers import client_for, club, wait_until
+from club_helpers import client_for, club, sim_board_on_broker, wait_until
+from helpers import descendants
 
 from rules_core import Game
 from tools.club import security
 from tools.logger import frames
+
+pytestmark = pytest.mark.long(34)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -88,7 +91,7 @@ def test_a_new_game_needs_the_pin_and_the_form_token(tmp_path):
     with club(tmp_path, pin="4711", serve=False) as c:
         board = c.boards[0]
         c.boards[0].send_state(_played(1))
-        with client_for(c.app, base_url="http://club.test") as client:
+        with client_for(c.app, base_url="http://localhost") as client:
             wait_until(lambda: c.hub.current.get(board.key))
             url = "/table/%s/new-game" % board.key
             guard = c.app.state.guard
@@ -113,7 +116,7 @@ def test_a_new_game_needs_the_pin_and_the_form_token(tmp_path):
             assert client.get("/status.json").json()["refusals"] == guard.refusals
 
             done = client.post(url, data=_form(client, board.key, pin="4711"),
-                               headers={"Origin": "http://club.test"}, follow_redirects=False)
+                               headers={"Origin": "http://localhost"}, follow_redirects=False)
             assert done.status_code == 303, done.text
             assert wait_until(lambda: _new_game_commands(board), timeout=10)
             # russian (index in the link's rules list), 60 each, one set, player 2 first
@@ -224,7 +227,7 @@ def test_the_demo_tables_play_and_stop_with_the_app(tmp_path):
             "the simulated table stopped playing"
         with urllib.request.urlopen("http://127.0.0.1:%d/" % port, timeout=5) as r:
             assert "Table T01" in r.read().decode()
-        boards = _descendants(proc.pid)
+        boards = descendants(proc.pid)
         assert boards, "no simulated board process"
     finally:
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in the terminal: the whole group
@@ -234,25 +237,6 @@ def test_the_demo_tables_play_and_stop_with_the_app(tmp_path):
                       timeout=10), "simulated boards left running"
 
 
-def _descendants(pid):
-    """Process ids below ``pid`` (Linux /proc)."""
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open("/proc/%s/stat" % entry) as f:
-                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found, todo = [], [pid]
-    while todo:
-        parent = todo.pop()
-        children = [p for p, pp in parents.items() if pp == parent]
-        found += children
-        todo += children
-    return found
-
-
 def test_a_board_on_the_clubs_broker_shows_on_the_tables_and_takes_a_new_game(tmp_path):
     # python -m tools.club --mqtt: the real firmware and umqtt on the simulated board,
     # a real Mosquitto on 127.0.0.1, the logger inside the club app; a new game started
@@ -260,7 +244,6 @@ def test_a_board_on_the_clubs_broker_shows_on_the_tables_and_takes_a_new_game(tm
     import signal
 
     from tools import broker as broker_tool
-    from tools.timelines import build, random_game
 
     why = broker_tool.available()
     if why is not None:
@@ -280,20 +263,9 @@ def test_a_board_on_the_clubs_broker_shows_on_the_tables_and_takes_a_new_game(tm
             cwd=ROOT, stderr=subprocess.PIPE, start_new_session=True)
         board = None
         try:
-            events = random_game("ddbu", 7, length=12, distance=(30, 30))
-            timeline, _ = build("ddbu", events, distance=(30, 30))
-            (tmp_path / "g.timeline").write_text(timeline)
-            (tmp_path / "board.cfg").write_text(json.dumps({"net": {
-                "ssid": "club", "password": "pinboard", "host": "127.0.0.1",
-                "port": mosquitto.port, "user": "t1", "pass": "t1-pw", "key": key.hex(),
-                "id": "t1"}}))
             # at four times real time, so that the game is still on when the club starts
             # the new one
-            board = subprocess.Popen(
-                [sys.executable, "-m", "tools.sim", "--timeline", str(tmp_path / "g.timeline"),
-                 "--config", str(tmp_path / "board.cfg"), "--rules", "ddbu", "--distance",
-                 "30", "--speed", "4"], cwd=ROOT, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, text=True)
+            board = sim_board_on_broker(tmp_path, mosquitto.port, key, seed=7, length=12)
 
             def table():
                 tables = api_tables(port)
@@ -328,3 +300,29 @@ def test_a_board_on_the_clubs_broker_shows_on_the_tables_and_takes_a_new_game(tm
         games = export_games(tmp_path / "games.db")  # the replaced game kept apart
         assert [(g["board"], g["final"]["rules"]) for g in games] == [
             (b"t1".hex(), "ddbu"), (b"t1".hex(), "russian")]
+
+
+def test_a_sent_message_is_only_shown_for_what_was_sent(tmp_path):
+    # a made-up link (?sent=...) shows nothing; what the logger did send is said once,
+    # to the browser that asked; a board that has gone away: "Nothing was sent"
+    with club(tmp_path, pin="4711", serve=False) as c:
+        board = c.boards[0]
+        board.send_state(_played(1))
+        with client_for(c.app) as client:
+            wait_until(lambda: c.hub.current.get(board.key))
+            for made_up in ("1", "x", "../../etc"):
+                page = client.get("/table/%s?sent=%s" % (board.key, made_up))
+                assert "Sent to the board" not in page.text
+            done = client.post("/table/%s/new-game" % board.key,
+                               data=_form(client, board.key, pin="4711"),
+                               follow_redirects=False)
+            where = done.headers["location"]
+            assert "Sent to the board; it has not answered yet" in client.get(where).text
+            assert "Sent to the board" not in client.get(where).text  # once
+            with client_for(c.app) as other:
+                assert "Sent to the board" not in other.get(where).text
+            c.logger.stop()  # the logger stops: its ports stay as they were
+            c.bridge.thread.join(10)
+            late = client.post("/table/%s/new-game" % board.key,
+                               data=_form(client, board.key, pin="4711"))
+            assert late.status_code == 409 and "Nothing was sent" in late.text

@@ -48,7 +48,9 @@ valid_configs = st.fixed_dictionaries(
      "link": st.sampled_from(["uart2", "uart0", "off"]),
      "watchdog_ms": st.one_of(st.just(0), st.integers(2000, 60000)),
      "colon_marker": st.booleans(), "game": game_settings},
-    optional={"standing_level": st.sampled_from([0, 1])},
+    optional={"standing_level": st.sampled_from([0, 1]),
+              "buzzer_pin": st.sampled_from([0, 2, 4, 5, 12, 18, 19, 25, 32, 33]),
+              "buzzer": st.booleans()},
 )
 
 

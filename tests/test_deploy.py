@@ -12,6 +12,7 @@ import sys
 import pytest
 from helpers import mpremote, repl_on_pty
 
+from boardlib.config import save_config
 from tools import deploy, upy
 
 
@@ -26,13 +27,17 @@ def board(tmp_path):
         yield port, root
 
 
-def test_deploy_copies_every_board_module_and_they_import(board):
+def test_deploy_copies_every_board_module_and_they_import(board, tmp_path):
     port, root = board
+    cfg = tmp_path / "my.cfg"
+    save_config(str(cfg), {"display": "max7219", "buzzer_pin": 2})
     proc = subprocess.run(
-        [sys.executable, "-m", "tools.deploy", "--port", port, "--no-reset"],
+        [sys.executable, "-m", "tools.deploy", "--port", port, "--no-reset", "--config",
+         str(cfg)],
         capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (root / "board.cfg").read_bytes() == cfg.read_bytes()  # CONFIG=: /board.cfg
     files = deploy.device_files()
     assert sorted(t for _, t in files if "/" not in t) == ["boot.py", "main.py"]
     for src, target in files:

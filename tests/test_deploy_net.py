@@ -1,16 +1,19 @@
-"""The MQTT client on the board is the one the tests run: micropython-lib's `umqtt.simple`
-at the version pinned (with its hash) in upy-requirements.txt, copied by `make deploy`
-from .venv/upylib onto a board that has `net` settings, named at the same version in
-package.json for mip, and frozen from the same files by firmware/manifest.py
+"""The MQTT client: a stock board runs the umqtt.simple its release freezes; micropython-lib's
+1.3.4, pinned (with its hash) in upy-requirements.txt, is what the unix-port tests import,
+what `make deploy` copies to /lib of a board with `net` settings (for a build without a
+frozen one) and what package.json names for mip; a frozen build takes the port's own
 (docs/network.md, "Installing on a board")."""
 
 import hashlib
 import json
 import os
 
+import pytest
 from twin_helpers import booted, flash, list_flash, mpremote, read_flash, run_deploy
 
 from tools import deploy, upy, upylib
+
+pytestmark = pytest.mark.realtime
 
 NET = {"ssid": "club", "password": "pinboard", "host": "127.0.0.1", "port": 1883,
        "user": "t1", "pass": "t1-pw", "key": "ab" * 32, "id": "t1"}
@@ -23,8 +26,9 @@ def test_one_pinned_umqtt_for_tests_mip_and_frozen_builds():
         assert json.load(f)["deps"] == [["umqtt.simple", version]]  # not "latest"
     with open(os.path.join(upy.ROOT, "firmware", "manifest.py")) as f:
         manifest = f.read()
-    assert 'package("umqtt", base_path="../.venv/upylib")' in manifest
-    assert "require(" not in manifest  # a micropython-lib checkout's version: not ours
+    # the port's manifest brings umqtt; a second copy would not compile (test_releases.py)
+    assert 'include("$(PORT_DIR)/boards/manifest.py")' in manifest
+    assert "umqtt" not in "".join(line.split("#")[0] for line in manifest.splitlines())
     # what deploy copies is what the unix-port tests import
     files = deploy.library_files()
     assert [t for _, t in files] == ["lib/umqtt/simple.py"]
@@ -39,11 +43,13 @@ def test_deploy_installs_the_pinned_umqtt_on_a_board_with_net_settings(tmp_path)
         out = run_deploy(twin.usb_path, "--no-reset", "--ca", str(tmp_path / "club-ca.der"))
         assert out.returncode == 0, out.stdout + out.stderr
         assert "umqtt.simple %s to lib/umqtt" % deploy.UMQTT_VERSION in out.stdout
-        # the network link and its MQTT client import on the board, umqtt from /lib
+        # the network link and its MQTT client import on the board; a stock MicroPython
+        # finds its own frozen umqtt first (.frozen is before /lib): the copy is for a
+        # build without one
         got = mpremote(twin.usb_path, "exec", "import umqtt.simple, boardlib.mqttlink\n"
                        "print(umqtt.simple.__file__)")
         assert got.returncode == 0, got.stdout + got.stderr
-        assert "lib/umqtt/simple.py" in got.stdout
+        assert "/.port/umqtt/simple.py" in got.stdout
         # the club's CA certificate, for TLS, beside board.cfg
         got = mpremote(twin.usb_path, "exec", "print(open('ca.der', 'rb').read().hex())")
         assert got.stdout.split()[-1] == ca.hex(), got.stdout + got.stderr

@@ -10,10 +10,13 @@ import json
 import subprocess
 import sys
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tools.timelines import random_raw
+
+pytestmark = pytest.mark.long(100)
 
 INPUTS_PER_RUN = 25_000  # four runs: 100,000 inputs
 

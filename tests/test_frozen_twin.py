@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 
+import pytest
 from twin_helpers import (
     booted,
     flash,
@@ -33,6 +34,8 @@ from twin_helpers import (
 
 from tools import upy
 from tools.simboard import frozen
+
+pytestmark = pytest.mark.realtime
 
 CFG = {"watchdog_ms": 8000}  # the default: armed, and longer than a loaded host's pauses
 STALE = "raise RuntimeError('a stale copy ran')\n"  # as firmware/run.py and check.py
@@ -91,8 +94,9 @@ def _index():
 
 def test_mip_install_then_a_frozen_build_over_its_files(tmp_path):
     # The README's mip line on a stock board with an empty flash (its REPL is free):
-    # target="/" puts boot.py and main.py where the board runs them.
-    with _index() as url, booted(tmp_path) as twin:
+    # target="/" puts boot.py and main.py where the board runs them. The release's own
+    # mip: 1.25's resolves package.json's relative URLs (mip 0.4; 1.22-1.24 cannot).
+    with _index() as url, booted(tmp_path, version="1.25.0") as twin:
         code = "import mip; mip.install(%r, index=%r, target='/')" % (
             url + "/repo/package.json", url + "/pi")
         out = mpremote(twin.usb_path, "exec", code, timeout=120)
@@ -154,8 +158,11 @@ def test_sim_frozen_flashes_the_build_and_stock_takes_it_away(tmp_path):
                                 text=True, cwd=upy.ROOT)
 
     probe = os.path.join(os.path.dirname(__file__), "board_programs", "frozen_place.py")
-    for flags, path, errno in ((("--usb", "--frozen"), "['', '/.frozen', '.frozen', '/lib']", 30),
-                               (("--usb", "--stock"), "['', '.frozen', '/lib']", 2)):
+    # the build first, then the stock release's own frozen modules (/.port), then the unix
+    # port's (.frozen: asyncio), all before /lib
+    for flags, path, errno in ((("--usb", "--frozen"),
+                                "['', '/.frozen', '/.port', '.frozen', '/lib']", 30),
+                               (("--usb", "--stock"), "['', '/.port', '.frozen', '/lib']", 2)):
         proc = sim(*flags)
         try:
             first = proc.stdout.readline()

@@ -18,13 +18,17 @@ import sys
 import time
 import tty
 
+import pytest
+
 from boardlib import link
 from rules_core import Game, GameError
 from rules_core.snapshot import pack_state
 from tools.linkpipe import Faults, LinkPipe
 from tools.logger import frames
 from tools.logger.core import Logger
-from tools.logger.store import Store
+from tools.records import Records
+
+pytestmark = pytest.mark.long(25)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -181,14 +185,15 @@ def held_everything(lg, board=None):
 
 def check_replays(db):
     """Every stored game: its stored events alone replay to its stored final state."""
-    store = Store(db, create=False)
+    records = Records.reading(db)
     try:
-        games = store.games()
-        for row in games:
-            assert store.replay(row[0]) == json.loads(row[5]), row[6]
+        games = records.games()
+        for game in games:
+            replayed = records.game(game.game).replay.game
+            assert replayed is not None and replayed.state() == game.final, game.game_id
         return len(games)
     finally:
-        store.close()
+        records.close()
 
 
 def random_plan(rnd, length):

@@ -5,7 +5,10 @@ temporary directory, and on the MicroPython unix port over littlefs (os.VfsLfs2 
 flash), all cases in one process.
 """
 
+import pytest
 from helpers import device_case_names, device_case_tests, device_module
+
+pytestmark = pytest.mark.long(26)
 
 test_case = device_case_tests("journal_cases")
 

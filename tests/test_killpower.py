@@ -18,7 +18,11 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from tools.timelines import build, random_game
+
+pytestmark = pytest.mark.long(55)
 
 RULES = "ddbu"
 KILLS = 50

@@ -9,6 +9,7 @@ import struct
 from helpers import micropython_value, run_on_micropython
 
 from tools.logger import frames
+from tools.records.replay import record_fields
 
 
 def _frames(hexwire):
@@ -48,7 +49,7 @@ def test_commands_new_games_and_identities_on_the_firmware(tmp_path):
     assert out["after_reboot"] == [out["after_ok"][1], 1]
     (resent,) = [f for k, _, f in second if k == frames.SHOT and f["resent"]]
     assert resent["game_id"] == out["first_id"] and resent["index"] == 1
-    assert frames.record_fields(resent["record"])["pins"] == [1]
+    assert record_fields(resent["record"])["pins"] == [1]
     assert _answers(second, 10) == [(frames.ACK, 0x86)]
     assert _answers(second, 11) == [(frames.ACK, 0x87)]
     assert out["kept_after_logged"] == [True, []]
@@ -75,7 +76,7 @@ def test_restore_appends_only_the_next_event_of_the_current_game(tmp_path):
     history = out["restored"][2]
     assert out["restored"][0] == 3 and len(history) == 24
     shots = [f for k, _, f in parsed if k == frames.SHOT and f["resent"]]
-    assert [(s["index"], frames.record_fields(s["record"])["pins"]) for s in shots] == [
+    assert [(s["index"], record_fields(s["record"])["pins"]) for s in shots] == [
         (2, [2]), (3, [3])]
     assert out["restored"][1] != out["refused"][1]
     assert out["after_reboot"] == [history, out["restored"][1]]

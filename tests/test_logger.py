@@ -15,12 +15,17 @@ import time
 import tty
 import zlib
 
+import pytest
+
 from rules_core import Game
 from rules_core.snapshot import pack_state
 from tools import upy
 from tools.linkpipe import LinkPipe
-from tools.logger import frames, report
+from tools.logger import frames
 from tools.logger.core import Logger
+from tools.records import Records
+
+pytestmark = pytest.mark.long(38)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -122,7 +127,7 @@ def logged(tmp_path, plan):
 def test_stats_per_player(tmp_path):
     db = logged(tmp_path, DDBU_PLAN)
     state = expected_game(DDBU_PLAN)[0].state()
-    got = report.player_stats(_store(db))
+    got = Records.reading(db).slot_stats()
     for index in (0, 1):
         entry = got[(b"sim".hex(), index + 1)]
         assert entry["games"] == 1
@@ -132,11 +137,6 @@ def test_stats_per_player(tmp_path):
         assert entry["won"] == int(state["winner"] == index + 1)
     text = logger_cli("stats", "--db", db)
     assert text.returncode == 0 and b"sim".hex() in text.stdout
-
-
-def _store(db):
-    from tools.logger.store import Store
-    return Store(db)
 
 
 def test_new_game_command_from_the_logger(tmp_path):
@@ -315,9 +315,10 @@ def test_export_of_a_state_stored_before_marked_and_members(tmp_path):
         game = store.game(board, {"game_id": "00" * 8, "game": 1})
         store.state(game, {"state": old, "packed": pack_state(Game("ddbu", 20)),
                            "history": 0, "history_crc": 0}, rank=1)
-    (line,) = report.export_lines(store, fmt="csv")[1:]
+    records = Records.reading(store.database)
+    (line,) = records.export_lines(fmt="csv")[1:]
     assert line.endswith(",,,")  # no marked ball, no members: empty cells
-    (record,) = report.export_lines(store)
+    (record,) = records.export_lines()
     assert json.loads(record)["final"] == old
     store.close()
 
@@ -404,7 +405,7 @@ def _short_board_run(tmp_path, restore):
     board.hello(b"BOOB")  # restarted with a journal cut short: 3 of the 5 events
     board.state(short)
     lg.run(tick=lambda lg: board.serve(short), timeout=3)
-    export = [json.loads(line) for line in report.export_lines(lg.store)]
+    export = [json.loads(line) for line in Records.reading(lg.store.database).export_lines()]
     rows = lg.store.db.execute("SELECT COUNT(*) FROM events").fetchone()[0]
     losses = lg.store.db.execute(
         "SELECT board_events, stored_events FROM losses").fetchall()

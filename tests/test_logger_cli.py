@@ -15,6 +15,8 @@ from tools.logger import frames, report
 from tools.logger.core import Logger
 from tools.logger.store import Store
 
+pytestmark = pytest.mark.long(12)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -122,7 +124,7 @@ def test_wire_text_is_never_printed_raw(tmp_path):
         pipe.inject(frames.encode(frames.ERROR, 1, b"\x13\xff\xff" + evil.encode("latin-1")))
         lg.run(timeout=1.0, stop_when=lambda lg: lg.store.db.execute(
             "SELECT COUNT(*) FROM errors").fetchone()[0] == 1)
-        live = report.view_text(lg.store)  # what --live draws
+        live = report.view_text(lg.store.db)  # what --live draws
         lg.close()
     view = logger_cli("view", "--db", db, "--once").stdout
     for text in (view, live):

@@ -14,6 +14,8 @@ from helpers import mpremote, repl_on_pty
 from tools import check as check_tool
 from tools import upy
 
+pytestmark = pytest.mark.long(11)
+
 
 def setup(port, state, held):
     """The board's REPL gets the simulated board (tests/device/check_cases.py, repl_board)."""

@@ -2,7 +2,7 @@
 
 from boardlib import font
 from firmware.menu import CAROM, FOUL, HOLD, ITEMS, OK, PRESS, UNDO, Menu
-from rules_core.settings import MAX_DISTANCE, MAX_DISTANCE_CEB, MIN_DISTANCE
+from rules_core.settings import MAX_DISTANCE, MIN_DISTANCE, max_distance
 
 START = {"rules": "ddbu", "distance": (40, 40), "sets": 1, "first": 1}
 
@@ -88,7 +88,7 @@ def test_distance_stays_within_the_rules_core_bounds():
         press(m, CAROM)
     assert m.distance[0] == MAX_DISTANCE
     press(m, UNDO, CAROM)  # rules: ddbu -> ceb, where a score has three digits
-    assert m.settings()["distance"] == (MAX_DISTANCE_CEB, 40)
+    assert m.settings()["distance"] == (max_distance("ceb"), 40)
 
 
 def test_the_wiring_check_item_opens_the_check_only_on_yes():
@@ -115,3 +115,13 @@ def font_text(buf):
     from boardlib.font import decode_segments
 
     return "".join(decode_segments(b) for b in buf)
+
+
+def test_shown_is_the_item_the_last_picture_was_drawn_for():
+    m = Menu(START)
+    assert m.shown is None  # nothing drawn yet
+    buf = bytearray(8)
+    m.draw(buf)
+    press(m, OK)  # the menu is on d1 now, but the glass still shows the rules
+    assert (ITEMS[m.item], m.shown) == ("d1", "rules")
+    assert text(m) == "d1    40" and m.shown == "d1"

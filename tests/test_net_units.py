@@ -82,3 +82,19 @@ def test_error_codes_agree():
     assert device_value("micropython", "net_cases", "error_codes") == [
         errors.COMMAND_REFUSED, errors.WIFI, errors.BROKER, errors.BROKER_LOGIN,
         errors.TLS]
+
+
+def test_the_board_looks_a_name_up_over_udp_without_blocking():
+    """boardlib.netsock.Resolver, the board's own DNS query (RFC 1035), against the ESP32
+    twin's DNS server: an A record, and an unknown name answered NXDOMAIN (ENOENT, 2);
+    a `.local` name is asked the same way (mDNS, RFC 6762)."""
+    from tools.simboard.radio import Radio
+
+    radio = Radio()
+    try:
+        radio.names.update({"broker.club": "127.0.4.10", "pi.local": "127.0.4.11"})
+        assert device_value("micropython", "net_cases", "resolve",
+                            ["broker.club", "nobody.club", "pi.local"], radio.dns_port) == [
+            "127.0.4.10", 2, "127.0.4.11"]
+    finally:
+        radio.close()

@@ -22,6 +22,8 @@ from helpers import micropython_value, run_on_micropython
 from rules_core import Game, GameError
 from rules_core import events as ev
 
+pytestmark = pytest.mark.long(15)
+
 UNDO = "undo"
 BLOCKS = 384  # 1.5 MB of 4 KB blocks, as on the board
 

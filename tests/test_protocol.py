@@ -20,6 +20,9 @@ from firmware import errors
 from rules_core import Game
 from rules_core.snapshot import pack_state
 from tools.logger import frames
+from tools.records.replay import record_fields
+
+pytestmark = pytest.mark.long(16)
 
 test_device_case = device_case_tests("protocol_cases")
 
@@ -92,7 +95,7 @@ def test_host_reader_finds_frames_in_any_chunking(cuts, noise):
     assert [(kind, seq) for kind, seq, _ in got] == [(1, 0)] + [(3, n) for n in range(1, 6)]
     shot = frames.parse(*got[3][::2])
     assert (shot["index"], shot["points"]) == (3, 6)
-    assert frames.record_fields(shot["record"]) == {"pins": [1, 3], "carom": 0, "foul": []}
+    assert record_fields(shot["record"]) == {"pins": [1, 3], "carom": 0, "foul": []}
 
 
 def test_host_rejects_every_single_bit_flip():
@@ -161,7 +164,7 @@ def test_every_foul_of_a_shot_reaches_the_host():
     link.Link(sink, 0).send_event(1, record, 1, 0, 2, 0)
     ((kind, _, payload),) = frames.FrameReader().feed(bytes(sink.written))
     fields = frames.parse(kind, payload)
-    assert frames.record_fields(fields["record"]) == {
+    assert record_fields(fields["record"]) == {
         "pins": [3], "carom": 0, "foul": ["foul", "rouge", "dehors", "foul"]}
     replayed = Game("ceb", (60, 60))
     replayed.apply(fields["record"])

@@ -7,12 +7,15 @@ import os
 import subprocess
 import sys
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_replay_upy import both
 
 from tools import shotscript as script
 from tools import upy
+
+pytestmark = pytest.mark.long(38)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -22,6 +22,8 @@ from hypothesis import strategies as st
 
 from tools import upy
 
+pytestmark = pytest.mark.long(13)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 

@@ -13,6 +13,8 @@ import pytest
 
 from tools.timelines import build, random_game
 
+pytestmark = pytest.mark.long(12)
+
 SETS = {"ddbu": 1, "ceb": 5, "russian": 1}
 
 

@@ -1,5 +1,6 @@
-"""The terminal table (`make sim`): the digits, the spots and shot marks beside them, the
-setup menu item in words under them; and the interactive firmware reporting what it sees.
+"""The terminal table (`make sim`): the digits, the spots beside them, the shot marks and
+the setup menu item in words under them, laid out for 80 columns; and the interactive
+firmware reporting what it sees.
 """
 
 import json
@@ -9,7 +10,7 @@ import subprocess
 import threading
 import time
 
-from tools import simview, upy
+from tools import simview, upy, words
 
 ZERO = bytes.fromhex("3f")  # "0"
 
@@ -37,23 +38,23 @@ def test_the_marks_of_the_shot_in_progress_in_words():
     assert simview.shot_marks(ceb) == "casino, quilles, foul"
     # outside five-pins a held carom is a carom (the firmware scores it so)
     assert simview.shot_marks(_view(carom=2)) == "carom"
-    assert simview.draw_table(_view(fouls=["stop30"]))[-1] == "shot: stop30"
+    assert simview.screen_rows(ZERO * 8, _view(fouls=["stop30"]))[-1] == "shot: stop30"
 
 
-def test_the_table_stands_beside_the_digits():
+def test_the_table_stands_beside_the_digits_and_the_shot_under_them():
     rows = simview.screen_rows(ZERO * 8, _view(standing=0b11011))
     digits = simview.draw_digits(ZERO * 8)
-    assert len(rows) == len(digits)
-    for row, digit_row in zip(rows, digits, strict=True):
+    assert len(rows) == len(digits) + 1
+    for row, digit_row in zip(rows[:7], digits, strict=True):
         assert row.startswith(digit_row.rstrip())
     assert rows[2].endswith(" 2 ● 3 ○ 4 ●")
-    assert rows[5].endswith("shot: nothing marked")
+    assert rows[7] == "shot: nothing marked"
 
 
 def test_every_menu_item_has_words():
     from firmware.menu import ITEMS
 
-    assert sorted(simview.MENU_WORDS) == sorted(ITEMS)
+    assert sorted(words.MENU_WORDS) == sorted(ITEMS)
 
 
 def test_the_menu_item_in_words_under_its_digits():
@@ -62,7 +63,63 @@ def test_the_menu_item_in_words_under_its_digits():
     assert simview.menu_words(_view(menu="check")) == "setup menu: wiring check"
     assert simview.menu_words(_view(check=True)).startswith("wiring check:")
     assert simview.menu_words(_view()) == ""
-    assert len(simview.screen_rows(ZERO * 8, _view())) == 7  # no words line outside the menu
+    assert len(simview.screen_rows(ZERO * 8, _view())) == 8  # no words line outside the menu
+
+
+LONG_STATE = {"rules": "ceb", "distance": [999, 999], "score": [998, 997], "turn": 2,
+              "status": "finished", "winner": "tie", "sets": [2, 2], "marked": 2,
+              "members": [2, 1]}
+
+
+def test_no_row_of_any_frame_is_wider_than_80_columns():
+    from firmware.menu import ITEMS
+
+    views = [None, _view(), _view(check=True), _view(standing=0, pins=0x1F, carom=2,
+                                                     rules="ceb", fouls=["quilles"] * 9)]
+    views += [_view(menu=item) for item in ITEMS]
+    for view in views:
+        for state in (None, LONG_STATE):
+            for logged in ("", "logger: " + "a very long line from the logger " * 5):
+                rows = simview.screen(bytes([0xFF] * 8), state, logged, view)
+                assert all(len(row) <= simview.WIDTH == 80 for row in rows), rows
+                text = "\n".join(rows)
+                assert "winner: tie" in text and "up: A2 b1" in text if state else True
+
+
+def test_the_key_lines_name_every_hold():
+    game = " ".join(simview.key_lines(_view()))
+    for _, key, _, _, short in words.BUTTONS:
+        assert "%s: %s" % (key.upper(), short) in game
+    assert "O: the setup menu" in game
+    menu = " ".join(simview.key_lines(_view(menu="d1")))
+    assert "C: a distance +1 (a press: +10)" in menu and "o: next item" in menu
+    check = " ".join(simview.key_lines(_view(check=True)))
+    assert "hold U: leave" in check and "hold O: the segment sweep again" in check
+
+
+def test_quitting_says_where_the_game_is_and_only_what_is_true():
+    saved = {"saved": True, "shot": False, "image": "/abs/state/flash.img"}
+    said = simview.quit_words(saved, "state")
+    assert said == ["game saved on the board's flash (state/flash.img): the next start "
+                    "resumes it"]
+    said = simview.quit_words(dict(saved, shot=True), "state")
+    assert "the shot in progress was not scored" in said[1]
+    assert "NOT" in simview.quit_words(dict(saved, saved=False), "state")[0]
+    assert "not kept" in simview.quit_words(dict(saved, image="scratch/flash.img"), None)[0]
+    assert "without saying" in simview.quit_words(None, "state")[0]
+
+
+def test_the_screen_reads_every_line_the_board_wrote_before_drawing():
+    screen = simview.Screen("no logger")
+    first = "F %s %s\n" % ((ZERO * 8).hex(), json.dumps(_view(menu="d1")))
+    second = "F %s %s\n" % ((ZERO * 8).hex(), json.dumps(_view(menu="d2")))
+    assert screen.feed((first + second[:10]).encode())  # a line and a half
+    assert screen.view["menu"] == "d1"
+    assert screen.feed(second[10:].encode())
+    assert screen.view["menu"] == "d2"
+    assert not screen.feed(b"S {")  # half a line: nothing new to draw yet
+    assert screen.feed(b'"rules": "ddbu"}\nQ {"saved": true}\n')
+    assert screen.state == {"rules": "ddbu"} and screen.quit == {"saved": True}
 
 
 def test_the_interactive_firmware_reports_spots_marks_and_menu(tmp_path):
@@ -83,8 +140,8 @@ def test_the_interactive_firmware_reports_spots_marks_and_menu(tmp_path):
                 line = lines.get(timeout=0.2)
             except queue.Empty:
                 continue
-            if line.startswith("V "):
-                views.append(json.loads(line[2:]))
+            if line.startswith("F "):
+                views.append(json.loads(line.split(" ", 2)[2]))
                 if test(views[-1]):
                     return views[-1]
         raise AssertionError("not seen; views: %r" % views[-5:])
@@ -115,6 +172,10 @@ def test_the_interactive_firmware_reports_spots_marks_and_menu(tmp_path):
         send("press ok")
         wait_for(lambda v: v["menu"] == "d1")
         send("quit")
+        line = ""
+        while not line.startswith("Q "):
+            line = lines.get(timeout=20)
+        assert json.loads(line[2:])["saved"] is True  # read back from the image
         proc.wait(timeout=20)
     finally:
         if proc.poll() is None:

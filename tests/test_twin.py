@@ -7,9 +7,12 @@ playing its USB-serial port) and talks to it the way a builder does, with mpremo
 import os
 import time
 
+import pytest
 from twin_helpers import booted, flash, mpremote
 
 from tools.simboard.esp32.espsys import mpy_of
+
+pytestmark = pytest.mark.realtime
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "board_programs")
 

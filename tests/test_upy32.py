@@ -48,6 +48,28 @@ def test_a_relative_name_is_relative_to_the_tree(fresh, tmp_path):
         shutil.rmtree(os.path.dirname(local), ignore_errors=True)
 
 
-def test_the_default_places_are_relative_to_the_tree():
-    for place in upy.UPY32_PLACES:
-        assert not os.path.isabs(place)
+def test_make_upy32s_build_is_found_first(fresh, tmp_path):
+    found, _ = upy.interpreter32()
+    if found is None:
+        pytest.skip("no 32-bit interpreter here (../shared/upy)")
+    # a tools.upybuild output of the pinned release line in build/upy, and nothing in
+    # the shared folder
+    fresh.delenv(upy.UPY32_ENV, raising=False)
+    fresh.setattr(upy, "UPY_DIR", str(tmp_path / "empty"))
+    built = tmp_path / "built"
+    built.mkdir()
+    fresh.setattr(upy, "BUILT_DIR", str(built))
+    name = os.path.basename(found)
+    shutil.copyfile(found, built / name)
+    os.chmod(built / name, 0o755)
+    fresh.setattr(upy, "_found32", {})
+    path, why = upy.interpreter32()
+    assert why is None and path == str(built / name)
+
+
+def test_no_32_bit_build_is_said_plainly(fresh, tmp_path):
+    fresh.delenv(upy.UPY32_ENV, raising=False)
+    fresh.setattr(upy, "UPY_DIR", str(tmp_path))
+    fresh.setattr(upy, "BUILT_DIR", str(tmp_path))
+    path, why = upy.interpreter32()
+    assert path is None and "no micropython-" in why and "-32bit in build/upy" in why

@@ -89,11 +89,11 @@ BITS_PER_BYTE = 10  # 8N1: start bit, 8 data bits, stop bit
 FULL = {"ticks": 1000, "shots": 50, "late_at": 950, "clock": 200, "alloc_idle": 1000,
         "alloc_shots": 50, "game": 1000, "resume_loads": 5, "heap_shots": 500, "net_shots": 20,
         "heap_step": 1024, "flood": 3000, "bitflips": 300, "bitflip_events": 150,
-        "club_games": 10000, "club_runs": 5}
+        "club_games": 10000, "club_runs": 5, "seals": 1000}
 SMOKE = {"ticks": 200, "shots": 3, "late_at": 12, "clock": 20, "alloc_idle": 40,
          "alloc_shots": 2, "game": 10, "resume_loads": 1, "heap_shots": 3, "net_shots": 2,
          "heap_step": 16384, "flood": 40, "bitflips": 4, "bitflip_events": 20,
-         "club_games": 40, "club_runs": 1}
+         "club_games": 40, "club_runs": 1, "seals": 20}
 
 KEYS = (
     "tick_instr", "shot_instr", "shot_early_instr", "shot_late_instr", "esp32_tick_us_est",
@@ -105,7 +105,9 @@ KEYS = (
     "resume_ms_esp32_est", "firmware_mpy_bytes", "flash_erases_per_shot",
     "flash_years_at_1000_shots_a_day",
     "boot_mpy_bytes", "load_mpy_bytes", "check_mpy_bytes", "menu_mpy_bytes", "net_mpy_bytes",
-    "net_poll_gap_max_ms", "net_link_step_max_ms", "tls_poll_ms_esp32_est", "mqtt_frames_per_s",
+    "net_poll_gap_max_ms", "net_link_step_max_ms", "tls_poll_ms_esp32_est",
+    "seal_state_instr", "seal_heartbeat_instr", "esp32_seal_us_est", "seal_alloc_bytes",
+    "seal_bytes", "mqtt_frame_bytes", "mqtt_frames_per_s",
     "mqtt_p99_ms", "mqtt_lost_frames", "flash_bitflip_silent_losses", "flash_bitflip_whole_pct",
     "club_sse_p99_ms", "club_sse_missed",
     "club_tables_first_load_ms", "club_results_first_load_ms", "club_players_first_load_ms",
@@ -126,6 +128,10 @@ TARGETS = {
     "net_poll_gap_max_ms": ("<=", 50), "mqtt_frames_per_s": (">=", 1000),
     # docs/network.md, "TLS": the costliest poll of a TLS connection, with room left
     "tls_poll_ms_esp32_est": ("<=", 40),
+    # docs/network.md, "Frames proven": sealing the longest frame, a small share of the
+    # 10 ms cycle it falls in (two a shot); nothing allocated; 14 bytes more a message
+    "esp32_seal_us_est": ("<=", 1000), "seal_alloc_bytes": ("<=", 0),
+    "seal_bytes": ("<=", 16), "mqtt_frame_bytes": ("<=", 112),
     "mqtt_p99_ms": ("<=", 250), "mqtt_lost_frames": ("<=", 0),
     # docs/persistence.md: one flipped bit never loses more than the last event silently
     "flash_bitflip_silent_losses": ("<=", 0), "flash_bitflip_whole_pct": (">=", 95),
@@ -432,7 +438,7 @@ def instruction_figures(sizes, install, workdir, interp, free):
 # the firmware is, they leave the heap in the shape loading leaves it, without the far
 # larger peak of compiling sources.
 COUNT_TOOLS = ("tools/__init__.py", "tools/lines.py", "tools/simboard/__init__.py",
-               "tools/simboard/ballast.py", "tools/simboard/bench_device.py",
+               "tools/simboard/heap.py", "tools/simboard/bench_device.py",
                "tools/simboard/board.py", "tools/simboard/chips.py",
                "tools/simboard/flash.py", "tools/simboard/pins.py",
                "tools/simboard/softi2c.py", "tools/simboard/softspi.py",
@@ -477,6 +483,40 @@ def _board_heap(interp, free, image=None):
 
 def esp32_us(instructions, interp=PINNED):
     return instructions * interp.cycles_per_instr / ESP32_MHZ
+
+
+# -- sealing a frame for the network (boardlib/framesign.py) -------------------------------
+
+SEAL_MODULE = "tools.simboard.seal_bench_device"
+
+
+def seal_figures(sizes, install, workdir):
+    """What the network link adds to each frame it publishes: instructions to seal the
+    longest frame and a heartbeat (callgrind, counted windows less an empty one), bytes
+    allocated, and the bytes it adds on the wire (docs/network.md, "Frames proven")."""
+    with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
+        proc = subprocess.run(
+            upy.command(["-m", SEAL_MODULE, "sizes", str(sizes["seals"])], COST_HEAP),
+            capture_output=True, text=True, env=_device_env(scratch), cwd=upy.ROOT,
+            timeout=300, check=False)
+    if proc.returncode != 0:
+        raise Unavailable("%s failed: %s" % (SEAL_MODULE, proc.stderr.strip()[-300:]))
+    got = parse_lines(proc.stdout)
+    out = {"seal_alloc_bytes": got["seal_alloc"], "seal_bytes": got["overhead"],
+           "mqtt_frame_bytes": got["state_wire"] + got["overhead"]}
+    valgrind = find_valgrind(install)
+    if not valgrind:
+        out["notes"] = {"seal_state_instr": "valgrind is not installed"}
+        return out
+    n = sizes["seals"]
+    counts = {kind: [callgrind_window(valgrind, SEAL_MODULE, ["count", kind, k], workdir,
+                                      COST_HEAP) for k in (0, n)]
+              for kind in ("state", "heartbeat")}
+    state = (counts["state"][1] - counts["state"][0]) / n
+    heartbeat = (counts["heartbeat"][1] - counts["heartbeat"][0]) / n
+    out.update(seal_state_instr=round(state), seal_heartbeat_instr=round(heartbeat),
+               esp32_seal_us_est=round(esp32_us(state), 1))
+    return out
 
 
 # -- allocation, wear, frames, resume ------------------------------------------------------
@@ -539,7 +579,8 @@ def mpy_cross():
 # The network link (docs/network.md): imported only by a board with `net` settings, so
 # its size is counted apart (net_mpy_bytes) from the firmware every board loads.
 NET_MODULES = tuple(os.path.join("boardlib", name + ".py")
-                    for name in ("mqttlink", "hmac256", "netconfig"))
+                    for name in ("mqttlink", "netsock", "linkpair", "hmac256", "netconfig",
+                                 "framesign"))
 # The builders' wiring check (docs/building.md): imported only when a builder chooses it in
 # the setup menu or runs `make check`, so it is counted apart too (check_mpy_bytes).
 CHECK_MODULES = (os.path.join("firmware", "check.py"),)
@@ -1050,6 +1091,7 @@ def measure(smoke=False, install=True, only=None):
         ("heap", lambda: heap_figures(sizes, workdir, interp)),
         ("instructions", lambda: instruction_figures(sizes, install, workdir, interp, free())),
         ("allocation", lambda: alloc_figures(sizes)),
+        ("frame seal", lambda: seal_figures(sizes, install, workdir)),
         ("game", lambda: game_figures(sizes, workdir)),
         ("resume", lambda: resume_figures(sizes, workdir)),
         ("firmware size", lambda: firmware_size(workdir)),

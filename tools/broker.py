@@ -1,16 +1,24 @@
-"""The club's Mosquitto broker: its configuration (users, per-board ACL) and, for tests and
-the bench, a broker process on 127.0.0.1.
+"""The club's Mosquitto broker: its configuration (users, per-board ACL, TLS) and, for tests
+and the bench, a broker process on 127.0.0.1.
 
-    python -m tools.broker DIR --board table1 --board table2 --logger logger [--port 1883]
-        # writes DIR/mosquitto.conf, DIR/acl and DIR/passwd (asks nothing: the passwords
-        # are made up and printed once, with each board's command key)
+    python -m tools.broker DIR --board table1 --board table2 --tls 192.168.1.10
+        # writes DIR/mosquitto.conf, DIR/acl, DIR/passwd, the club's CA (DIR/ca.der for each
+        # board's flash, ca.crt for the logger) and the broker's certificate for the
+        # address the boards use; a TLS listener on 0.0.0.0:8883; a systemd unit
+        # DIR/pinboard-broker.service. Asks nothing: the passwords are made up and printed
+        # once, with each board's command key.
+    python -m tools.broker DIR --board table1 --plain      # plain MQTT, on 127.0.0.1:1883 only
+    python -m tools.broker DIR --board table1 --plain --bind 0.0.0.0   # ... said explicitly
 
     from tools.broker import Mosquitto, available
     with Mosquitto(tmp_dir, users={"t1": "pw"}, boards=["t1"], logger=("logger", "pw")) as b:
         b.port; b.kill(); b.start(); b.pause(); b.resume()
 
-    python -m tools.broker DIR --board table1 --tls 192.168.1.10   # a TLS listener too
-        # also DIR/ca.der (for each board's flash), DIR/server.crt and DIR/server.key
+Passwords never cross the club's WiFi in clear unless the club says so: without --tls or
+--plain nothing is written, and a plain listener listens on 127.0.0.1 unless --bind names
+another address. Every packet is at most MAX_PACKET_BYTES (a board's largest message is a
+few hundred bytes). Run as root, the files the broker reads are made readable by the user
+Mosquitto drops to (`mosquitto`), and a folder that user cannot reach is refused.
 
 The ACL gives each board (MQTT user = board id) write access to its own pinboard/<id>/state,
 events and status and read access to its own pinboard/<id>/cmd, nothing else; the logger
@@ -19,17 +27,30 @@ clients are refused. docs/network.md explains each line.
 """
 
 import argparse
+import grp
 import os
+import pwd
 import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
 
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
 MOSQUITTO_PASSWD = shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd"
+# Mosquitto started as root drops to this user (its `user` option; the Debian package
+# makes it), before it reads the password and ACL files.
+BROKER_USER = "mosquitto"
+# The largest MQTT packet the broker takes (Mosquitto 2.0's `max_packet_size`, man
+# mosquitto.conf(5)): a bigger one disconnects its client before the broker reads it. A
+# board sends one frame a message (at most 94 bytes on the wire, docs/protocol.md) under a
+# topic of at most 48 bytes, its will and login in one CONNECT; the logger's commands are
+# smaller still. 4 KB leaves room for frames grown by signatures.
+MAX_PACKET_BYTES = 4096
+UNIT_NAME = "pinboard-broker.service"
 
 
 def available():
@@ -94,13 +115,16 @@ def central_acl_text(clubs, logger="central"):
     return "\n".join(lines)
 
 
-def conf_text(directory, port, bind="127.0.0.1", run_as=None):
+def conf_text(directory, port, bind="127.0.0.1", run_as=None, plain=True):
+    """mosquitto.conf's text: users, ACL, the packet limit; a plain listener on
+    ``bind``:``port`` when ``plain`` (the TLS listener comes as tls_listener_text)."""
     return "\n".join([
         "# Mosquitto for the club's scoreboards (docs/network.md).",
         *(["user %s" % run_as] if run_as else []),
         "per_listener_settings false",
-        "listener %d %s" % (port, bind),
+        *(["listener %d %s" % (port, bind)] if plain else []),
         "allow_anonymous false",
+        "max_packet_size %d" % MAX_PACKET_BYTES,
         "password_file %s" % os.path.join(directory, "passwd"),
         "acl_file %s" % os.path.join(directory, "acl"),
         "persistence false",
@@ -109,13 +133,18 @@ def conf_text(directory, port, bind="127.0.0.1", run_as=None):
         "log_type error",
         "log_type warning",
         "log_type notice",
+        # Not a line per connection: anyone on the network could fill the disk with
+        # logins (two lines each, some 800 a second).
+        "connection_messages false",
         "",
     ])
 
 
 def write_config(directory, port, users, boards, logger="logger", bind="127.0.0.1",
-                 run_as=None, acl=None, extra=""):
-    """mosquitto.conf, acl and passwd in `directory`; users: {name: password}."""
+                 run_as=None, acl=None, extra="", plain=True):
+    """mosquitto.conf, acl and passwd in `directory`; users: {name: password}. ``plain``:
+    a plain listener on ``bind``:``port`` (the tests' brokers, on 127.0.0.1); ``extra``:
+    more lines (a TLS listener, a bridge)."""
     os.makedirs(directory, exist_ok=True)
     passwd = os.path.join(directory, "passwd")
     if os.path.exists(passwd):
@@ -129,8 +158,95 @@ def write_config(directory, port, users, boards, logger="logger", bind="127.0.0.
         f.write(acl_text(boards, logger) if acl is None else acl)
     conf = os.path.join(directory, "mosquitto.conf")
     with open(conf, "w") as f:
-        f.write(conf_text(directory, port, bind, run_as) + extra)
+        f.write(conf_text(directory, port, bind, run_as, plain) + extra)
     return conf
+
+
+def unit_text(conf):
+    """A systemd unit that runs the broker of ``conf`` (an absolute path) as a service."""
+    return "\n".join([
+        "# The club's MQTT broker for the scoreboards (docs/network.md). Install:",
+        "#   cp %s /etc/systemd/system/" % UNIT_NAME,
+        "#   systemctl daemon-reload && systemctl enable --now %s" % UNIT_NAME.split(".")[0],
+        "[Unit]",
+        "Description=Mosquitto for the club's scoreboards",
+        "Documentation=man:mosquitto.conf(5)",
+        "After=network-online.target",
+        "Wants=network-online.target",
+        "",
+        "[Service]",
+        "ExecStart=%s -c %s" % (MOSQUITTO, conf),
+        "ExecReload=/bin/kill -HUP $MAINPID",
+        "Restart=on-failure",
+        "RestartSec=2",
+        # Mosquitto 2.0 keeps a connection that never logs in: a high descriptor limit
+        # makes filling it take tens of thousands of them.
+        "LimitNOFILE=65536",
+        "",
+        "[Install]",
+        "WantedBy=multi-user.target",
+        ""])
+
+
+def broker_user():
+    """(uid, gid) of the user Mosquitto drops to when started as root, or None when there
+    is none here (then it keeps root, and says so in its log)."""
+    try:
+        entry = pwd.getpwnam(BROKER_USER)
+    except KeyError:
+        return None
+    return entry.pw_uid, entry.pw_gid
+
+
+def unreachable(directory, uid, gid):
+    """The first folder on the way to ``directory`` that user ``uid`` (group ``gid``) cannot
+    pass through, or None."""
+    groups = {gid} | {g.gr_gid for g in grp.getgrall() if BROKER_USER in g.gr_mem}
+    path = os.path.abspath(directory)
+    chain = []
+    while True:
+        chain.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    for folder in reversed(chain):
+        st = os.stat(folder)
+        if st.st_uid == uid:
+            ok = st.st_mode & stat.S_IXUSR
+        elif st.st_gid in groups:
+            ok = st.st_mode & stat.S_IXGRP
+        else:
+            ok = st.st_mode & stat.S_IXOTH
+        if not ok:
+            return folder
+    return None
+
+
+def hand_to_broker(directory, uid, gid, secret=("passwd", "acl", "server.key")):
+    """Run as root: the folder and the files the broker reads become readable by its user
+    (group ``gid``, no access for others); the log file is the broker's own."""
+    os.chown(directory, -1, gid)
+    os.chmod(directory, 0o750)
+    for name in secret:
+        path = os.path.join(directory, name)
+        if os.path.exists(path):
+            os.chown(path, 0, gid)
+            os.chmod(path, 0o640)
+    for name in ("mosquitto.conf", "server.crt", "ca.crt", "ca.der", UNIT_NAME):
+        path = os.path.join(directory, name)
+        if os.path.exists(path):
+            os.chmod(path, 0o644)
+    log = os.path.join(directory, "mosquitto.log")
+    open(log, "a").close()
+    os.chown(log, uid, gid)
+    os.chmod(log, 0o640)
+    work = os.path.join(directory, "ca-work")  # the CA's papers: root's alone
+    if os.path.isdir(work):
+        os.chmod(work, 0o700)
+    key = os.path.join(directory, "ca.key")
+    if os.path.exists(key):
+        os.chmod(key, 0o600)
 
 
 class Mosquitto:
@@ -289,34 +405,77 @@ def tls_listener_text(directory, port, bind="127.0.0.1"):
     ])
 
 
+def _port(text):
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError("%r: a port is 1 to 65535" % text)
+    return int(text)
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m tools.broker",
-                                 description="Write a Mosquitto configuration for the club.")
+    ap = argparse.ArgumentParser(
+        prog="python -m tools.broker",
+        description="Write a Mosquitto configuration for the club: TLS (--tls ADDRESS), or "
+        "plain MQTT on this computer only (--plain).")
     ap.add_argument("directory")
     ap.add_argument("--board", action="append", required=True, metavar="ID",
                     help="a board's id (its MQTT user name); repeatable")
     ap.add_argument("--logger", default="logger", help="the logger's user name")
-    ap.add_argument("--port", type=int, default=1883)
-    ap.add_argument("--bind", default="0.0.0.0", help="the address to listen on")
     ap.add_argument("--tls", metavar="ADDRESS",
-                    help="also a TLS listener (--tls-port); its certificate names ADDRESS, "
-                         "the broker's address as the boards' net.host gives it")
-    ap.add_argument("--tls-port", type=int, default=8883)
+                    help="a TLS listener on --tls-port (8883); its certificate names "
+                         "ADDRESS, the broker's address as the boards' net.host gives it")
+    ap.add_argument("--tls-port", type=_port, default=8883)
+    ap.add_argument("--plain", action="store_true",
+                    help="a plain listener on --port (1883): passwords in clear, so on "
+                         "127.0.0.1 unless --bind says otherwise")
+    ap.add_argument("--port", type=_port, default=1883)
+    ap.add_argument("--bind", metavar="ADDRESS",
+                    help="the address to listen on (default: 0.0.0.0 for TLS, 127.0.0.1 "
+                         "for --plain)")
     args = ap.parse_args(argv)
+    if not args.tls and not args.plain:
+        ap.error("give --tls ADDRESS (the broker's address as the boards reach it: TLS, "
+                 "the default a club should use) or --plain (plain MQTT on 127.0.0.1)")
     if available():
         print(available(), file=sys.stderr)
         return 2
+    directory = os.path.abspath(args.directory)
+    owner = broker_user() if os.geteuid() == 0 else None
+    if owner is not None:
+        above = os.path.dirname(directory)  # DIR itself is made reachable below
+        while not os.path.exists(above):
+            above = os.path.dirname(above)  # folders made here are (umask 022)
+        blocked = unreachable(above, *owner)
+        if blocked is not None:
+            ap.error("%s: Mosquitto started as root drops to user %s, which cannot enter %s "
+                     "(mode %s): choose a folder it can reach, e.g. /etc/mosquitto/club"
+                     % (directory, BROKER_USER, blocked,
+                        stat.filemode(os.stat(blocked).st_mode)))
+    os.makedirs(directory, exist_ok=True)
     users = {name: secrets.token_urlsafe(12) for name in [args.logger, *args.board]}
     extra = ""
     if args.tls:
-        os.makedirs(args.directory, exist_ok=True)
-        make_certificates(args.directory, args.tls)
-        extra = tls_listener_text(args.directory, args.tls_port, args.bind)
-    write_config(args.directory, args.port, users, args.board, args.logger, args.bind,
-                 extra=extra)
-    print("wrote %s (mosquitto.conf, acl, passwd%s)" % (
-        args.directory, ", ca.der for each board's flash, server.crt, server.key"
-        if args.tls else ""))
+        make_certificates(directory, args.tls)
+        extra = tls_listener_text(directory, args.tls_port, args.bind or "0.0.0.0")
+    plain_bind = args.bind or "127.0.0.1"
+    conf = write_config(directory, args.port, users, args.board, args.logger, plain_bind,
+                        extra=extra, plain=args.plain)
+    with open(os.path.join(directory, UNIT_NAME), "w") as f:
+        f.write(unit_text(conf))
+    if owner is not None:
+        hand_to_broker(directory, *owner)
+    listening = []
+    if args.tls:
+        listening.append("TLS on %s:%d" % (args.bind or "0.0.0.0", args.tls_port))
+    if args.plain:
+        listening.append("plain MQTT on %s:%d" % (plain_bind, args.port))
+        if plain_bind not in ("127.0.0.1", "::1", "localhost"):
+            print("tools.broker: the plain listener on %s sends the boards' passwords in "
+                  "clear over the network" % plain_bind, file=sys.stderr)
+    print("wrote %s (mosquitto.conf, acl, passwd, %s%s): %s; start it with mosquitto -c %s "
+          "or as a service (docs/network.md)" % (
+              directory, UNIT_NAME, ", ca.der for each board's flash, ca.crt for the "
+              "logger, server.crt, server.key" if args.tls else "", ", ".join(listening),
+              conf))
     for name, password in users.items():
         if name == args.logger:
             print("logger %s password %s" % (name, password))

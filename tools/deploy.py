@@ -4,6 +4,7 @@
     python -m tools.deploy --port /dev/ttyUSB0 --mpy    # compiled with mpy-cross first
     python -m tools.deploy --port /dev/ttyUSB0 --net    # umqtt too, with no net settings yet
     python -m tools.deploy --port /dev/ttyUSB0 --ca club/ca.der   # the club's CA, for TLS
+    python -m tools.deploy --port /dev/ttyUSB0 --config board.cfg # checked, as /board.cfg
     python -m tools.deploy --list                       # what would be copied
 
 The board gets `rules_core/`, `boardlib/` and `firmware/` as packages at the root of its
@@ -37,11 +38,14 @@ import sys
 import time
 
 from tools import upylib
+from tools.simboard.esp32 import releases
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = ("rules_core", "boardlib", "firmware")
 ENTRY = ("boot.py", "main.py")
-SUPPORTED = ((1, 20), (1, 29))  # first and last MicroPython minor versions deploy accepts
+# First and last MicroPython minor versions deploy accepts: tools/simboard/esp32/releases.py
+# (the firmware refuses older ones at boot too: Err 92, firmware.errors.MICROPYTHON_OLDEST).
+SUPPORTED = (releases.OLDEST[:2], releases.NEWEST)
 CHUNK = 2048  # bytes one raw-REPL command writes (about 3 KB of source to compile)
 BOOT_WAIT_S = 20.0  # after a reset: the board boots
 ANSWER_WAIT_S = 15.0  # a board that is up answers at once (a loaded host: slower)
@@ -362,10 +366,25 @@ def ca_certificate(path):
     return data
 
 
-def deploy(port, mpy=False, reset=True, say=print, net=False, remove_copies=False, ca=None):
+def board_config(path):
+    """The bytes of a board.cfg that `python -m tools.config check` takes whole, or
+    DeployError saying, key by key, what is wrong with it."""
+    from tools import config
+
+    lines, ok = config.check_file(path)
+    if not ok:
+        raise DeployError("%s (nothing was copied; python -m tools.config writes one)"
+                          % "; ".join(lines))
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def deploy(port, mpy=False, reset=True, say=print, net=False, remove_copies=False, ca=None,
+           config=None):
     # a folder of this run's own: two deploys at once (two boards) never stage into one
     dest = os.path.join(ROOT, "build", "deploy", str(os.getpid()))
     ca_bytes = ca_certificate(ca) if ca else None
+    cfg_bytes = board_config(config) if config else None
     if not remove_copies:
         stage(dest, mpy=mpy)
     board = connect(port, ANSWER_WAIT_S)
@@ -389,13 +408,14 @@ def deploy(port, mpy=False, reset=True, say=print, net=False, remove_copies=Fals
                 board.reset()  # back to the game it was playing
             raise DeployError(problem)
         say("board: MicroPython %s" % ".".join(str(v) for v in version))
-        if has_net or net:
+        if has_net or net or (cfg_bytes is not None and b'"net"' in cfg_bytes):
             stage(dest, mpy=mpy, libraries=True)
             say("%s %s to lib/umqtt (%s)" % (UMQTT, UMQTT_VERSION, "the board has net settings"
                                               if has_net else "--net"))
-        if ca_bytes is not None:
-            with open(os.path.join(dest, "ca.der"), "wb") as f:
-                f.write(ca_bytes)  # staged after stage() emptied the folder
+        for name, data in (("ca.der", ca_bytes), ("board.cfg", cfg_bytes)):
+            if data is not None:
+                with open(os.path.join(dest, name), "wb") as f:
+                    f.write(data)  # staged after stage() emptied the folder
         if reset:
             # Come back without the firmware: no watchdog, the REPL free, whatever the
             # firmware on the board does (even an older one).
@@ -422,6 +442,8 @@ def main(argv=None):
                    help="install umqtt even if the board's board.cfg has no net settings yet")
     p.add_argument("--ca", metavar="FILE",
                    help="the club's CA certificate (DER) to the board as /ca.der, for TLS")
+    p.add_argument("--config", metavar="FILE",
+                   help="a board.cfg (python -m tools.config) to the board as /board.cfg")
     p.add_argument("--no-reset", action="store_true",
                    help="copy only: no resets (for a board whose firmware is not running)")
     p.add_argument("--list", action="store_true", help="list what would be copied and stop")
@@ -445,9 +467,15 @@ def main(argv=None):
         return 0
     if not args.port:
         p.error("--port is required")
+    if args.config:
+        try:
+            board_config(args.config)
+        except DeployError as exc:
+            sys.stderr.write("deploy: %s\n" % exc)
+            return 2  # bad input: refused before the board is touched
     try:
         deploy(args.port, mpy=args.mpy, reset=not args.no_reset, net=args.net,
-               remove_copies=args.remove_copies, ca=args.ca)
+               remove_copies=args.remove_copies, ca=args.ca, config=args.config)
     except DeployError as exc:
         sys.stderr.write("deploy: %s\n" % exc)
         return 1

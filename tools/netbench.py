@@ -153,11 +153,15 @@ class BoardPublisher:
     def __init__(self, name, port):
         import paho.mqtt.client as paho
 
+        from boardlib.framesign import FrameSigner
         from boardlib.link import Link
         from rules_core import Game
 
         self.name = name
         self.frames = []
+        nonce = os.urandom(8)
+        self.signer = FrameSigner(KEY, nonce, name.encode())  # sealed as the board seals
+        self.counter = 0
         self.link = Link(self, 0, board_id=name.encode())
         self.link.game = 1
         self.game = Game("ddbu", (9999, 9999))
@@ -168,7 +172,7 @@ class BoardPublisher:
         self.client.connect("127.0.0.1", port, 60)
         self.client.loop_start()
         self.base = "pinboard/%s/" % name
-        self.client.publish(self.base + "status", b"online " + os.urandom(8).hex().encode(),
+        self.client.publish(self.base + "status", b"online " + nonce.hex().encode(),
                             retain=True)
         self.link.send_hello("bench", "PWR", 0)
         self._flush()
@@ -182,9 +186,14 @@ class BoardPublisher:
         return 0
 
     def _flush(self):
+        from boardlib.framesign import OVERHEAD
+
         for wire in self.frames:
             state = wire[2] == 0x02
-            self.client.publish(self.base + ("state" if state else "events"), wire,
+            message = bytearray(len(wire) + OVERHEAD)
+            self.signer.seal(self.counter, wire, message)
+            self.counter += 1
+            self.client.publish(self.base + ("state" if state else "events"), bytes(message),
                                 retain=state)
         self.frames.clear()
 

@@ -22,7 +22,7 @@ import io
 
 from rules_core import events
 from rules_core.game import Game, GameError
-from rules_core.settings import RULES_IDS
+from rules_core.settings import RULES_IDS, TEAMS, has
 from tools.lines import MAX_LINE, LineError, ReadError, raw_lines, shown, words_of
 
 __all__ = ["MAX_LINE", "ReadError", "ScriptError", "FlagError", "run", "play"]
@@ -74,7 +74,7 @@ def parse_setting(key, values):
     """Value of one setting from its words (also used for the command-line flags)."""
     if key == "rules":
         if len(values) != 1 or values[0] not in RULES_IDS:
-            raise ValueError("rules must be one of ddbu, ceb, russian")
+            raise ValueError("rules must be one of %s" % ", ".join(RULES_IDS))
         return values[0]
     if key == "distance":
         if len(values) == 1 and "," in values[0]:
@@ -92,7 +92,7 @@ def parse_setting(key, values):
         return _number(values[0], key)
     if key == "teams":
         if len(values) != 1 or values[0] not in ("0", "1"):
-            raise ValueError("teams must be 0 (singles) or 1 (ceb two-man teams, CEB 28)")
+            raise ValueError("teams must be 0 (singles) or 1 (two-man teams, CEB 28)")
         return int(values[0])
     raise ValueError("unknown setting %s" % shown(key))
 
@@ -185,15 +185,17 @@ def _make_game(settings, overrides, line, lines):
         elif key in settings:
             values[key] = settings[key]
     if "rules" not in values:
-        raise ScriptError(line, "no rules given (rules ddbu|ceb|russian) before the first event")
+        raise ScriptError(line, "no rules given (rules %s) before the first event"
+                          % "|".join(RULES_IDS))
     if "distance" not in values:
         raise ScriptError(line, "no distance given (distance N or N M) before the first event")
     try:
         return _game(values)
     except GameError as e:
-        if values.get("teams") and values["rules"] != "ceb":
-            # Team play is ceb's (CEB 28): point at the script's teams line, or at its rules
-            # line when --teams asked for it, so every teams mistake reads FILE:LINE.
+        if values.get("teams") and not has(values["rules"], TEAMS):
+            # Team play is for the rules with teams (CEB 28): point at the script's teams
+            # line, or at its rules line when --teams asked for it, so every teams mistake
+            # reads FILE:LINE.
             raise ScriptError(lines.get("teams") or lines.get("rules") or line, str(e)) from None
         _blame_flag(settings, overrides, values, str(e))
         raise ScriptError(line, str(e)) from None

@@ -34,6 +34,7 @@ figures, decoded from the emulated display chips' pins.
 """
 
 import argparse
+import fcntl
 import json
 import os
 import sqlite3
@@ -76,6 +77,22 @@ def state_problem(state):
     elif not os.access(parent, os.W_OK | os.X_OK):
         return "cannot make %s: %s is read-only" % (image, parent)
     return None
+
+
+def lock_state(state):
+    """Hold the --state folder for this simulator alone: an exclusive flock on the folder
+    (made if missing), or None when another simulator holds it. The kernel lets a flock go
+    when the last descriptor of it closes, so it dies with the simulator, `kill -9`
+    included; the interpreter and the watcher get the descriptor too, so the folder stays
+    held until the last process that could write its flash image has ended."""
+    os.makedirs(state, exist_ok=True)
+    fd = os.open(state, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def db_problem(db):
@@ -150,7 +167,14 @@ def parse_args(argv):
     p.add_argument("--usb", action="store_true",
                    help="run the ESP32 twin with its REPL on a pty (needs --state)")
     p.add_argument("--micropython", default="1.24.1", metavar="X.Y.Z",
-                   help="with --usb: the MicroPython version the twin reports")
+                   help="with --usb: the MicroPython release the twin plays "
+                   "(tools/simboard/esp32/releases.py)")
+    p.add_argument("--interpreter", default="pinned", metavar="pinned|release|PATH",
+                   help="with --usb: the unix port that runs the twin: the venv's, the "
+                   "release's own from ../shared/upy or build/upy, or a path")
+    p.add_argument("--esp32-heap", action="store_true",
+                   help="with --usb: the GC heap the release has on an ESP32 (32-bit "
+                   "interpreters only)")
     p.add_argument("--line-nf", type=float, default=None, metavar="N",
                    help="nF on each TM1637 line with the modules' 10 kOhm pull-ups "
                    "(default 10, as common modules; 0: ideal lines)")
@@ -185,10 +209,15 @@ def parse_args(argv):
         if not 0 <= args.line_nf <= 1000:
             p.error("--line-nf takes nF from 0 to 1000")
         os.environ["PINBOARD_LINE_NF"] = str(args.line_nf)  # the simulated board reads it
+    args.state_lock = None
     if args.state is not None:
         problem = state_problem(args.state)
         if problem:
             p.error("argument --state: " + problem)
+        args.state_lock = lock_state(args.state)
+        if args.state_lock is None:
+            p.error("argument --state: %s is in use by another simulator: a board's flash "
+                    "is in one simulator at a time (stop the other one first)" % args.state)
     if args.db is not None:
         problem = db_problem(args.db)
         if problem:
@@ -268,7 +297,7 @@ def run_timeline(args):
     try:
         proc = upy.run_file(
             RUNNER, device_args(args, link_path, scratch.name), heapsize=args.heapsize,
-            timeout=3600,
+            timeout=3600, pass_fds=_lock_fds(args),
         )
         sys.stderr.write(proc.stderr)
         if proc.returncode != 0:
@@ -295,13 +324,14 @@ def run_timeline(args):
 
 def run_usb(args):
     from tools.simboard import frozen
+    from tools.simboard.esp32 import releases
     from tools.simboard.twin import Twin
 
     if args.stock:
         frozen.remove(args.state)
     elif args.frozen:
         try:
-            frozen.build(args.state)
+            frozen.build(args.state, version=releases.parse(args.micropython))
         except frozen.BuildError as exc:
             sys.stderr.write("python -m tools.sim: error: --frozen: %s\n" % exc)
             return 2
@@ -319,8 +349,11 @@ def run_usb(args):
     line_nf = 10.0 if args.line_nf is None else args.line_nf
     twin = Twin(args.state, version=args.micropython, line_nf=line_nf,
                 ticks_start=args.ticks_start, display=args.display or "tm1637",
-                baud=args.baud)
+                baud=args.baud, interpreter=args.interpreter,
+                heap="esp32" if args.esp32_heap else None)
     print("usb: %s" % twin.usb_path, flush=True)
+    if twin.heap_note:
+        print("heap: %s" % twin.heap_note, flush=True)
     twin.on_event = say
     try:
         while True:
@@ -331,9 +364,18 @@ def run_usb(args):
         twin.close()
 
 
+def _lock_fds(args):
+    lock = getattr(args, "state_lock", None)
+    return () if lock is None else (lock,)
+
+
 def main(argv=None):
+    # Every interpreter started from here ends with this program, however it ends (a
+    # kill -9 included: tools/upy.py says how), and none outlives it writing the flash.
+    upy.DIE_WITH_PARENT = True
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.usb:
+        upy.lifeline(_lock_fds(args))  # the twin restarts its chip from other threads
         return run_usb(args)
     if args.timeline:
         return run_timeline(args)

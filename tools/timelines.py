@@ -16,8 +16,8 @@ import random
 from dataclasses import dataclass, field
 
 from boardlib.shot import BUTTON_NAMES
+from rules_core.settings import CASINO, has, second_foul
 
-SECOND_FOUL = {"ddbu": "foul", "ceb": "quilles", "russian": "stop30"}
 HOLD_MS = 1000
 
 
@@ -88,7 +88,7 @@ def random_game(rules, seed, length=40, distance=(40, 40), sets=1, first=1):
 
     rng = random.Random(seed)
     game = Game(rules, distance=distance, sets=sets, first=first)
-    second = SECOND_FOUL[rules]
+    second = second_foul(rules)
     events = []
     while len(events) < length and not game.finished:
         if game.shots and rng.random() < 0.08:
@@ -96,7 +96,7 @@ def random_game(rules, seed, length=40, distance=(40, 40), sets=1, first=1):
             events.append("undo")
             continue
         pins = tuple(p for p in range(1, 6) if rng.random() < 0.25)
-        carom = rng.choice(("", "", "", "carom", "casino" if rules == "ceb" else "carom"))
+        carom = rng.choice(("", "", "", "carom", "casino" if has(rules, CASINO) else "carom"))
         fouls = ()
         r = rng.random()
         if r < 0.08:

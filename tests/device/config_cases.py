@@ -113,6 +113,28 @@ def case_bad_values_keep_the_rest():
         check(problems(cfg) != [], "game %r accepted" % (game,))
 
 
+def case_a_buzzer_on_an_output_pin_that_is_not_the_repls():
+    root = scratch_dir(BLOCKS)
+    path = root + "/board.cfg"
+    cfg = custom()
+    cfg["buzzer_pin"] = 2
+    cfg["buzzer"] = False
+    save_config(path, cfg)
+    check(load_config(path) == (cfg, 0), "a buzzer on GPIO2, off")
+    check("buzzer_pin" not in defaults() and "buzzer" not in defaults(), "none by default")
+    for key, value in (("buzzer_pin", 34), ("buzzer_pin", 1), ("buzzer_pin", 3),
+                       ("buzzer_pin", 6), ("buzzer_pin", 20), ("buzzer_pin", "2"),
+                       ("buzzer_pin", True), ("buzzer", 1), ("buzzer", "on")):
+        bad = custom()
+        bad[key] = value
+        check(problems(bad) == ["%s: bad value %r" % (key, value)], "%s=%r" % (key, value))
+        write(path, ('{"brightness": 3, "%s": %s}' % (key, repr(value).replace("'", '"')
+                                                      .replace("True", "true"))).encode())
+        got, err = load_config(path)
+        check(err == ERR_CONFIG_VALUE and got["brightness"] == 3 and key not in got,
+              "%s=%r is dropped, the rest kept" % (key, value))
+
+
 def case_save_refuses_bad_values():
     root = scratch_dir(BLOCKS)
     path = root + "/board.cfg"

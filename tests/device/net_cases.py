@@ -177,11 +177,11 @@ def case_tls_gate_completes_one_record_a_poll():
     # The broker's handshake records through the link's gate, over a loopback TCP
     # connection: a record that arrives in pieces ends the poll it is completed in, and
     # an empty record counts as read; a poll is next_record(), then reads until none waits.
-    micropython_only("the gate is part of the network link, which imports umqtt")
+    micropython_only("MicroPython's socket streams (readinto without recv_into)")
     import socket
     import time
 
-    from boardlib import mqttlink
+    from boardlib import netsock
 
     server = socket.socket()
     for port in range(40000 + time.ticks_ms() % 10000, 65536):  # the port has no getsockname
@@ -196,7 +196,7 @@ def case_tls_gate_completes_one_record_a_poll():
     broker.connect(address)
     board, _ = server.accept()
     board.setblocking(False)
-    gate = mqttlink._Gate(board)
+    gate = netsock.Gate(board)
     buf = bytearray(64)
 
     def poll():
@@ -223,3 +223,62 @@ def case_tls_gate_completes_one_record_a_poll():
     check(gate.records == 5, "records %d" % gate.records)
     for s in (board, broker, server):
         s.close()
+
+
+def tls_backpressure(port, ca_file, packets, size):
+    """Write `packets` numbered packets of `size` bytes through netsock.Stream over TLS to a
+    server on `port` that does not read for a while: [times the socket pushed back, packets
+    written, bytes still queued]. What the server reads must be every packet, in
+    order: mbedtls finishes a record it began only when given the same length again."""
+    micropython_only("the tls module and MicroPython's socket streams")
+    import socket
+    import time
+
+    from boardlib import netsock
+
+    with open(ca_file, "rb") as f:
+        context = netsock.tls_context(f.read(), "TLS-RSA-WITH-AES-128-GCM-SHA256")
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, 7, 2048)  # SO_SNDBUF: a small one, as lwIP's
+    sock.connect(socket.getaddrinfo("127.0.0.1", port)[0][-1])
+    ssl = context.wrap_socket(sock, server_hostname="127.0.0.1")  # the handshake, blocking
+    sock.setblocking(False)
+    stream = netsock.Stream(ssl, time.ticks_ms, tls=True)
+    pushed_back = written = 0
+    deadline = time.ticks_add(time.ticks_ms(), 20000)
+    while (written < packets or stream.tx_len) and time.ticks_diff(deadline,
+                                                                      time.ticks_ms()) > 0:
+        # as the link polls: a packet queued (a publish, a PINGREQ), then a flush
+        if written < packets and stream.room() >= size:
+            stream.write(b"%06d" % written + b"." * (size - 6))
+            written += 1
+        before = stream.tx_len
+        stream.flush()
+        if before and stream.tx_len == before:  # nothing taken: the socket pushed back
+            pushed_back += 1
+            time.sleep_ms(2)
+    ssl.close()
+    return [pushed_back, written, stream.tx_len]
+
+
+def resolve(names, port):
+    """netsock.Resolver against a DNS server on 127.0.0.1:`port`: for each name, the
+    address it found, or the errno it failed with."""
+    micropython_only("MicroPython's sockets (the resolver is the board's)")
+    import time
+
+    from boardlib import netsock
+
+    out = []
+    for name in names:
+        resolver = netsock.Resolver()
+        resolver.start(name, "127.0.0.1", time.ticks_ms(), port=port)
+        found = None
+        while found is None:
+            try:
+                found = resolver.step(time.ticks_ms())
+            except OSError as exc:
+                found = exc.args[0]
+            time.sleep_ms(5)
+        out.append(found)
+    return out

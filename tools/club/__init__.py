@@ -1,12 +1,12 @@
-"""The club scoreboard: the host logger and a web app over the same SQLite database.
+"""The club scoreboard: a web app over the logger's SQLite database (tools.records).
 
     python -m tools.club --db games.db --port /dev/ttyUSB1 --pin 4711
     python -m tools.club --db games.db --demo 4         # four simulated tables playing
 
-Modules: app (the Starlette app), live (the live tables and server-sent events), security
-(the club PIN, CSRF, refusals), logbridge (the logger in a thread, its commands), demo
-(simulated tables), pages/store/chart (results, players, names), fakeboards (board-shaped
-frames on ptys), serving (the app in a thread, headless Chromium), bench and loadbench
-(`make bench`'s figures), sample (games for tests and benches), screens (the docs'
-screenshots). docs/club.md describes it.
+Modules: app (the Starlette app), routes (the one route table and its rules), pages (every
+page), live (the live tables and server-sent events), security (the club PIN, CSRF,
+refusals, the Host header), serving (uvicorn with the club's limits), chart (a game's
+chart), demo (simulated tables), __main__ (the command: the logger and the app in one
+process). bench, loadbench and screens are the old names of tools/testing's club benches
+and screenshots. docs/club.md describes it.
 """

@@ -7,15 +7,16 @@
     python -m tools.club --db games.db                   # the web app alone (a logger runs
                                                          # elsewhere on the same file)
 Options: --listen HOST:PORT (default 127.0.0.1:8080; 0.0.0.0:8080 for the club's network),
---pin PIN (without it nothing can be written from the web), --demo-speed X.
+--pin PIN (without it nothing can be written from the web), --allow-host NAME (a name the
+club's browsers use for the app, besides localhost and IP addresses), --demo-speed X.
 """
 
 import argparse
 import os
 import sys
 
-from tools.logger.__main__ import mqtt_source
-from tools.logger.store import Store, StoreError
+from tools.logger.options import add_link_options, mqtt_source
+from tools.records import Database, StoreError
 
 DEFAULT_LISTEN = "127.0.0.1:8080"
 
@@ -33,31 +34,62 @@ def _count(text):
     return int(text)
 
 
+def _speed(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0.1 <= value <= 1000:  # nan and inf fail this too
+        raise argparse.ArgumentTypeError("%r: the simulated tables play 0.1 to 1000 times "
+                                         "faster than real time" % text)
+    return value
+
+
+def _host_name(text):
+    name = text.strip().lower().rstrip(".")
+    if not name or len(name) > 253 or not all(
+            part and len(part) <= 63 and all(c.isascii() and (c.isalnum() or c == "-")
+                                             for c in part) for part in name.split(".")):
+        raise argparse.ArgumentTypeError("%r: a host name (letters, digits, - and dots)"
+                                         % text)
+    return name
+
+
+def _more_descriptors():
+    """Up to the hard limit of open files (at most 65536): connections, the database and
+    the boards' ports all take descriptors (the app keeps half of them for connections)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        except (ValueError, OSError):
+            pass
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(
         prog="python -m tools.club",
         description="The club scoreboard: log the boards into SQLite and show them on the "
         "web (docs/club.md).")
     ap.add_argument("--db", required=True, help="SQLite file of the logger (made if missing)")
-    ap.add_argument("--port", action="append", default=[], help="a board's serial port "
-                    "(repeatable)")
-    ap.add_argument("--baud", type=int, default=115200)
-    ap.add_argument("--mqtt", metavar="mqtt://USER:PASSWORD@HOST:PORT",
-                    help="also log every board on this MQTT broker (docs/network.md); "
-                    "mqtts://... over TLS")
-    ap.add_argument("--ca", metavar="FILE",
-                    help="with mqtts://: the club's CA certificate (PEM, tools.broker's ca.crt)")
-    ap.add_argument("--mqtt-prefix", default="", metavar="PREFIX")
-    ap.add_argument("--keys", metavar="FILE", help="the boards' command keys for --mqtt")
+    add_link_options(ap)  # what the logger reads, as `python -m tools.logger`
     ap.add_argument("--listen", type=_listen, default=_listen(DEFAULT_LISTEN),
                     metavar="HOST:PORT", help="where the web app listens (default %s)"
                     % DEFAULT_LISTEN)
     ap.add_argument("--pin", help="the club PIN that every write from the web needs "
                     "(without it the web app only reads)")
+    ap.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                    type=_host_name,
+                    help="a name the club reaches the app by (e.g. club-pc.local); "
+                    "repeatable. localhost and IP addresses always work; other names in "
+                    "the Host header are refused (DNS rebinding)")
     ap.add_argument("--demo", type=_count, metavar="N",
                     help="N simulated tables (the real firmware on the simulated board) "
                     "play random games into --db")
-    ap.add_argument("--demo-speed", type=float, default=4.0, metavar="X",
+    ap.add_argument("--demo-speed", type=_speed, default=4.0, metavar="X",
                     help="the simulated tables play X times faster than real time (default 4)")
     args = ap.parse_args(argv)
     if args.pin is not None and not args.pin.strip():
@@ -91,22 +123,27 @@ def _server_class():
 
 def main(argv=None):
     ap, args = parse_args(sys.argv[1:] if argv is None else argv)
-    import uvicorn
-
+    _more_descriptors()
     from tools.club.app import create_app
+    from tools.club.serving import server_config
 
     ClubServer = _server_class()
     from tools.club.live import LiveHub
-    from tools.club.logbridge import LoggerBridge
+    from tools.logger.bridge import LoggerBridge
     from tools.logger.core import Logger, say_on_stderr
+    from tools.logger.store import Store
 
     logs = bool(args.port or args.mqtt or args.demo)
     try:
-        store = Store(args.db, create=logs)
+        database = Database(args.db, create=logs)  # one file, one writer: the logger's
     except StoreError as e:
         sys.stderr.write("club: %s\n" % e)
         return 2
+    store = Store(database)
     source = mqtt_source(ap, args, store)  # before the demo: a usage error leaves no boards
+    if source is not None and "+" in source.prefix:
+        sys.stderr.write("club: --mqtt-prefix with +: a federation's central broker; no "
+                         "command is sent to its boards\n")
     demo = None
     ports = list(args.port)
     if args.demo:
@@ -114,15 +151,14 @@ def main(argv=None):
 
         demo = Demo(args.demo, speed=args.demo_speed)
         ports += demo.host_paths
-    hub = LiveHub(args.db)
+    hub = LiveHub(database)
     bridge = None
     if logs:
         logger = Logger(ports, args.db, baud=args.baud, store=store, say=say_on_stderr,
                         mqtt=source)
         bridge = LoggerBridge(logger, on_commit=hub.notify).start()
-    else:
-        store.close()
-    app = create_app(args.db, pin=args.pin, commands=bridge, hub=hub)
+    app = create_app(database, pin=args.pin, commands=bridge, hub=hub,
+                     allowed_hosts=args.allow_host)
     host, port = args.listen
     if demo is not None:
         demo.start()
@@ -130,8 +166,7 @@ def main(argv=None):
     sys.stderr.write("club: http://%s:%d/ (%s)\n" % (
         shown, port, "writes need the PIN" if args.pin else "read only: no --pin given"))
     try:
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                lifespan="on", timeout_graceful_shutdown=1)
+        config = server_config(app, host=host, port=port)
         try:
             ClubServer(config, hub).run()
         except KeyboardInterrupt:

@@ -2,31 +2,35 @@
 
     app = create_app("games.db", pin="4711", commands=bridge)   # an ASGI app for uvicorn
 
-Pages: `/` every table (the club TV), `/table/BOARD` one table (a phone), `/overlay/BOARD`
-a transparent strip for a stream, `/events` the server-sent events that keep them live,
-`/api/tables` the same data as JSON, `/status.json` the refused writes counted. Results,
-games and players come from tools/club/pages.py (its `routes()`); every template extends
-base.html and is autoescaped. Writes (a new game on a board) go through
-tools.club.security.require_write: the PIN and the form's token.
+The pages are tools/club/pages.py, listed in one route table (tools.club.routes.ROUTES,
+which holds every route to its kind's rules: reads run in the thread pool, writes pass
+the club's guard first). Every template extends base.html and is autoescaped; the rules
+systems' names and traits come from the rules core's table (rules_core.settings).
 """
 
+import collections
+import contextlib
 import os
+import secrets
 
 import jinja2
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.responses import JSONResponse, RedirectResponse, StreamingResponse
-from starlette.routing import Mount, Route
+from starlette.responses import JSONResponse
+from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from tools.club import security
+from rules_core.settings import MAX_DISTANCE, SETS, TEAMS, has, rules_name, with_trait
+from tools.club import pages, security
 from tools.club.live import LiveHub, board_label
+from tools.club.routes import ROUTES, starlette_routes
+from tools.club.serving import BodyLimit, Limits
+from tools.records import Database
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RULES_NAMES = {"ddbu": "DDBU keglebillard", "ceb": "CEB five-pins",
-               "russian": "Russian kegel billiards"}
-NEW_GAME_RULES = ("ddbu", "ceb", "russian")
+FORM_MAX_BYTES = 16384  # the largest form is a few hundred bytes
 
 
 def make_templates():
@@ -35,142 +39,93 @@ def make_templates():
         loader=jinja2.FileSystemLoader(os.path.join(HERE, "templates")),
         autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.globals["csrf_input"] = security.csrf_input
-    env.globals["rules_names"] = RULES_NAMES
+    env.globals["rules_name"] = rules_name
+    env.globals["in_sets"] = lambda rules: has(rules, SETS)
+    env.globals["team_rules"] = ", ".join(with_trait(TEAMS))
+    env.globals["max_distance"] = MAX_DISTANCE
     env.filters["board_label"] = board_label  # T01 rather than 543031, where it reads so
     return Jinja2Templates(env=env)
 
 
-def create_app(db_path, pin=None, commands=None, hub=None, poll_s=None):
-    """The Starlette app over the logger database ``db_path``. ``commands``: something with
-    ``new_game(board, settings, replace)`` that hands a command to the logger (None: the
-    logger is not in this process and boards cannot be told anything). ``hub``: a LiveHub
-    to share (made here when None)."""
-    from tools.club import pages
-
-    templates = make_templates()
-    hub = hub or (LiveHub(db_path) if poll_s is None else LiveHub(db_path, poll_s=poll_s))
-
-    def render(request, name, status_code=200, **context):
-        context.setdefault("writable", guard.writable)
-        return templates.TemplateResponse(request, name, context, status_code=status_code)
-
-    async def tables_page(request):
-        return render(request, "tables.html", tables=hub.snapshot(), title="Tables")
-
-    def _board_table(board):
-        table = hub.current.get(board)
-        if table is None:
-            raise HTTPException(404, "no table called %r has been seen" % board)
-        return table
-
-    async def table_page(request):
-        table = _board_table(request.path_params["board"])
-        return render(request, "table.html", table=table, title="Table %s" % table["label"],
-                      can_command=commands is not None, rules=NEW_GAME_RULES,
-                      sent=request.query_params.get("sent"),
-                      saved=request.query_params.get("saved"),
-                      players=pages.club_store(request).players())
-
-    async def overlay_page(request):
-        table = _board_table(request.path_params["board"])
-        return render(request, "overlay.html", table=table, title="Overlay")
-
-    async def events(request):
-        return StreamingResponse(hub.stream(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache",
-                                          "X-Accel-Buffering": "no"})
-
-    async def api_tables(request):
-        return JSONResponse({"tables": hub.snapshot()})
-
-    async def status(request):
-        return JSONResponse({"refusals": guard.refusals, "writable": guard.writable,
-                             "clients": len(hub.clients), "tables": len(hub.current)})
-
-    async def new_game(request):
-        board = request.path_params["board"]
-        form = await request.form()
-        security.require_write(request, form)
-        _board_table(board)
-        if commands is None:
-            raise HTTPException(409, "the logger does not run in this process: no command "
-                                "can reach the boards")
-        try:
-            settings = _new_game_settings(form)
-        except ValueError as e:
-            raise HTTPException(400, str(e)) from None
-        if not commands.new_game(board, settings, bool(form.get("replace"))):
-            raise HTTPException(409, "board %s is not connected now" % board)
-        return RedirectResponse("/table/%s?sent=1" % board, status_code=303)
+def create_app(database, pin=None, commands=None, hub=None, poll_s=None, allowed_hosts=(),
+               limits=None):
+    """The Starlette app over ``database`` (a tools.records.Database, or the path of a
+    file a logger made). ``commands``: something with ``new_game(board, settings,
+    replace)`` and ``cannot_command(board)`` that hands a command to the logger
+    (tools.logger.bridge.LoggerBridge; None: the logger is not in this process and boards
+    cannot be told anything). ``hub``: a LiveHub to share (made here when None).
+    ``allowed_hosts``: names the app answers to besides localhost and IP addresses (the
+    Host header). ``limits``: the server's connection counts (tools.club.serving.Limits)
+    for /status.json."""
+    if not isinstance(database, Database):
+        database = Database(database, create=False)
+    hub = hub or (LiveHub(database) if poll_s is None else LiveHub(database, poll_s=poll_s))
+    limits = limits or Limits()
 
     async def refused(request, exc):
-        return render(request, "refused.html", status_code=403, message=exc.message,
-                      title="Refused")
+        headers = None if exc.retry_after is None else {"Retry-After": str(exc.retry_after)}
+        return pages.render(request, "refused.html", status_code=exc.status,
+                            message=exc.message, title="Refused", headers=headers)
 
     async def http_error(request, exc):
         if request.url.path.startswith(("/events", "/api/")):
             return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
-        return render(request, "refused.html", status_code=exc.status_code,
-                      message=exc.detail, title="Error %d" % exc.status_code)
+        return pages.render(request, "refused.html", status_code=exc.status_code,
+                            message=exc.detail, title="Error %d" % exc.status_code)
 
-    routes = [
-        Route("/", tables_page, name="tables"),
-        Route("/table/{board}", table_page, name="table"),
-        Route("/table/{board}/new-game", new_game, methods=["POST"], name="new_game"),
-        Route("/overlay/{board}", overlay_page, name="overlay"),
-        Route("/events", events, name="events"),
-        Route("/api/tables", api_tables, name="api_tables"),
-        Route("/status.json", status, name="status"),
-        *pages.routes(),
-        Mount("/static", app=StaticFiles(directory=os.path.join(HERE, "static")),
-              name="static"),
-    ]
-
+    @contextlib.asynccontextmanager
     async def lifespan(app):
+        limits.watch_accept_errors()
+        if guard.writable:  # the kept count of wrong PINs, read before the first page
+            await run_in_threadpool(guard.limiter.locked_for, "")
         await hub.start()
         try:
             yield
         finally:
             await hub.stop()
 
-    guard = security.Guard(pin)
-    app = Starlette(routes=routes, lifespan=_lifespan(lifespan),
+    # Wrong PINs of every client together are kept in the database: a restart of the app
+    # (the club PC switched off at night) does not give an attacker a fresh start.
+    limiter = security.PinLimiter(
+        load=lambda: pages.records_of(app.state).pin_tries(),
+        save=lambda *tries: pages.records_of(app.state).keep_pin_tries(*tries))
+    guard = security.Guard(pin, limiter)
+    routes = starlette_routes(ROUTES) + [
+        Mount("/static", app=StaticFiles(directory=os.path.join(HERE, "static")),
+              name="static")]
+    app = Starlette(routes=routes, lifespan=lifespan,
                     exception_handlers={security.Refused: refused, HTTPException: http_error})
+    # the last added runs first: the Host header, then the body's size, then the session
     app.add_middleware(security.SessionCookie)
-    app.state.guard = guard
-    app.state.hub = hub
-    app.state.db_path = db_path
-    app.state.templates = templates
-    app.state.render = render
+    app.add_middleware(BodyLimit, limit=FORM_MAX_BYTES, limits=limits)
+    app.add_middleware(security.HostCheck, names=allowed_hosts, guard=guard)
+    state = app.state
+    state.guard, state.limits, state.hub, state.commands = guard, limits, hub, commands
+    state.database, state.templates, state.notes = database, make_templates(), Notes()
     return app
 
 
-def _lifespan(body):
-    import contextlib
+class Notes:
+    """Messages for a page after a redirect, each for the browser session that caused it
+    and shown once: a link someone makes up (?sent=...) shows nothing."""
 
-    return contextlib.asynccontextmanager(body)
+    KEPT = 1000
 
+    def __init__(self):
+        self.notes = collections.OrderedDict()
 
-def _new_game_settings(form):
-    """(rules, (d1, d2), sets, first, teams) from the new-game form, checked as the board
-    checks them."""
-    from rules_core.settings import check_settings
+    def keep(self, request, text):
+        key = secrets.token_urlsafe(12)
+        self.notes[key] = (request.scope.get(security.SESSION_COOKIE), text)
+        while len(self.notes) > self.KEPT:
+            self.notes.popitem(last=False)
+        return key
 
-    rules = str(form.get("rules") or "")
-    if rules not in NEW_GAME_RULES:
-        raise ValueError("rules must be one of %s" % ", ".join(NEW_GAME_RULES))
-    try:
-        distance = int(str(form.get("distance") or ""))
-        sets = int(str(form.get("sets") or "1"))
-        first = int(str(form.get("first") or "1"))
-    except ValueError:
-        raise ValueError("distance, sets and first are whole numbers") from None
-    teams = 1 if form.get("teams") else 0
-    if not 1 <= distance <= 9999:
-        raise ValueError("a distance is 1 to 9999 points")
-    if sets not in (1, 3, 5) or first not in (1, 2):
-        raise ValueError("sets are 1, 3 or 5; the first player is 1 or 2")
-    problem = check_settings(rules, (distance, distance), sets, first, teams)
-    if problem:
-        raise ValueError(problem)
-    return rules, (distance, distance), sets, first, teams
+    def take(self, request, key):
+        if not key:
+            return None
+        session, text = self.notes.get(key, (None, None))
+        if text is None or session != request.scope.get(security.SESSION_COOKIE):
+            return None
+        del self.notes[key]
+        return text

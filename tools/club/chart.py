@@ -1,10 +1,11 @@
 """Both players' scores over a game's shots, as an inline SVG picture.
 
-    svg = score_chart(game["scores"], names=["Anna", "Ben"], distance=[40, 40],
+    svg = score_chart(record.scores, names=["Anna", "Ben"], distance=[40, 40],
                       new_sets=[14, 30])
 
-``scores``: [(shot number, score 1, score 2)] from (0, 0, 0) on, as ClubStore.game() gives
-them (the score as the board shows it after each shot; in ceb the current set's). One
+``scores``: [(shot number, score 1, score 2)] from (0, 0, 0) on, as a GameRecord
+(tools.records) gives them (the score as the board shows it after each shot; in a match of
+sets the current set's). One
 polyline per player (`data-player` 1 and 2), axes with the shot numbers and points, a
 dashed line at each player's distance, a dotted line where a new set begins, and a legend
 with the names (escaped: a name is text, never markup).

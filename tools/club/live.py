@@ -1,6 +1,6 @@
 """The live tables: what every board shows now, and the server-sent events that push it.
 
-    hub = LiveHub("games.db")
+    hub = LiveHub(database)           # a tools.records.Database (or a file's path)
     await hub.start()                 # in the web server's event loop
     hub.notify()                      # from any thread: the logger committed a frame
     async for chunk in hub.stream():  # one browser's /events: every table, then changes
@@ -19,20 +19,14 @@ import json
 import sqlite3
 import time
 
+from rules_core.settings import rules_name
+from tools.records import Database
+from tools.records.game import current_games
+
 POLL_S = 0.25
 GATHER_S = 0.05  # after a commit, wait this long for more before reading the tables
 KEEPALIVE_S = 15.0
 QUEUE = 8  # messages waiting for one slow client; the oldest go first
-
-# Each board's latest game: the one whose state the board sent last in its own order (the
-# same choice as tools.club.store's current_games(), used instead when it is there).
-LATEST = """
-SELECT b.key, g.id, g.game_no, g.final, g.updated
-FROM boards b JOIN games g ON g.id = (
-    SELECT g2.id FROM games g2 WHERE g2.board = b.id AND g2.final IS NOT NULL
-    ORDER BY g2.final_rank DESC LIMIT 1)
-ORDER BY b.key
-"""
 
 BREAK_SINCE = """
 SELECT MIN(received) FROM states
@@ -41,107 +35,67 @@ WHERE game=? AND stale=0 AND json_extract(state, '$.status')='break'
 """
 
 
-def connect(db_path):
-    """A read-only connection for the web side (the logger's file must exist)."""
-    db = sqlite3.connect("file:%s?mode=ro" % _quote(db_path), uri=True,
-                         check_same_thread=False)
-    db.execute("PRAGMA busy_timeout=1000")
-    return db
-
-
-def _quote(path):
-    import os
-    from urllib.parse import quote
-
-    return quote(os.path.abspath(path))
-
-
-def board_label(key):
+def board_label(board):
     """How a table is called on the pages: its board id as text where the id is short
-    printable text (T01, a simulated table), else as the logger keys it (hex)."""
+    printable text (T01, a simulated table), else as the logger stores it (hex)."""
     try:
-        text = bytes.fromhex(key).decode("ascii")
+        text = bytes.fromhex(board).decode("ascii")
     except (ValueError, UnicodeDecodeError):
-        return key
+        return board
     if 1 <= len(text) <= 12 and all(c.isalnum() or c in "-_" for c in text):
         return text
-    return key
-
-
-def _club_store(db_path):
-    """The club's own store (names at the tables) where that part is there, else None."""
-    try:
-        from tools.club.store import ClubStore
-    except ImportError:
-        return None
-    try:
-        return ClubStore(db_path)
-    except Exception:  # noqa: BLE001  (no names is better than no tables)
-        return None
+    return board
 
 
 class Tables:
-    """Reads every board's latest game with its names, for the pages and the hub."""
+    """Reads every board's latest game with its names (tools.records.game.current_games),
+    for the pages and the hub: one connection of its own, asked from the hub's threads."""
 
-    def __init__(self, db_path):
-        self.db_path = db_path
-        self.db = connect(db_path)
-        self._club = _club_store(db_path)
-        self._cache = {}  # board key -> ((game, final text, names), table dict)
-
-    def close(self):
-        self.db.close()
-        if self._club is not None and hasattr(self._club, "close"):
-            self._club.close()
+    def __init__(self, database):
+        self.database = database
+        self.db = database.read_connection()
+        self._cache = {}  # board id -> ((game, final text, names), table dict)
 
     def data_version(self):
         return self.db.execute("PRAGMA data_version").fetchone()[0]
 
     def read(self):
-        """[table dict], one per board, ordered by board key. A board whose latest game,
+        """[table dict], one per board, ordered by board id. A board whose latest game,
         state and names are as last time gives the same dict again (nothing parsed)."""
         out = []
         cache = {}
-        for key, game, game_no, final, updated, names in self._latest():
-            names = list(names or (None, None))
-            known = self._cache.get(key)
-            if known is not None and known[0] == (game, final, names):
+        for record in current_games(self.db):
+            known = self._cache.get(record.board)
+            seen = (record.game, record.final_text, record.names)
+            if known is not None and known[0] == seen:
                 table = known[1]
             else:
-                table = self._table(key, game, game_no, final, updated, names)
-            cache[key] = ((game, final, names), table)
+                table = self._table(record)
+            cache[record.board] = (seen, table)
             out.append(table)
         self._cache = cache
         return out
 
-    def _table(self, key, game, game_no, final, updated, names):
-        state = json.loads(final) if isinstance(final, str) else final
+    def _table(self, record):
+        state = record.final
         since = None
         if state.get("status") == "break":
-            since = self.db.execute(BREAK_SINCE, (game, state["shots"])).fetchone()[0]
-        return {"board": key, "label": board_label(key), "game": game, "game_no": game_no,
-                "state": state,
-                "names": names, "updated": updated, "break_since": since}
-
-    def _latest(self):
-        if self._club is not None:
-            try:
-                return [(row["board"], row["game"], row["game_no"], row["state"],
-                         row["updated"], row.get("names")) for row in self._club.current_games()]
-            except (sqlite3.Error, KeyError, TypeError):
-                pass  # the tables without names are better than none
-        return [row + (None,) for row in self.db.execute(LATEST)]
+            since = self.db.execute(BREAK_SINCE, (record.game, state["shots"])).fetchone()[0]
+        return {"board": record.board, "label": board_label(record.board),
+                "game": record.game, "game_no": record.game_no, "state": state,
+                "rules_name": rules_name(state.get("rules")), "names": record.names,
+                "updated": record.updated, "break_since": since}
 
 
 class LiveHub:
     """Pushes the tables to every connected browser when the database changes."""
 
-    def __init__(self, db_path, poll_s=POLL_S, gather_s=GATHER_S):
-        self.db_path = db_path
+    def __init__(self, database, poll_s=POLL_S, gather_s=GATHER_S):
+        self.database = database  # a Database, or the path of one (opened at start())
         self.poll_s = poll_s
         self.gather_s = gather_s
         self.tables = None
-        self.current = {}  # board key -> table dict as last sent
+        self.current = {}  # board id -> table dict as last sent
         self.clients = set()
         self.sent = 0  # messages put in clients' queues
         self.closing = False
@@ -153,7 +107,9 @@ class LiveHub:
     async def start(self):
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()
-        self.tables = Tables(self.db_path)
+        if not isinstance(self.database, Database):
+            self.database = Database(self.database, create=False)
+        self.tables = Tables(self.database)
         await self._refresh()
         self._task = asyncio.create_task(self._run())
 
@@ -166,7 +122,7 @@ class LiveHub:
                 pass
         self._end_all()
         if self.tables is not None:
-            self.tables.close()
+            self.tables.db.close()
 
     def close_streams(self):
         """End every client's event stream (from any thread): the server is stopping, and

@@ -1,17 +1,21 @@
-"""The club's record pages: results, one game, players, names at the table, exports.
+"""The club app's pages: the live tables, results, one game, players, names, exports.
 
-    routes()   # Starlette routes that tools.club.app mounts
-
+    /                     every table (the club TV)      /table/BOARD   one table (a phone)
+    /overlay/BOARD        a transparent strip for a stream
+    /events               the server-sent events that keep the live pages live
+    /api/tables           the tables as JSON             /status.json   refusals counted
+    /table/BOARD/new-game (POST: rules, distance, sets, first, teams, replace)
     /results[?day=YYYY-MM-DD&table=BOARD&player=NAME]   games of a day, a table, a player
-    /game/KEY                                            shots, series table, chart, names form
-    /game/KEY/names         (POST: name1, name2, pin, csrf)   names for the game's slots
-    /players                                             statistics per name and rules id
-    /players/rename        (POST: old, new, pin, csrf)   a name corrected in every game
-    /export.csv, /export.json [?game=KEY|day=|table=|player=]   `tools.logger export`
+    /game/N               shots, series table, chart, names form
+    /game/N/names         (POST: name1, name2)          names for the game's slots
+    /players              statistics per name and rules id
+    /players/rename       (POST: old, new)              a name corrected in every game
+    /export.csv, /export.json [?game=N|day=|table=|player=]   `tools.logger export`
 
-Every page reads through tools.club.store.ClubStore (one per app, made on first use over
-the app's database) in Starlette's thread pool; writes go through
-tools.club.security.require_write (the club PIN and the form's token) first.
+tools.club.routes lists them (reads are plain functions run in the thread pool, writes
+are async and get the form after the club's guard took it: the PIN and the form's token).
+Everything stored is read through tools.records (one Records per app, made on first use
+over the app's database); what the live pages show comes from the hub (tools.club.live).
 """
 
 import time
@@ -19,107 +23,222 @@ import time
 from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.responses import RedirectResponse, Response
-from starlette.routing import Route
+from starlette.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 
+from rules_core.settings import RULES_IDS
 from tools.club import security
 from tools.club.chart import score_chart
-from tools.club.store import ClubError, ClubStore
+from tools.records import RecordError, Records
+from tools.records.game import game_number
 
 RESULTS_LIMIT = 100  # games on one results page; a day, a table or a player narrows it
+NO_LOGGER = ("The logger does not run with this web app: boards cannot be told anything "
+             "from here")
 
 
-def club_store(request):
-    """The app's ClubStore, made on first use over the app's database."""
+def records_of(state):
+    """The Records of an app's ``state`` (made on first use over its database: a logger,
+    or `python -m tools.club` at start-up, has made or checked the file)."""
+    records = getattr(state, "records", None)
+    if records is None:
+        records = state.records = Records.open(state.database)
+    return records
+
+
+def club_records(request):
+    return records_of(request.app.state)
+
+
+def render(request, name, status_code=200, headers=None, **context):
+    """A page from its template, with what every page shows (may the visitor write, and
+    the lockout of wrong PINs, if any)."""
     state = request.app.state
-    store = getattr(state, "club", None)
-    if store is None:
-        # the logger (or `python -m tools.club` at start-up) has made or checked the file
-        store = state.club = ClubStore(state.db_path, create=False)
-    return store
+    guard = state.guard
+    context.setdefault("writable", guard.writable)
+    wait = guard.lockout(request)
+    context.setdefault("lockout", security.wait_text(wait) if wait > 0 else None)
+    return state.templates.TemplateResponse(request, name, context, status_code=status_code,
+                                            headers=headers)
 
 
-def _render(request, name, **context):
-    return request.app.state.render(request, name, **context)
+# -- the live tables --------------------------------------------------------------------
+
+
+def _board_table(request):
+    board = request.path_params["board"]
+    table = request.app.state.hub.current.get(board)
+    if table is None:
+        raise HTTPException(404, "no table called %r has been seen" % board)
+    return table
+
+
+def tables_page(request):
+    return render(request, "tables.html", tables=request.app.state.hub.snapshot(),
+                  title="Tables")
+
+
+def table_page(request):
+    table = _board_table(request)
+    state = request.app.state
+    commands = state.commands
+    problem = NO_LOGGER if commands is None else commands.cannot_command(table["board"])
+    return render(request, "table.html", table=table, title="Table %s" % table["label"],
+                  command_problem=problem, rules=RULES_IDS,
+                  sent=state.notes.take(request, request.query_params.get("sent")),
+                  saved=request.query_params.get("saved"),
+                  players=club_records(request).players())
+
+
+def overlay_page(request):
+    return render(request, "overlay.html", table=_board_table(request), title="Overlay")
+
+
+async def events(request):
+    return StreamingResponse(request.app.state.hub.stream(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+def api_tables(request):
+    return JSONResponse({"tables": request.app.state.hub.snapshot()})
+
+
+def status(request):
+    state = request.app.state
+    guard = state.guard
+    return JSONResponse({"refusals": guard.refusals, "writable": guard.writable,
+                         "clients": len(state.hub.clients), "tables": len(state.hub.current),
+                         "pin": guard.limiter.status(), "connections": state.limits.status()})
+
+
+async def new_game(request, form):
+    table = _board_table(request)
+    commands = request.app.state.commands
+    if commands is None:
+        raise HTTPException(409, NO_LOGGER)
+    try:
+        settings = new_game_settings(form)
+    except ValueError as e:
+        raise HTTPException(400, str(e)) from None
+    outcome = await run_in_threadpool(commands.new_game, table["board"], settings,
+                                      bool(form.get("replace")))
+    if not outcome.sent:
+        raise HTTPException(409, "Nothing was sent to the board: %s." % outcome.why)
+    note = request.app.state.notes.keep(request, sent_text(outcome.answer))
+    return RedirectResponse("/table/%s?sent=%s" % (table["board"], note), status_code=303)
+
+
+def new_game_settings(form):
+    """(rules, (d1, d2), sets, first, teams) from the new-game form, checked as the board
+    checks them (rules_core.settings.check_settings)."""
+    from rules_core.settings import check_settings
+
+    rules = str(form.get("rules") or "")
+    try:
+        distance = int(str(form.get("distance") or ""))
+        sets = int(str(form.get("sets") or "1"))
+        first = int(str(form.get("first") or "1"))
+    except ValueError:
+        raise ValueError("distance, sets and first are whole numbers") from None
+    teams = 1 if form.get("teams") else 0
+    problem = check_settings(rules, (distance, distance), sets, first, teams)
+    if problem:
+        raise ValueError(problem)
+    return rules, (distance, distance), sets, first, teams
+
+
+def sent_text(answer):
+    """What the page says about a new game the logger did send: from the board's answer
+    (None: none came within a couple of seconds)."""
+    from boardlib.link import ERR_ASKED, ERR_BUSY
+
+    if answer is None:
+        return ("Sent to the board; it has not answered yet. Unless \"replace\" was ticked, "
+                "the players confirm the new game with ok on the board.")
+    kind, code = answer
+    if kind == "ack":
+        return "Sent to the board, which started the new game."
+    if code == ERR_ASKED:
+        return ("Sent to the board, which asks the players to confirm the new game: ok on "
+                "the board starts it, any other button keeps the game being played.")
+    if code == ERR_BUSY:
+        return ("Sent to the board, which refused it: its setup menu or wiring check is "
+                "open at the table. Nothing changed; try again once the players have left "
+                "it.")
+    return "Sent to the board, which refused it (error %s). Nothing changed." % code
+
+
+# -- the records ------------------------------------------------------------------------
 
 
 def _began(game):
     """When the game began, local time, as the club reads it."""
-    game["began"] = time.strftime("%Y-%m-%d %H:%M", time.localtime(game["started"] or 0))
+    game.began = time.strftime("%Y-%m-%d %H:%M", time.localtime(game.started or 0))
     return game
 
 
-def _game_key(request):
+def _game_number(request):
     try:
-        return int(request.path_params["key"])
-    except ValueError:
-        raise HTTPException(404, "no such game") from None
+        return game_number(request.path_params["game"])
+    except RecordError as e:
+        raise HTTPException(404, "no such game: %s" % e) from None
 
 
 def results(request):
-    store = club_store(request)
+    records = club_records(request)
     query = request.query_params
     day, table, player = (query.get(k) or None for k in ("day", "table", "player"))
     try:
-        games = store.games(day=day, table=table, player=player, limit=RESULTS_LIMIT + 1)
-    except ClubError as e:
+        games = records.games(day=day, table=table, player=player, limit=RESULTS_LIMIT + 1)
+    except RecordError as e:
         raise HTTPException(400, str(e)) from None
     more = len(games) > RESULTS_LIMIT
     games = [_began(g) for g in games[:RESULTS_LIMIT]]
-    return _render(request, "results.html", title="Results", games=games,
-                   more=more, day=day, table=table, player=player, tables=store.tables(),
-                   players=store.players())
+    return render(request, "results.html", title="Results", games=games,
+                  more=more, day=day, table=table, player=player, tables=records.tables(),
+                  players=records.players())
 
 
 def game_page(request):
-    store = club_store(request)
-    key = _game_key(request)
-    game = store.game(key)
+    records = club_records(request)
+    number = _game_number(request)
+    game = records.game(number)
     if game is None:
-        raise HTTPException(404, "no game %d in this database" % key)
+        raise HTTPException(404, "no game %d in this database" % number)
     _began(game)
-    new_sets = [b["number"] for a, b in zip(game["shots"], game["shots"][1:], strict=False)
+    new_sets = [b["number"] for a, b in zip(game.shots, game.shots[1:], strict=False)
                 if b["set"] != a["set"]]
-    chart = Markup(score_chart(game["scores"], game["names"], game["final"]["distance"],
-                               new_sets))
-    return _render(request, "game.html", title="Game %d" % key, game=game, chart=chart,
-                   players=store.players(), saved=request.query_params.get("saved"))
+    chart = Markup(score_chart(game.scores, game.names, game.final["distance"], new_sets))
+    return render(request, "game.html", title="Game %d" % number, game=game, chart=chart,
+                  players=records.players(), saved=request.query_params.get("saved"))
 
 
-async def set_names(request):
-    key = _game_key(request)
-    form = await request.form()
-    security.require_write(request, form)
-    store = club_store(request)
+async def set_names(request, form):
+    number = _game_number(request)
     names = [str(form.get("name1") or ""), str(form.get("name2") or "")]
     try:
-        await run_in_threadpool(store.set_names, key, names)
-    except ClubError as e:
+        await run_in_threadpool(club_records(request).set_names, number, names)
+    except RecordError as e:
         raise HTTPException(400, str(e)) from None
     back = str(form.get("back") or "")
     if not back.startswith("/") or back.startswith("//"):
-        back = "/game/%d" % key  # only a page of this app, never another site
+        back = "/game/%d" % number  # only a page of this app, never another site
     return RedirectResponse(back + ("&" if "?" in back else "?") + "saved=1", status_code=303)
 
 
 def players(request):
-    store = club_store(request)
-    stats = store.player_stats()
+    records = club_records(request)
     by_rules = {}
-    for entry in stats:
+    for entry in records.player_stats():
         by_rules.setdefault(entry["rules"], []).append(entry)
-    return _render(request, "players.html", title="Players", by_rules=by_rules,
-                   players=store.players(), renamed=request.query_params.get("renamed"))
+    return render(request, "players.html", title="Players", by_rules=by_rules,
+                  players=records.players(), renamed=request.query_params.get("renamed"))
 
 
-async def rename_player(request):
-    form = await request.form()
-    security.require_write(request, form)
-    store = club_store(request)
+async def rename_player(request, form):
     try:
-        await run_in_threadpool(store.rename_player, str(form.get("old") or ""),
-                                str(form.get("new") or ""))
-    except ClubError as e:
+        await run_in_threadpool(club_records(request).rename_player,
+                                str(form.get("old") or ""), str(form.get("new") or ""))
+    except RecordError as e:
         raise HTTPException(400, str(e)) from None
     return RedirectResponse("/players?renamed=1", status_code=303)
 
@@ -128,30 +247,16 @@ def export(request):
     fmt = request.path_params["fmt"]
     if fmt not in ("csv", "json"):
         raise HTTPException(404, "exports are /export.csv and /export.json")
-    game = request.query_params.get("game")
-    try:
-        game = None if game in (None, "") else int(game)
-    except ValueError:
-        raise HTTPException(400, "game is a game's number") from None
     query = request.query_params
+    game = query.get("game")
     day, table, player = (query.get(k) or None for k in ("day", "table", "player"))
     try:
-        lines = club_store(request).export_lines(game, fmt, day, table, player)
-    except ClubError as e:
+        game = None if game in (None, "") else game_number(game)
+        lines = club_records(request).export_lines(game, fmt, day, table, player)
+    except RecordError as e:
         raise HTTPException(400, str(e)) from None
     body = "".join(line + "\n" for line in lines)  # as `tools.logger export` prints them
     name = "games" if game is None else "game-%d" % game
     media = "text/csv" if fmt == "csv" else "application/x-ndjson"
     return Response(body, media_type=media, headers={
         "Content-Disposition": 'attachment; filename="%s.%s"' % (name, fmt)})
-
-
-def routes():
-    return [
-        Route("/results", results, name="results"),
-        Route("/game/{key}", game_page, name="game"),
-        Route("/game/{key}/names", set_names, methods=["POST"], name="set_names"),
-        Route("/players", players, name="players"),
-        Route("/players/rename", rename_player, methods=["POST"], name="rename_player"),
-        Route("/export.{fmt:str}", export, name="export"),
-    ]

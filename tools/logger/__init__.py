@@ -3,6 +3,8 @@
     python -m tools.logger --port /dev/ttyUSB1 [--port ...] --db games.db [--live]
         [--new-game ddbu:40 [--replace]]   # the board asks its players unless --replace
         [--new-game ceb:60:3:teams]        # a ceb match of two-man teams
+    python -m tools.logger --mqtt mqtt://logger:PW@HOST --keys keys.txt --db games.db \
+        [--new-game ddbu:40 [--replace] [--board ID]]   # signed, to that board (docs/network.md)
     python -m tools.logger export --db games.db [--game N] [--format json|csv]
         [--day YYYY-MM-DD] [--table BOARD] [--player NAME]   # as the club's Results page
     python -m tools.logger stats --db games.db

@@ -18,7 +18,6 @@ plugged back in. What arrives is stored in one transaction per read burst; while
 program holds the database locked the frames wait in memory and are stored when it lets go.
 """
 
-import random
 import select
 import sqlite3
 import sys
@@ -28,59 +27,26 @@ import time
 import serial
 
 from tools.logger import frames
+from tools.logger.history import History
+from tools.logger.port import Port
 from tools.logger.store import Store, is_busy
 
 REOPEN_S = 0.5
 STATE_RETRY_S = 1.0
 EVENT_RETRY_S = 0.5
 HELLO_WAIT_S = 3.0  # frames wait this long for the board's hello, then go under the port
+# A board sends a frame at least every 2 s (its heartbeat): a link quiet for longer was
+# interrupted (a cable out, the board off the network), for however long; the first frame
+# after it starts the count anew and brings a state request, whatever its number says.
+SILENCE_S = 5.0
 READ_MAX = 65536
-MAX_REQUESTS = 16  # events asked for at once
 
 
-class Port:
-    """One board's serial port and what the logger knows about its link."""
-
-    def __init__(self, path):
-        self.path = path
-        self.serial = None
-        self.reader = frames.FrameReader()
-        self.expect = None
-        self.board_key = None
-        self.board = None
-        self.boot_id = None
-        self.hello_asked_at = None
-        self.waiting = []  # game frames that came before the board said who it is
-        self.backlog = []  # frames read but not yet stored (the database was busy)
-        self.read_since_flush = False
-        # A random start: a restarted logger's commands are never taken by the board for
-        # repeats of the last logger's (the board answers a repeat without running it).
-        self.cmd_seq = random.randrange(0x10000)
-        self.state_wanted_at = None
-        self.events_asked_at = {}  # (game row, number) -> when
-        self.incomplete = {}  # game row -> when its events were last checked
-        self.current_game = None  # the game row of the board's latest state
-        self.logged = set()  # game rows the board was told are logged
-        self.event_requests = {}  # seq of a CMD_EVENT -> game row it asked about
-        self.given_up = set()  # game rows whose missing events the board no longer has
-        self.restoring = set()  # game rows whose lost events are being handed back
-        self.restore_sent = {}  # (game row, number) -> when CMD_RESTORE was sent
-        self.last_open_try = 0.0
-        self.opened_once = False
-        self.open_error = None  # the last reason the port could not be opened
-        self.gap_log = []  # (first missing seq, seq that showed the gap), most recent last
-        self.trace = None  # set to a list to record every accepted (seq, kind, payload)
-        self.answers = []  # (kind, fields) of ACK and ERROR frames, most recent last
-        self.counters = dict.fromkeys(
-            ("gaps", "missing", "state_requests", "reconnects", "device_rx_frames",
-             "device_rx_bad", "device_tx_frames", "replayed", "stale", "unknown_protocol",
-             "events_requested", "db_busy"), 0)
-
-
-class Logger:
+class Logger(History):
     def __init__(self, ports, db, baud=115200, new_game=None, store=None,
                  state_retry_s=STATE_RETRY_S, replace=False, say=None,
-                 event_retry_s=EVENT_RETRY_S, mqtt=None, restore_lost=False):
+                 event_retry_s=EVENT_RETRY_S, mqtt=None, restore_lost=False,
+                 silence_s=SILENCE_S, new_game_board=None):
         if isinstance(ports, str) and not isinstance(db, str):
             ports, db = db, ports  # Logger(db, ports) reads as well; the order is obvious
         self.store = store or Store(db)
@@ -88,17 +54,25 @@ class Logger:
         self._burst_state = None
         self._stop = threading.Event()
         self.state_retry_s = state_retry_s
+        self.silence_s = silence_s
         self.event_retry_s = event_retry_s
         self.baud = baud
         # (rules, (d1, d2), sets, first[, teams]) sent once per port
         self.new_game = new_game
         self.replace = replace  # the new game may replace an unfinished one without asking
+        # The board on the broker that new_game is for (its id): sent, signed, once its
+        # boot's nonce is known, and again each second until it answers (a repeat with the
+        # same sequence number is answered, never carried out twice).
+        self.new_game_board = new_game_board
+        self._new_game = None  # MQTT: [port, seq, wire, last sent, said sent, answered]
+        self._new_game_wait = None
         self.say = say or (lambda text: None)  # messages for the person running the logger
         self.ports = [Port(path) for path in ports]
         self.last_game = None
         self.mqtt = mqtt  # a tools.logger.mqtt.MqttSource: every board on a broker
         self._followups = []
         self._short = []  # (game, board's count, lost records) seen in this burst
+        self._disputed = []  # games that got a claim their stored events do not give
         # hand lost events back to a board that came back short (CMD_RESTORE); only
         # when the person running the logger asks for it
         self.restore_lost = restore_lost
@@ -166,6 +140,8 @@ class Logger:
                         port.read_since_flush = True
             if self.mqtt is not None:
                 self.mqtt.pump(self)  # its frames join each board's backlog, stored below
+                if self.new_game_board is not None:
+                    self._new_game_over_mqtt(time.monotonic())
         for port in self.ports:
             if port.backlog or port.read_since_flush:
                 port.read_since_flush = not self._flush(port)
@@ -237,7 +213,7 @@ class Logger:
         # as a gap (a reboot meanwhile sends a hello, which starts the count anew).
         self._ask_hello(port)
         self._ask_state(port)
-        if self.new_game is not None and not port.opened_once:
+        if self.new_game is not None and self.new_game_board is None and not port.opened_once:
             rules, distance, sets, first = self.new_game[:4]
             teams = self.new_game[4] if len(self.new_game) > 4 else 0
             self.send(port, frames.CMD_NEW_GAME, frames.new_game_args(
@@ -285,26 +261,39 @@ class Logger:
             return
         if port.trace is not None:
             port.trace.append((seq, kind, bytes(payload)))
+        mask = port.seq_mask
+        now = time.monotonic()
+        # (a 32-bit count, the network's, cannot come round in any outage: its gap is exact)
+        quiet = (port.last_frame_at is not None and now - port.last_frame_at >= self.silence_s
+                 and mask == 0xFFFF)
+        port.last_frame_at = now
         if kind == frames.HELLO:
-            port.expect = (seq + 1) & 0xFFFF
+            port.expect = (seq + 1) & mask
             self._set_board(port, fields["board_id"] or port.path, fields)
             return
+        if quiet and port.expect is not None:
+            # After an interruption of any length the number says nothing (it may have
+            # come round to just behind the expected one): count anew, ask for the state.
+            port.counters["silences"] += 1
+            port.expect = None
+            if port.state_wanted_at is None:
+                self._ask_state(port)
         if port.expect is not None and seq != port.expect:
-            behind = (port.expect - seq) & 0xFFFF
+            behind = (port.expect - seq) & mask
             if 0 < behind <= 0x400:
                 # From the past: a repeated or replayed frame. Kept as history (its stamp
-                # says where it belongs), but the count goes on from where it was.
+                # says where it belongs), but the count goes on where it was.
                 port.counters["replayed"] += 1
                 self._queue(port, kind, seq, fields)
                 return
-            missing = (seq - port.expect) & 0xFFFF
+            missing = (seq - port.expect) & mask
             port.counters["gaps"] += 1
             port.gap_log.append((port.expect, seq))
             del port.gap_log[:-100]
-            port.counters["missing"] += missing if missing < 0x8000 else 0
+            port.counters["missing"] += missing if missing <= mask >> 1 else 0
             if port.state_wanted_at is None:
                 self._ask_state(port)
-        port.expect = (seq + 1) & 0xFFFF
+        port.expect = (seq + 1) & mask
         if kind == frames.STATE:
             port.state_wanted_at = None
         elif kind == frames.HEARTBEAT:
@@ -315,6 +304,8 @@ class Logger:
         elif kind in (frames.ACK, frames.ERROR):
             port.answers.append((kind, fields))
             del port.answers[:-50]
+            if self._new_game is not None:
+                self._new_game_answered(port, kind, fields)
             if kind == frames.ERROR:
                 game = port.event_requests.pop(fields["ref"], None)
                 if game is not None and game != port.current_game:
@@ -328,31 +319,41 @@ class Logger:
                 return
         self._queue(port, kind, seq, fields)
 
-    def _tell_lost(self, port, game, count, records):
-        if not records:
-            if game in port.restoring:
-                port.restoring.discard(game)
-                self.say("%s: game %d: every lost event is back on the board"
-                         % (port.path, game))
+    def _new_game_over_mqtt(self, now):
+        board = self.new_game_board
+        if self._new_game is None:
+            port = self.mqtt.boards.get(board)
+            if port is None or self.mqtt.nonce(board) is None:
+                if self._new_game_wait is None:
+                    self._new_game_wait = now
+                elif self._new_game_wait and now - self._new_game_wait >= HELLO_WAIT_S:
+                    self._new_game_wait = 0  # said once
+                    self.say("mqtt:%s: waiting for the board on the broker to send the new "
+                             "game (nothing heard from it yet)" % board)
+                return
+            rules, distance, sets, first = self.new_game[:4]
+            teams = self.new_game[4] if len(self.new_game) > 4 else 0
+            port.cmd_seq = (port.cmd_seq + 1) & 0xFFFF
+            wire = frames.encode(frames.CMD_NEW_GAME, port.cmd_seq, frames.new_game_args(
+                rules, distance, sets, first, self.replace, teams))
+            self._new_game = [port, port.cmd_seq, wire, -1e9, False, False]
+        task = self._new_game
+        port, seq, wire, last, said, answered = task
+        if answered or now - last < self.state_retry_s:
             return
-        if game not in port.restoring:
-            self.say("%s: game %d came back from the board with %d events; %d stored here "
-                     "are missing on the board (kept; %s)" % (
-                         port.path, game, count, count + len(records),
-                         "handing them back" if self.restore_lost else
-                         "--restore-lost hands them back"))
-        if not self.restore_lost or port.serial is None:
+        task[3] = now
+        if self.mqtt.command(board, wire) and not said:
+            task[4] = True
+            self.say("%s: new game sent to the board, signed with its key%s" % (
+                port.path, " (replacing an unfinished game)" if self.replace else ""))
+
+    def _new_game_answered(self, port, kind, fields):
+        task = self._new_game
+        if task is None or task[0] is not port or fields["ref"] != task[1] or task[5]:
             return
-        port.restoring.add(game)
-        now = time.monotonic()
-        if now - port.restore_sent.get((game, count + 1), -1e9) < self.event_retry_s:
-            return  # asked already (a second STATE of the same count)
-        port.restore_sent[(game, count + 1)] = now
-        row = self.store.db.execute("SELECT game_id FROM games WHERE id=?", (game,)).fetchone()
-        # One at a time: the board takes only its next event, and its STATE after each
-        # one brings the next.
-        self.send(port, frames.CMD_RESTORE,
-                  frames.restore_args(bytes.fromhex(row[0]), count + 1, records[0]))
+        task[5] = True
+        if kind == frames.ACK:
+            self.say("%s: the board started the new game" % port.path)
 
     def _tell_error(self, port, fields):
         code = fields["code"]
@@ -396,10 +397,14 @@ class Logger:
                     for port in ports:
                         self._followups = []
                         self._short = []
+                        self._disputed = []
                         for _, kind, seq, fields in port.backlog:
                             self._store(port, kind, seq, fields)
                         self._save_stats(port)
-                        followups.append((port, self._followups, self._short))
+                        followups.append((port, self._followups, self._short,
+                                          self._disputed))
+                    refusals = list(self.store.refusals)
+                    self.store.refusals.clear()
             except sqlite3.OperationalError as e:
                 if not is_busy(e):
                     raise
@@ -415,8 +420,18 @@ class Logger:
             break
         if self._burst_state is not None:
             self.last_state = self._burst_state  # committed: now others may see it
-        for port, port_followups, lost in followups:
+        for game, number, why in refusals:
+            self.say("game %d: stored event %d is refused by the rules (%s): kept, flagged, "
+                     "left out of every replay" % (game, number, why))
+        for port, port_followups, lost, disputed in followups:
             port.backlog = []
+            if port.mark is not None:
+                port.mark[1].retire_pending = False  # written down: committed
+            for game in disputed:
+                if game not in port.disputed_said:
+                    port.disputed_said.add(game)
+                    self.say("%s: game %d: a state the stored events do not give: kept as a "
+                             "disputed claim, never the game's final state" % (port.path, game))
             for game, count, records in lost:
                 self._tell_lost(port, game, count, records)
             for game, numbers in port_followups:
@@ -453,86 +468,52 @@ class Logger:
         elif kind == frames.UNDO:
             store.undo(game, fields, rank)
             port.restoring.discard(game)  # the players took a shot back: hand nothing more
-        elif store.state(game, fields, rank, seq):
-            if (before is not None and before >> 32 != boot) or game in port.restoring:
-                # A game resumed after a restart (or being handed back) with fewer events
-                # than stored: the board lost some. Said, noted; nothing deleted.
-                lost = store.lost_events(game)
-                if lost and game not in port.restoring:
-                    store.loss(game, fields["history"], fields["history"] + len(lost))
-                self._short.append((game, fields["history"], lost))
-            self.last_game = game
-            self._burst_state = fields["state"]
-            if port.current_game != game:
-                if port.current_game is not None:
-                    port.incomplete[port.current_game] = 0.0  # check the game it left
-                port.current_game = game
         else:
-            port.counters["stale"] += 1
-            return
+            verdict = store.state(game, fields, rank, seq)
+            if verdict == "stale":
+                port.counters["stale"] += 1
+                return
+            if verdict == "disputed":
+                # Kept as a claim, flagged; the final state stays the last one believed.
+                # Events that are all held but another CRC are asked for again below.
+                port.counters["disputed"] += 1
+                self._disputed.append(game)
+            else:
+                self._now_final(port, game, fields["state"], before, boot, fields["history"])
         if kind == frames.STATE or (kind == frames.SHOT and fields["resent"]):
             self._followups.append((game, store.check_history(game)))
+            moved = store.moved_final
+            if moved:
+                store.moved_final = None
+                self._burst_state = store.final(moved)  # a claim judged again is believed
 
-    def _recheck(self, port):
-        """Ask again for what an incomplete game still lacks (the answer may have been lost)."""
-        now = time.monotonic()
-        due = [g for g, at in port.incomplete.items() if now - at >= self.event_retry_s]
-        if not due:
-            return
-        try:
-            with self.store.transaction():
-                wanted = [(game, self.store.check_history(game)) for game in due]
-        except sqlite3.OperationalError as e:
-            if not is_busy(e):
-                raise
-            return
-        for game, missing in wanted:
-            port.incomplete[game] = now
-            self._note_complete(port, game, missing)
-            if missing:
-                self._ask_events(port, game, missing)
-
-    def _note_complete(self, port, game, missing):
-        if missing:
-            if game not in port.given_up:
-                port.incomplete.setdefault(game, time.monotonic())
-            return
-        port.incomplete.pop(game, None)
-        if game != port.current_game and game not in port.logged and port.serial is not None:
-            # A game the board has left, held whole: the board may let its copy go.
-            port.logged.add(game)
-            row = self.store.db.execute("SELECT game_id FROM games WHERE id=?",
-                                        (game,)).fetchone()
-            self.send(port, frames.CMD_LOGGED, bytes.fromhex(row[0]))
-
-    def _ask_events(self, port, game, numbers):
-        if game is None:
-            self._ask_hello(port)
-            return
-        if port.serial is None:
-            return
-        now = time.monotonic()
-        row = self.store.db.execute("SELECT game_id FROM games WHERE id=?", (game,)).fetchone()
-        asked = 0
-        for number in numbers:
-            key = (game, number)
-            if now - port.events_asked_at.get(key, -1e9) < self.event_retry_s:
-                continue
-            port.events_asked_at[key] = now
-            port.counters["events_requested"] += 1
-            seq = self.send(port, frames.CMD_EVENT,
-                            frames.event_args(bytes.fromhex(row[0]), number))
-            port.event_requests[seq] = game
-            if len(port.event_requests) > 1000:
-                port.event_requests.pop(next(iter(port.event_requests)))
-            asked += 1
-            if asked >= MAX_REQUESTS:
-                break
+    def _now_final(self, port, game, state, before, boot, count):
+        store = self.store
+        if (before is not None and before >> 32 != boot) or game in port.restoring:
+            # A game resumed after a restart (or being handed back) with fewer events
+            # than stored: the board lost some. Said, noted; nothing deleted.
+            lost = store.lost_events(game)
+            if lost and game not in port.restoring:
+                store.loss(game, count, count + len(lost))
+            self._short.append((game, count, lost))
+        self.last_game = game
+        self._burst_state = state
+        if port.current_game != game:
+            if port.current_game is not None:
+                port.incomplete[port.current_game] = 0.0  # check the game it left
+            port.current_game = game
 
     def _save_stats(self, port):
         counters = dict(port.counters, frames=port.reader.frames,
                         bad_frames=port.reader.bad_frames, noise_bytes=port.reader.noise_bytes)
         self.store.link_stats(port.path, port.board, port.serial is not None, counters)
+        if port.mark is not None:
+            # where the board's current boot stands, and the boots it has left: a restarted
+            # logger takes no frame of them again (tools/logger/mqtt.py)
+            nonce, proof = port.mark
+            self.store.frame_mark(port.path, nonce.hex(), proof.highest,
+                                  [n.hex() for n in proof.retired[-4:]]
+                                  if proof.retire_pending else [])
 
 
 def say_on_stderr(text):

@@ -150,6 +150,19 @@ class FrameReader:
         return raw[0], raw[1] | raw[2] << 8, body[3:]
 
 
+def one_frame(wire):
+    """(kind, seq, payload) of a message that is exactly one board frame on the wire
+    (0x00, COBS block, 0x00; a kind below 0x80), else None: what a sealed MQTT message
+    must carry (docs/network.md)."""
+    wire = bytes(wire)
+    if len(wire) < 9 or wire[0] or wire[-1] or 0 in wire[1:-1]:
+        return None
+    frame = FrameReader._check(wire[1:-1])
+    if frame is None or frame[0] >= 0x80:
+        return None
+    return frame
+
+
 def _text(data):
     # Every byte kept as one character (bytes above 127 too): shown only through printable()
     return bytes(data).decode("latin-1")
@@ -236,18 +249,3 @@ def printable(text):
         else:
             out.append("\\x%02x" % ord(ch) if ord(ch) < 256 else "\\u%04x" % ord(ch))
     return "".join(out)
-
-
-def record_fields(record):
-    """What a shot record says, for people: pins (spot numbers), carom, foul names (every
-    foul, a repeated one as often as it was given); None for an adjust record."""
-    kind, pins, carom, fouls = events.decode(record)
-    if kind != events.KIND_SHOT:
-        return None
-    bits, other = fouls
-    names = [name for i, name in enumerate(events.FOUL_NAMES) if bits >> i & 1]
-    return {"pins": pins_list(pins), "carom": carom, "foul": names + ["foul"] * other}
-
-
-def pins_list(mask):
-    return [spot + 1 for spot in range(5) if mask >> spot & 1]

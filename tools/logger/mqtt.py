@@ -10,12 +10,16 @@ messages; the logger's thread takes them in its step() (a pipe wakes its select)
 each batch in one transaction, with the same frame checks, gap detection and state
 requests as a serial port (tools/logger/core.py). Each board is a port named `mqtt:<id>`.
 
-What MQTT adds: a frame with a sequence number just behind the expected one is a
-duplicate (the broker's redelivery, or a retained state seen again) and is skipped;
-`online <nonce>` on a board's status starts its count anew (a new boot or first sight)
-and gives the nonce that commands are signed with; commands (the state requests) go to
-pinboard/<id>/cmd as `counter (u64 LE) | frame | HMAC-SHA256(key, nonce | id | counter |
-frame)`, with the key from `keys` (a board without a key is logged, never commanded).
+What MQTT adds (docs/network.md): every board message is sealed, `counter (u32 LE) |
+frame | tag`, the tag a truncated HMAC-SHA256 with the board's key over its boot's nonce,
+its id, the counter and the frame (boardlib/framesign.py). A message is taken only when
+the tag is right for the board the topic names, under the nonce of its current boot or of
+a newer one it announced (`online <nonce>` on its status), with a counter it has not
+used, and, for a hello, naming that same board; anything else is refused, counted in
+link_stats and never reaches the store. The counter (32 bits) numbers the frames for gap
+detection. Commands go to pinboard/<id>/cmd as `counter (u64 LE) | frame |
+HMAC-SHA256(key, nonce | id | counter | frame)`, with the key from `keys` (a board
+without a key is neither logged nor commanded).
 """
 
 import collections
@@ -28,12 +32,20 @@ import urllib.parse
 
 import paho.mqtt.client as paho
 
-from tools.logger.core import Port
+from boardlib import framesign
+from tools.logger import frames
+from tools.logger.port import Port
 
 # The status first: a retained `online <nonce>` then comes before the retained state, and
 # the logger can sign its state request at once.
 TOPICS = ("pinboard/+/status", "pinboard/+/state", "pinboard/+/events")
-_DUPLICATE_WINDOW = 0x8000
+COUNTER_MASK = 0xFFFFFFFF  # the sealed messages' counter: 32 bits
+WINDOW = 64  # counters this far below the highest are taken once each, if not seen
+ANNOUNCED = 4  # nonces kept from a board's status messages, newest last
+# A sealed message: counter, the shortest frame on the wire (0x00, COBS of 7 bytes, 0x00),
+# the tag; and the longest.
+SHORTEST = framesign.COUNTER + 10 + framesign.TAG
+LONGEST = framesign.COUNTER + frames.MAX_WIRE + framesign.TAG
 
 
 def parse_url(url):
@@ -91,6 +103,63 @@ class _Commands:
         pass
 
 
+class Proof:
+    """What proves one board's frames: its key, the nonces its status announced, and per
+    boot (nonce) the highest counter taken and which of the WINDOW below it were taken."""
+
+    def __init__(self, key):
+        self.key = key
+        self.announced = []  # nonces from `online <nonce>`, newest last
+        self.current = None  # the nonce of the boot whose frames are taken
+        self.highest = -1
+        self.seen = 0  # bit i: counter highest - 1 - i was taken
+        self.retired = []  # nonces of boots the board has left: never taken again
+        self.retire_pending = False  # the boot just left is to be written down
+        self.loaded = False  # what the database remembers is read (at first sight)
+
+    def candidates(self):
+        """The nonces a message may be sealed with, the likeliest first."""
+        out = [] if self.current is None else [self.current]
+        for nonce in reversed(self.announced):
+            if nonce not in out and nonce not in self.retired:
+                out.append(nonce)
+        return out
+
+    def fresh(self, nonce, counter):
+        """True when this counter of this boot was never taken (and is not too old)."""
+        if nonce != self.current:
+            return True  # a newer boot: its first frame
+        if counter > self.highest:
+            return True
+        behind = self.highest - counter
+        return 0 < behind <= WINDOW and not self.seen >> (behind - 1) & 1
+
+    def take(self, nonce, counter):
+        if nonce != self.current:
+            if self.current is not None:
+                self.retired.append(self.current)
+                self.retire_pending = True
+            self.current, self.highest, self.seen = nonce, counter, 0
+        elif counter > self.highest:
+            shift = counter - self.highest
+            self.seen = (((self.seen << shift) | (1 << (shift - 1))) & ((1 << WINDOW) - 1)
+                         if shift <= WINDOW else 0)
+            self.highest = counter
+        else:
+            self.seen |= 1 << (self.highest - counter - 1)
+
+
+def open_message(key, nonce, board_id, message):
+    """(counter, wire) of a sealed board message whose tag is right, else None."""
+    if not SHORTEST <= len(message) <= LONGEST:
+        return None
+    body = message[:-framesign.TAG]
+    tag = hmac.new(key, nonce + board_id.encode() + body, hashlib.sha256).digest()
+    if not hmac.compare_digest(tag[:framesign.TAG], message[-framesign.TAG:]):
+        return None
+    return struct.unpack_from("<I", body)[0], body[framesign.COUNTER:]
+
+
 class MqttSource:
     def __init__(self, url, keys=None, client_id=None, keepalive=30, prefix="", ca=None):
         self.host, self.port, user, password = parse_url(url)
@@ -101,10 +170,10 @@ class MqttSource:
         self._prefix_levels = prefix.rstrip("/").split("/") if prefix else []
         self.keys = dict(keys or {})
         self.boards = {}  # board id -> Port
-        self.nonces = {}
+        self.proofs = {}  # board id -> Proof
         self._counter = 0
-        self.duplicates = 0
-        self.unsigned = 0  # commands not sent: no key or no nonce for the board yet
+        self.duplicates = 0  # messages refused for a counter already taken (any board)
+        self.unsent = 0  # commands not sent: no key or no nonce for the board yet
         self.connected = False
         self.connects = 0
         self._queue = collections.deque()
@@ -190,16 +259,67 @@ class MqttSource:
             parts = self._board_topic(topic)
             if parts is None:
                 continue
-            port = self._port(parts[1])
+            board_id = parts[1]
+            port = self._port(board_id)
             port.read_since_flush = True  # its link counters change: store them too
+            proof = self._proof(logger, port, board_id)
             if parts[2] == "status":
-                if self._status(port, parts[1], payload):
-                    logger._ask_state(port)  # new to us: its whole game, please
+                if self._status(proof, payload) and proof.key is not None:
+                    logger._ask_state(port)  # a (re)connection: its whole game, please
                 continue
-            for kind, seq, body in port.reader.feed(payload):
-                if self._duplicate(port, kind, seq):
-                    continue
-                logger._frame(port, kind, seq, body)
+            if proof.key is None:
+                self._refuse(logger, port, "no_key")
+                continue
+            self._message(logger, port, proof, board_id, payload)
+
+    def _message(self, logger, port, proof, board_id, payload):
+        """One sealed board message: proven, fresh and about this board, or refused."""
+        for nonce in proof.candidates():
+            opened = open_message(proof.key, nonce, board_id, payload)
+            if opened is not None:
+                break
+        else:
+            for nonce in proof.retired[-ANNOUNCED:]:
+                if open_message(proof.key, nonce, board_id, payload) is not None:
+                    self._refuse(logger, port, "old_boot")  # the board's, from a boot it left
+                    return
+            self._refuse(logger, port, "unsigned")  # no seal, a wrong key, cut, garbage
+            return
+        counter, wire = opened
+        if not proof.fresh(nonce, counter):
+            self.duplicates += 1
+            self._refuse(logger, port, "repeated")  # a replay, or the broker's redelivery
+            return
+        frame = frames.one_frame(wire)
+        if frame is None:
+            port.reader.bad_frames += 1  # the board's own tag on no frame: a board bug
+            return
+        kind, _, body = frame
+        if kind == frames.HELLO and not self._names(body, board_id):
+            self._refuse(logger, port, "wrong_board")  # a hello for another board's id
+            return
+        if nonce != proof.current:
+            port.expect = None  # a new boot: its count starts here
+        proof.take(nonce, counter)
+        port.mark = (nonce, proof)
+        port.reader.frames += 1
+        if port.board_key is None:
+            # known by its topic, which the broker's ACL and the tag tie to it
+            logger._set_board(port, board_id.encode().hex(), None)
+        logger._frame(port, kind, counter, body)
+
+    @staticmethod
+    def _names(body, board_id):
+        try:
+            return frames.parse(frames.HELLO, body)["board_id"] == board_id.encode().hex()
+        except ValueError:
+            return True  # not a hello the logger reads: the logger counts it as such
+
+    def _refuse(self, logger, port, why):
+        port.counters[why] += 1
+        if why == "no_key" and port.counters[why] == 1:
+            logger.say("%s: no key for this board (--keys): its frames cannot be proven "
+                       "and are refused" % port.path)
 
     def _board_topic(self, topic):
         """["pinboard", id, what] of a topic under the prefix, or None."""
@@ -218,40 +338,75 @@ class MqttSource:
             port = self.boards[board_id] = Port("mqtt:" + board_id)
             port.serial = _Commands(self, board_id)
             port.opened_once = True
+            port.seq_mask = COUNTER_MASK
         return port
 
-    def _status(self, port, board_id, payload):
+    def _proof(self, logger, port, board_id):
+        proof = self.proofs.get(board_id)
+        if proof is None:
+            proof = self.proofs[board_id] = Proof(self.keys.get(board_id))
+        if not proof.loaded and proof.key is not None:
+            # the boots this database has seen: the current one goes on where it was (a
+            # restarted logger takes no replay), the ones the board left stay refused
+            proof.loaded = True
+            for nonce, counter, retired in logger.store.frame_marks(port.path):
+                nonce = bytes.fromhex(nonce)
+                if retired:
+                    proof.retired.append(nonce)
+                else:
+                    # every counter up to the mark counts as taken (the window's record
+                    # of the ones below it is not kept)
+                    proof.current, proof.highest = nonce, counter
+                    proof.seen = (1 << WINDOW) - 1
+                    # the count goes on from there: frames missed while no logger ran
+                    # show as a gap
+                    port.expect = (counter + 1) & COUNTER_MASK
+        return proof
+
+    def _status(self, proof, payload):
+        """A board's `online <nonce>` (each connection): True. The nonce, there or in the
+        last will `offline <nonce>`, is kept as one its frames may be sealed with (it
+        proves nothing by itself)."""
         words = payload.split()
-        if len(words) == 2 and words[0] == b"online":
+        if len(words) == 2 and words[0] in (b"online", b"offline"):
             try:
                 nonce = bytes.fromhex(words[1].decode())
             except ValueError:
-                return
-            if self.nonces.get(board_id) != nonce:
-                self.nonces[board_id] = nonce
-                port.expect = None  # a new boot, or first sight: its count starts here
-                return True
+                return False
+            if len(nonce) != framesign.NONCE:
+                return False
+            if nonce in proof.announced:
+                proof.announced.remove(nonce)
+            proof.announced.append(nonce)
+            del proof.announced[:-ANNOUNCED]
+            return words[0] == b"online"
         return False
 
-    def _duplicate(self, port, kind, seq):
-        if port.expect is None:
-            return False
-        behind = (port.expect - seq) & 0xFFFF
-        if 0 < behind < _DUPLICATE_WINDOW:
-            self.duplicates += 1
-            return True
-        return False
+    def nonce(self, board_id):
+        """The nonce a command to the board is signed with: that of the boot its last
+        proven frame came from; before any, the newest it announced. (An announcement
+        proves nothing: one forged cannot turn the logger away from the board's boot.)"""
+        proof = self.proofs.get(board_id)
+        if proof is None:
+            return None
+        if proof.current is None and proof.announced:
+            return proof.announced[-1]
+        return proof.current
 
     def command(self, board_id, wire):
+        """Sign and publish a command frame for the board; True when it was handed to the
+        broker (paho), False when it cannot be signed (no key, no nonce yet, or a central
+        logger of many clubs, which only listens)."""
         key = self.keys.get(board_id)
-        nonce = self.nonces.get(board_id)
+        nonce = self.nonce(board_id)
         if key is None or nonce is None or "+" in self.prefix:
-            self.unsigned += 1  # a central logger of many clubs only listens
-            return
+            self.unsent += 1
+            return False
         # Microseconds of the wall clock: still growing after a restart of the logger.
         self._counter = max(self._counter + 1, time.time_ns() // 1000)
-        self.client.publish("%spinboard/%s/cmd" % (self.prefix, board_id),
-                            sign(key, nonce, board_id, self._counter, wire))
+        info = self.client.publish("%spinboard/%s/cmd" % (self.prefix, board_id),
+                                   sign(key, nonce, board_id, self._counter, wire))
+        return info.rc == paho.MQTT_ERR_SUCCESS
 
     def close(self):
         self.client.disconnect()

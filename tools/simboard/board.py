@@ -71,7 +71,8 @@ class SimBoard:
             link = Link(PtyUART(link_path), 0, board_id=board_id)
         self.net = None
         if "net" in cfg and wlan is not None:
-            from boardlib.mqttlink import Both, NetLink
+            from boardlib.linkpair import Both
+            from boardlib.mqttlink import NetLink
 
             # The id names the board in its HELLO too: boards on one broker stay apart.
             self.net = NetLink(cfg["net"], wlan, 0, board_id=cfg["net"]["id"].encode() or b"sim",

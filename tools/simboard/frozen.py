@@ -21,8 +21,13 @@ it read-only (tools/simboard/esp32/rom.py). Top-level scripts (`boot.py`, `main.
 kept as source: the port runs a frozen script in `__main__`'s globals as it would a
 frozen string (shared/runtime/pyexec.c, `pyexec_frozen_module`).
 
-`include("$(PORT_DIR)/...")` (the ESP32 port's own frozen modules: asyncio and its
-libraries) is not compiled: the unix port's own frozen modules (asyncio) stand in for it.
+`include("$(PORT_DIR)/boards/manifest.py")` (the ESP32 port's own frozen modules: asyncio,
+umqtt and the rest) is read as makemanifest.py reads it, for the release the board runs:
+the modules it names (tools/simboard/portfrozen.py's list where that was made, else
+tools/simboard/esp32/releases.port_frozen) join the build's list, and a module named twice
+is refused, as the real build fails on it (makemanifest.py compiles every entry and
+mpy-tool.py freezes each, so the C compiler meets the same module twice). They are not
+compiled here: the twin has the port's modules in its `.frozen` already (rom.py /.port).
 `require(NAME)` takes the pinned micropython-lib module of `make venv` (.venv/upylib).
 """
 
@@ -33,6 +38,8 @@ import subprocess
 import sys
 
 from tools import upy
+from tools.simboard import portfrozen
+from tools.simboard.esp32 import releases
 
 MANIFEST = os.path.join(upy.ROOT, "firmware", "manifest.py")
 FOLDER = "frozen"  # in the state folder, beside flash.img
@@ -68,8 +75,18 @@ def native_arch():
     return ARCHES[arch]
 
 
-def manifest_modules(manifest=MANIFEST):
-    """[(source path, frozen name, opt)] for every module the manifest freezes."""
+def port_modules(version):
+    """The module paths the stock build of `version` freezes (its port manifest)."""
+    listed = portfrozen.modules(version)
+    if listed is not None:
+        return [target for target, _ in listed]
+    return list(releases.port_frozen(version) or ())
+
+
+def manifest_modules(manifest=MANIFEST, version=None):
+    """[(source path, frozen name, opt)] for every module the manifest freezes, in order,
+    twice if named twice; the port's own modules have no source path (None)."""
+    version = version or releases.LATEST[releases.NEWEST]
     here = os.path.dirname(os.path.abspath(manifest))
     found = []
 
@@ -90,11 +107,13 @@ def manifest_modules(manifest=MANIFEST):
                     found.append((path, target, opt))
 
     def include(path, **kw):
-        if "$(PORT_DIR)" not in path and "$(MPY_DIR)" not in path:
+        if path.replace(" ", "") == "$(PORT_DIR)/boards/manifest.py":
+            found.extend((None, target, None) for target in port_modules(version))
+        elif "$(PORT_DIR)" not in path and "$(MPY_DIR)" not in path:
             manifest_path = os.path.join(here, path)
             if os.path.isdir(manifest_path):
                 manifest_path = os.path.join(manifest_path, "manifest.py")
-            found.extend(manifest_modules(manifest_path))
+            found.extend(manifest_modules(manifest_path, version))
 
     def require(name, **kw):
         rel = name.replace(".", "/")
@@ -164,17 +183,33 @@ def _compile(src, target, march, opt, out):
     shutil.copyfile(cached, out)
 
 
-def build(state_dir, manifest=MANIFEST):
+def check(manifest=MANIFEST, version=None):
+    """The manifest's modules for the build of `version`; BuildError when one is frozen
+    twice (the real build fails on it)."""
+    modules = manifest_modules(manifest, version)
+    seen = {}
+    for src, target, _ in modules:
+        if target in seen:
+            first = seen[target] or "the port's manifest ($(PORT_DIR)/boards/manifest.py)"
+            raise BuildError("%s is frozen twice, from %s and from %s: mpy-tool.py would "
+                             "freeze both and the firmware would not compile"
+                             % (target, first, src or "the port's manifest"))
+        seen[target] = src
+    return modules
+
+
+def build(state_dir, manifest=MANIFEST, version=None):
     """Compile the manifest's modules into STATE_DIR/frozen (replacing an earlier build);
-    returns the frozen names."""
+    returns the frozen names (the port's own modules are the twin's already)."""
+    modules = check(manifest, version)
     dest = folder(state_dir)
     tmp = dest + ".new"
     shutil.rmtree(tmp, ignore_errors=True)
     march = native_arch()
     names = []
-    for src, target, opt in manifest_modules(manifest):
-        if target in names:
-            continue  # the first definition wins, as in a manifest
+    for src, target, opt in modules:
+        if src is None:
+            continue  # the port's: in the twin's .frozen (rom.py /.port)
         names.append(target)
         os.makedirs(os.path.dirname(os.path.join(tmp, target)), exist_ok=True)
         if target in SCRIPTS:

@@ -77,7 +77,7 @@ def held(net):
 
 def imports(budget, net):
     _stub_machine()
-    from tools.simboard.ballast import pin_budget
+    from tools.simboard.heap import pin as pin_budget
 
     ballast = pin_budget(budget)
     load(net)

@@ -26,7 +26,11 @@ input change.
   so it shows at each stride what it would show at that moment on the table.
 
 If anything changes at a stride (a command from the host, say), stepping resumes at once.
-With --speed (real-time pacing), with a network, or with --display-log, time never jumps.
+With --speed (real-time pacing) or --display-log, time never jumps. With a network it
+jumps only while the club's WiFi is down (a `net down` line): the broker is a real
+program that answers in real time, but nothing reaches it then, and the strides are the
+link's heartbeat period (`stride_ms`), so the board makes every frame it would make on the
+table in that time (an outage of days counts its tens of thousands of frames).
 """
 
 try:
@@ -50,6 +54,7 @@ class IdleSkip:
         self.app = app
         self.levels = levels
         self.tick = tick
+        self.stride_ms = STRIDE_MS  # the caller may shorten it (no longer than STRIDE_MS)
         self.jumps = 0  # how many stretches were jumped (for tests and curiosity)
         self.jumped_ms = 0
         self._changes = -1
@@ -108,7 +113,7 @@ class IdleSkip:
             self.tick(self.app, t)  # the firmware's schedule feeds the watchdog, not we
             if self.app.changes != self._state or t >= land:
                 break  # something happened after all (a host command): step from here
-            t = t + STRIDE_MS if t + STRIDE_MS < land else land
+            t = t + self.stride_ms if t + self.stride_ms < land else land
         self.jumped_ms += t - start
         self._state_since = self._display_since = self._inputs_since = t
         self._state = self.app.changes

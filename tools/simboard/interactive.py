@@ -2,11 +2,17 @@
 
     run_interactive(sim, app)
 
-Reads one command a line on stdin (written by `tools.sim` from key presses):
-`spot N` knocks the pin on spot N over, or stands it up again; `press NAME` and
-`hold NAME` work a button (carom, foul, ok, undo); `quit` stops. Writes `D <hex>` with
-the 8 segment bytes whenever the display changes, `S <json>` when the board state does,
-and `V <json>` when what the terminal view draws beside the digits does (see `view`).
+Reads one command a line on stdin (written by `tools.sim` from key presses): `spot N`
+knocks the pin on spot N over, or stands it up again; `press NAME` and `hold NAME` work a
+button (carom, foul, ok, undo); `quit` stops. Writes `S <json>` when the board state
+changes, and `F <hex> <json>` when the picture does: the 8 segment bytes decoded from the
+emulated display chips and, in the same line, what the terminal draws beside and under them
+(`view`). A frame is taken right after the firmware has written the display (and after each
+round of the board's loop, for the spots and the shot in progress), so the words under the
+digits are those of the very picture the digits show: the setup menu item is the one the
+menu drew (`Menu.shown`), never one it is about to draw. On `quit` it writes `Q <json>`:
+whether the game on the display is the game on the board's flash, read back from the image
+as a board would read it at power-up.
 """
 
 import json
@@ -15,7 +21,6 @@ import sys
 import time
 
 from boardlib.shot import BUTTON_NAMES, SECOND_FOUL
-from firmware.menu import ITEMS
 from firmware.run import Runner
 
 BUTTONS = BUTTON_NAMES
@@ -66,7 +71,8 @@ class Keys:
 def view(sim, app):
     """What the board sees, for the terminal view: the spots reporting a pin standing (a
     mask, read by the firmware's own Board.read_spots), the shot in progress (spots counted,
-    carom 0/1/2, foul codes), the setup menu item, and whether the wiring check runs."""
+    carom 0/1/2, foul codes), the setup menu item on the glass (the one Menu.draw drew
+    last), and whether the wiring check runs."""
     asm = app.assembler
     rules = app.game.state()["rules"]
     # The marks as the firmware will score them (App._scored_shot): held fouls are the
@@ -77,31 +83,89 @@ def view(sim, app):
     return {
         "standing": sim.board.read_spots(), "pins": asm.live_pins(), "carom": asm.live_carom(),
         "fouls": fouls, "rules": rules,
-        "menu": ITEMS[menu.item] if menu is not None else None,
+        "menu": menu.shown if menu is not None else None,
         "check": app.check is not None,
     }
 
 
-def _front(sim, app, keys, runner):
-    last_segments = None
+def frame(sim, app):
+    """The `F` line's text: the segments on the glass and the view, taken together."""
+    segments = "".join("%02x" % b for b in sim.segments())
+    return "F %s %s" % (segments, json.dumps(view(sim, app)))
+
+
+class Frames:
+    """Writes a frame after each run of the display task, when the picture changed."""
+
+    def __init__(self, sim, app):
+        self.sim = sim
+        self.app = app
+        self.last = None
+        self.refresh = app.refresh_display
+
+    def refresh_and_report(self, now_ms):
+        self.refresh(now_ms)
+        self.report()
+
+    def report(self):
+        line = frame(self.sim, self.app)
+        if line != self.last:
+            self.last = line
+            _say(line)
+
+
+def _say(line):
+    # One write a line: the reader never sees half a frame followed by another line.
+    sys.stdout.write(line + "\n")
+
+
+def _front(sim, app, keys, runner, frames):
     last_state = None
-    last_view = None
     while not keys.quit:
         runner.once(FRONT_MS)  # the board's round, waiting at most FRONT_MS
-        now = time.ticks_ms()
-        keys.poll(now)
-        segments = sim.segments()
-        if segments != last_segments:
-            last_segments = segments
-            print("D", "".join("%02x" % b for b in segments))
+        frames.report()  # the spots and the shot in progress change between pictures
+        keys.poll(time.ticks_ms())
         if app.changes != last_state:
             last_state = app.changes
-            print("S", app.game.state_json())
-        seen = view(sim, app)
-        if seen != last_view:
-            last_view = seen
-            print("V", json.dumps(seen))
+            _say("S " + app.game.state_json())
+
+
+def saved(sim, app):
+    """What `Q` says: {"saved": the game the display shows is the game read back from the
+    flash image (unmounted first, then mounted again from the file, as at power-up);
+    "shot": a shot was in progress (a board loses it too when switched off); "image":
+    the image file, or None when the flash was in memory}."""
+    import os
+
+    from boardlib.journal import GameStore
+    from firmware.app import GameNumbering
+    from tools.simboard.board import FLASH_MOUNT
+    from tools.simboard.flash import FileBlockDev, mount
+
+    asm = app.assembler
+    shot = bool(asm.busy or asm.live_pins() or asm.live_carom() or asm._presses or asm._holds)
+    path = getattr(sim.flash, "path", None)
+    report = {"saved": False, "shot": shot, "image": path}
+    if path is None:
+        return report
+    expected = app.game.state_json()
+    os.umount(FLASH_MOUNT)
+    sim.flash.close()
+    again = FileBlockDev(path)
+    try:
+        mount(again, FLASH_MOUNT, format_blank=False)
+        game, _ = GameStore(app.board.data_dir, codec=GameNumbering()).load()
+        report["saved"] = game is not None and game.state_json() == expected
+        os.umount(FLASH_MOUNT)
+    except OSError:
+        pass
+    again.close()
+    return report
 
 
 def run_interactive(sim, app):
-    _front(sim, app, Keys(sim, app.config["hold_ms"]), Runner(app))
+    keys = Keys(sim, app.config["hold_ms"])
+    frames = Frames(sim, app)
+    app.refresh_display = frames.refresh_and_report  # the display reports each new picture
+    _front(sim, app, keys, Runner(app), frames)
+    _say("Q " + json.dumps(saved(sim, app)))

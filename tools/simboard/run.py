@@ -10,8 +10,10 @@ keep pace with X times real time instead. While the network link waits on the br
 (connecting, the TLS handshake, logging in), board time keeps real time, as the broker
 does. The timeline is read as it is played, and the
 final board state is printed as one JSON line. Interactive mode runs the firmware's own
-loop in real time; it reads key lines on stdin and writes `D <hex segments>` when
-the display changes and `S <state json>` when the board state changes.
+loop in real time; it reads key lines on stdin and writes `F <hex segments> <view>` when
+the picture changes and `S <state json>` when the board state does
+(tools/simboard/interactive.py). `--display-log` writes every new picture of a timeline
+run, with the setup menu item or the wiring check in words after it.
 """
 
 import sys
@@ -20,8 +22,8 @@ import time
 from firmware.app import App
 from firmware.run import STEP_MS, tick
 from tools.lines import ReadError
-from tools.simboard.ballast import largest_free, pin_budget
 from tools.simboard.board import build
+from tools.simboard.heap import largest_free, pin
 from tools.simboard.idle import IdleSkip
 
 TAIL_MS = 10000
@@ -150,13 +152,15 @@ def choose_settings(app, opts):
 
 def state_problem(st):
     """What breaks the board-state invariants in `st`, or None."""
+    from rules_core.settings import PAST, has
+
     for p in (0, 1):
         score, distance = st["score"][p], st["distance"][p]
         if score < 0:
             return "negative score"
         if st["remaining"][p] != max(0, distance - score):
             return "remaining is not distance - score"
-        if st["rules"] != "russian" and score > distance:
+        if not has(st["rules"], PAST) and score > distance:
             return "score past a capped distance"
         if st["innings"][p] < 0 or st["high"][p] < 0:
             return "negative count"
@@ -200,16 +204,21 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
     checked = 0
     end = levels.end_ms + TAIL_MS
     started = time.ticks_ms()
-    # Jumps only where the board's whole life is in the state and the display: not with
-    # a network (its own timers), nor when every display change is logged.
-    stepping = speed > 0 or getattr(app.board, "net", None) is not None or display_log
+    # Jumps only where the board's whole life is in the state and the display: not when
+    # every display change is logged, and with a network only while the WiFi is down.
+    stepping = speed > 0 or display_log
     skip = None if stepping else IdleSkip(sim, app, levels, tick, STEP_MS, now)
     net = getattr(app.board, "net", None)
     if net is not None:
-        from boardlib import mqttlink
+        from boardlib import link, mqttlink
 
-        on_the_broker = (mqttlink.DIAL, mqttlink.HANDSHAKE, mqttlink.LOGIN, mqttlink.SUBSCRIBE)
+        on_the_broker = mqttlink.ON_THE_BROKER
+        away = (mqttlink.OFF, mqttlink.JOIN, mqttlink.WAIT)  # nothing reaches the broker
+        if skip is not None:
+            skip.stride_ms = link.HEARTBEAT_MS  # every heartbeat the board would send
     paced_from = None  # (board time, real time) since the link began waiting on the broker
+    if display_log:
+        from tools.words import under_digits
     t = 0
     while t <= end:
         if now is not None:
@@ -225,11 +234,15 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
                 sim.set_button(i, bool(buttons & (1 << i)))
             last_buttons = buttons
         tick(app, t)
-        if display_log and t % 40 == 0:
-            shown = sim.visible()
+        if display_log:  # after the step: a picture the display was given
+            shown = "[%s]" % sim.visible()
+            words = under_digits(app.menu.shown if app.menu is not None else None,
+                                 app.check is not None)
+            if words:
+                shown += "  " + words  # the menu item the menu drew: what the digits show
             if shown != last_shown:
                 last_shown = shown
-                sys.stderr.write("display %d: [%s]\n" % (t, shown))
+                sys.stderr.write("display %d: %s\n" % (t, shown))
         if check and app.changes != last_state:
             last_state = app.changes
             problem = state_problem(app.game.state())
@@ -252,7 +265,7 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
                 time.sleep_ms(ahead)
         else:
             paced_from = None
-        if skip is None:
+        if skip is None or (net is not None and (wlan.up or net.state not in away)):
             t += STEP_MS
         else:
             t = skip.next_time(t + STEP_MS, end)  # over idle stretches in strides
@@ -298,7 +311,7 @@ def main(argv):
         if opts["interactive"]:
             import tools.simboard.interactive  # noqa: F401
         try:
-            ballast = pin_budget(opts["heap_budget"])
+            ballast = pin(opts["heap_budget"])
         except ValueError as exc:
             fail(str(exc))
     app = App(sim.board)

@@ -9,6 +9,22 @@
     twin.power_cycle()                # power off and on (the flash keeps its files)
     twin.close()
 
+    radio = Radio(latency_ms=150, backpressure=True)        # tools/simboard/radio.py
+    twin = Twin("state-dir", version="1.23.0", radio=radio,  # the club's WiFi in reach
+                interpreter="release", heap="esp32")        # 1.23's own, its 32-bit heap
+    twin.set_wifi(False)              # the access point goes away (and back: True)
+
+The release played (`version`) is one of tools/simboard/esp32/releases.py: the chip takes
+away and renames what it lacks, and finds the Python modules its stock build freezes
+(umqtt, ...) in `.frozen` before /lib: the folder tools/simboard/portfrozen.py made for
+it, or, where none was made, micropython-lib's umqtt.simple 1.3.4 of `make venv` alone
+(`umqtt_source` says which). `interpreter`: "pinned" (the venv's, the default), "release"
+(the unix port of that release from ../shared/upy or build/upy, 32-bit first, else the
+pinned one: `interpreter_path` says which ran) or a path. `heap`: None (the unix port's
+own), "esp32" (the GC heap the release has on an ESP32 without PSRAM, releases.gc_heap,
+with `idf_left` bytes of ESP-IDF heap for WiFi and TLS: played on a 32-bit interpreter
+only, `heap_note` says when it was not) or a number of bytes.
+
 `python -m tools.sim --state DIR --usb` runs one from the command line. A board flashed
 with a frozen build (tools/simboard/frozen.py, `--frozen`) runs it at every boot until it
 is flashed with a stock MicroPython again.
@@ -23,6 +39,7 @@ spots and buttons. Ctrl-C (0x03) from the host interrupts the chip only while it
 interrupt character is on, as the ESP32's UART driver does; otherwise it is a byte.
 """
 
+import hashlib
 import os
 import pty
 import select
@@ -35,7 +52,8 @@ import tty
 from boardlib.shot import BUTTON_NAMES
 from firmware.boards import esp32_devkit as profile
 from tools import upy
-from tools.simboard import frozen
+from tools.simboard import frozen, portfrozen
+from tools.simboard.esp32 import releases
 
 ROM = os.path.join("tools", "simboard", "esp32", "rom.py")
 BUTTONS = BUTTON_NAMES
@@ -58,8 +76,35 @@ def _sigint_caught(pid):
 class Twin:
     def __init__(self, state_dir, version="1.24.1", line_nf=10, ticks_start=0,
                  display="tm1637", baud=115200, link_path=None, heapsize="4M",
-                 standing_level=profile.SPOT_STANDING_LEVEL, inputs=None, on_event=None):
+                 standing_level=profile.SPOT_STANDING_LEVEL, inputs=None, on_event=None,
+                 radio=None, interpreter="pinned", heap=None, idf_left=None):
         self.state_dir = os.path.abspath(state_dir)
+        self.radio = radio
+        # machine.unique_id() in hex: Espressif's prefix, then this board's own
+        self.chip_id = "240ac4" + hashlib.sha256(self.state_dir.encode()).hexdigest()[:6]
+        self.release = releases.parse(version)
+        self.interpreter_path = self._interpreter(interpreter)
+        self.heap_note = ""
+        self.gc_heap = 0
+        self.idf_left = None
+        if heap is not None:
+            if self.interpreter_path is None or not upy.is_32bit(self.interpreter_path):
+                self.heap_note = ("the ESP32's heap is played on a 32-bit interpreter only: "
+                                  "the unix port's heap was used")
+            else:
+                self.gc_heap = (releases.gc_heap(self.release) if heap == "esp32"
+                                else int(heap))
+                self.idf_left = releases.IDF_LEFT
+        if idf_left is not None:
+            self.idf_left = idf_left  # the ESP-IDF heap for WiFi and TLS, on any interpreter
+        self.port_frozen = portfrozen.folder(self.release)
+        if self.port_frozen is not None:
+            self.umqtt_source = "umqtt.simple %s, frozen in MicroPython %s" % (
+                releases.row(self.release)["umqtt"], version)
+        else:
+            self.port_frozen = upy.UPYLIB
+            self.umqtt_source = ("umqtt.simple 1.3.4 of make venv (no frozen modules of %s "
+                                 "were made: python -m tools.simboard.portfrozen)" % version)
         os.makedirs(self.state_dir, exist_ok=True)
         self.version = version
         self.line_nf = line_nf
@@ -100,7 +145,19 @@ class Twin:
         for t in self._threads:
             t.start()
 
+    def _interpreter(self, choice):
+        if choice == "pinned":
+            return None
+        if choice == "release":
+            return upy.release_binary(self.release)
+        return choice
+
     # -- the table -------------------------------------------------------------------------
+
+    def set_wifi(self, up):
+        """The club's access point comes back (True) or goes away (False)."""
+        with self._lock:
+            self._send_ctl("N %d\n" % (1 if up else 0))
 
     def set_spot(self, spot, standing):
         level = self.standing_level if standing else 1 - self.standing_level
@@ -208,7 +265,15 @@ class Twin:
             args += ["--link", self.link_path]
         if frozen.is_frozen(self.state_dir):  # the firmware it was flashed with
             args += ["--frozen", frozen.folder(self.state_dir)]
-        proc = upy.popen(args, heapsize=self.heapsize, stdin=subprocess.PIPE,
+        args += ["--port-frozen", self.port_frozen, "--unique-id", self.chip_id[6:]]
+        if self.radio is not None:
+            args += ["--radio", self.radio.chip_config()]
+        if self.gc_heap:
+            args += ["--heap", str(self.gc_heap)]
+        if self.idf_left is not None:
+            args += ["--idf-left", str(self.idf_left)]
+        proc = upy.popen(args, heapsize=self.heapsize, interpreter=self.interpreter_path,
+                         stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          pass_fds=(to_chip_r, from_chip_w), bufsize=0)
         os.close(to_chip_r)

@@ -20,6 +20,13 @@ JOIN_MS = 1500
 
 
 class FakeWLAN:
+    PM_NONE = 0  # network.WLAN's power-save settings (ESP-IDF's WIFI_PS_*)
+    PM_PERFORMANCE = 1
+    PM_POWERSAVE = 2
+    # The simulated station's addresses; its DNS server is on the loopback, where nothing
+    # answers: a broker given by name is for the ESP32 twin, whose radio has a DNS.
+    IFCONFIG = ("192.168.4.23", "255.255.255.0", "192.168.4.1", "127.0.0.1")
+
     def __init__(self, clock, ap=("club", "pinboard")):
         self.clock = clock
         self.ap = ap
@@ -29,6 +36,14 @@ class FakeWLAN:
         self._started = 0
         self._joined = False
         self.joins = 0
+        self.pm = self.PM_PERFORMANCE  # ESP-IDF's default: modem sleep
+
+    def config(self, pm=None):
+        if pm is not None:
+            self.pm = pm
+
+    def ifconfig(self):
+        return self.IFCONFIG
 
     def active(self, flag=None):
         if flag is not None:

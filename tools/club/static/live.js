@@ -2,7 +2,6 @@
 // Text only ever goes in through textContent: a player's name is never read as HTML.
 "use strict";
 (function () {
-  const RULES = {ddbu: "DDBU keglebillard", ceb: "CEB five-pins", russian: "Russian kegel billiards"};
   const BREAK_S = 300;  // the board's break countdown (firmware/screens.py)
   const root = document.getElementById("tables");
   if (!root) return;
@@ -55,7 +54,7 @@
     card.classList.remove("playing", "break", "finished");
     card.classList.add(s.status);
     set(card, "table", "Table " + (t.label || t.board));
-    set(card, "rules", RULES[s.rules] || s.rules);
+    set(card, "rules", t.rules_name || s.rules);  // the rules core's name, from the server
     const d = s.distance;
     set(card, "distance", d[0] === d[1] ? "to " + d[0] : "to " + d[0] + " / " + d[1]);
     set(card, "bestof", s.best_of > 1 ? "best of " + s.best_of : "");

@@ -57,7 +57,13 @@ def ticks_add(t, delta):
     return (t + delta) & _MASK
 
 
+# Called at every sleep_ms (rom.py: the display lines settle while the board waits).
+idle = None
+
+
 def sleep_ms(ms):
+    if idle is not None:
+        idle()
     if ms > 0:
         _real.sleep_ms(ms)
 

@@ -23,8 +23,16 @@ class _Emulator(TM1637Emulator):
     """A TM1637 that tells the hardware after every complete frame."""
 
     def __init__(self, clk, dio, hardware):
-        TM1637Emulator.__init__(self, clk, dio)
         self.hardware = hardware
+        TM1637Emulator.__init__(self, clk, dio)
+
+    # The lines' RC model allocates a little at every edge, in the board's heap: on a
+    # board whose heap is full, that must not fail the firmware's write (reserve below).
+    def _raw_clk(self, pin, level):
+        self.hardware.spare(TM1637Emulator._raw_clk, self, pin, level)
+
+    def _raw_dio(self, pin, level):
+        self.hardware.spare(TM1637Emulator._raw_dio, self, pin, level)
 
     def _on_dio(self, pin, level):
         frames = self.frames
@@ -71,6 +79,10 @@ class Hardware:
 
             self.link = PtyUART(link_path)
         self._shown = None
+        self.radio_switch = None  # espnet.set_up, when the board has a radio
+        self._untold = False  # a picture the host has not been told of yet
+        self.ballast = None  # rom.py --heap: what keeps the rest of the heap from the board
+        self._spent = 0
         self.host_gone = False
         self._poll = None
         if ctl_in is not None:
@@ -90,6 +102,23 @@ class Hardware:
             self.chips.append(_Max(self.pin(m["mosi"]), self.pin(m["sck"]), self.pin(m["cs"]),
                                    self))
 
+    def spare(self, function, *args):
+        """function(*args); should the board's heap be full, a block of the ballast that
+        keeps the rest of the unix port's heap from the board (rom.py --heap) is let go,
+        and it runs again: the emulators are the twin's, not the board's."""
+        while True:
+            try:
+                return function(*args)
+            except MemoryError:
+                ballast = self.ballast
+                if ballast is None or self._spent >= len(ballast):
+                    raise
+                ballast[self._spent] = None  # stored, never loaded: no stale address of it
+                self._spent += 1  # on the stack keeps it from the collector
+                import gc
+
+                gc.collect()
+
     def pin(self, gpio, mode=FakePin.OPEN_DRAIN):
         pin = self.pins.get(gpio)
         if pin is None:
@@ -102,14 +131,24 @@ class Hardware:
         if self.ctl_out is not None:
             self.ctl_out.write((line + "\n").encode())
 
+    def settle(self):
+        """Let the display lines that have risen by now reach the chips (the firmware
+        reads its inputs often; a board that stopped at the REPL or in a halt does not)."""
+        try:
+            if self.chips and self.wire.rise_us > 0:
+                now = self.wire.clock_us()
+                for chip in self.chips:
+                    if hasattr(chip, "settle"):
+                        chip.settle(now)
+            if self._untold:
+                self.display_changed()
+        except MemoryError:
+            self._untold = True
+
     def poll_host(self):
         """Apply the host's input changes (called on every input-pin read), and let the
         display lines that have risen by now reach the chips."""
-        if self.chips and self.wire.rise_us > 0:
-            now = self.wire.clock_us()
-            for chip in self.chips:
-                if hasattr(chip, "settle"):
-                    chip.settle(now)
+        self.settle()
         if self._poll is None:
             return
         for _ in self._poll.ipoll(0):
@@ -121,6 +160,8 @@ class Hardware:
             parts = line.split()
             if parts and parts[0] == b"P":
                 self.set_input(int(parts[1]), int(parts[2]))
+            elif parts and parts[0] == b"N" and self.radio_switch is not None:
+                self.radio_switch(int(parts[1]))  # the access point comes or goes
 
     def wait_host(self, ms):
         """Sleep up to `ms`, or until the host has sent something (a switch change)."""
@@ -140,7 +181,14 @@ class Hardware:
         return visible_pair(self.chips[0], self.chips[1])
 
     def display_changed(self):
-        text = self.visible()
+        # The emulators run in the board's heap: one the firmware has filled must not make
+        # the board's own code fail here; the picture is told at the next chance instead.
+        try:
+            text = self.spare(Hardware.visible, self)
+        except MemoryError:
+            self._untold = True
+            return
+        self._untold = False
         if text != self._shown:
             self._shown = text
             self.send("D " + text.replace(" ", "_"))

@@ -25,12 +25,17 @@ _CAUSES = {"PWR": PWRON_RESET, "HARD": HARD_RESET, "WDT": WDT_RESET, "SOFT": SOF
 _SPI_DEFAULTS = {1: (14, 13, 12), 2: (18, 23, 19)}  # sck, mosi, miso
 _UNSET = object()
 
-_board = {"hw": None, "cause": "PWR"}
+_board = {"hw": None, "cause": "PWR", "wdt_s": False, "id": b"\x24\x0a\xc4\x12\x34\x56"}
 
 
-def attach(hardware, cause):
+def attach(hardware, cause, row=None, chip_id=None):
+    """row: the release played (releases.py); its `wdt_s` rounds WDT timeouts down to
+    whole seconds, as 1.20 does. chip_id: the last three bytes of the MAC address."""
+    if chip_id:
+        _board["id"] = b"\x24\x0a\xc4" + chip_id
     _board["hw"] = hardware
     _board["cause"] = cause
+    _board["wdt_s"] = bool(row and row["wdt_s"])
 
 
 def _hw():
@@ -60,6 +65,8 @@ class WDT:
     def __init__(self, id=0, timeout=5000):
         if id != 0:
             raise ValueError()
+        if _board["wdt_s"]:  # 1.20: esp_task_wdt_init takes whole seconds
+            timeout = timeout // 1000 * 1000
         if timeout <= 0:
             raise ValueError("WDT timeout too short")
         _hw().send("W %d" % timeout)
@@ -91,7 +98,9 @@ def reset_cause():
 
 
 def unique_id():
-    return b"\x24\x0a\xc4\x12\x34\x56"
+    """The chip's MAC address: Espressif's prefix, then three bytes of this twin's own
+    (rom.py --unique-id: boards side by side differ, as real ones do)."""
+    return _board["id"]
 
 
 def freq(hz=None):

@@ -3,7 +3,8 @@
     micropython tools/simboard/esp32/rom.py --state DIR [--cause PWR|HARD|WDT|SOFT]
         [--mode friendly|raw] [--version 1.24.1] [--ticks-start MS] [--uptime-ms MS]
         [--display tm1637|max7219] [--line-nf N] [--inputs GPIO=LEVEL,...]
-        [--ctl-in FD --ctl-out FD] [--link PTY] [--frozen DIR]
+        [--ctl-in FD --ctl-out FD] [--link PTY] [--frozen DIR] [--port-frozen DIR]
+        [--radio FILE] [--heap BYTES] [--idf-left BYTES]
 
 Started by tools.simboard.twin (the host side), once per boot: a soft or hard reset ends
 this process and the host starts the next. Follows ports/esp32/main.c: the board's
@@ -16,11 +17,22 @@ only while the interrupt character is on (it is while code runs, unless the code
 it off with micropython.kbd_intr(-1)).
 
 --frozen DIR: the board runs a frozen build (tools/simboard/frozen.py made DIR). DIR is
-mounted read-only at /.frozen, outside the flash filesystem, and sys.path is
+read-only at /.frozen, outside the flash filesystem (vfs.TwinVfs.overlay), and sys.path is
 ['', '/.frozen', '.frozen', '/lib']: the build's modules come where the ESP32 has
 '.frozen', after the filesystem; '.frozen' after it is the unix port's own frozen modules
 (asyncio), which the ESP32 build has in the same place. A frozen `boot.py` or `main.py`
 runs instead of the filesystem's (shared/runtime/pyexec.c, `pyexec_file_if_exists`).
+
+--version X.Y.Z plays that release (tools/simboard/esp32/releases.py): what it lacks is
+taken away (an import of a module it does not have fails, `next()` takes no default before
+1.25, `machine.WDT` rounds down to seconds on 1.20), what it names differently is renamed
+(`ssl`/`tls`, `uasyncio`), and its `network`, `socket` and TLS modules are the twin's
+(espnet.py). --port-frozen DIR: the Python modules a stock build of that release freezes
+(umqtt and the rest, tools/simboard/portfrozen.py), read-only at /.port, which
+sys.path has where the ESP32 has `.frozen`: before /lib. --radio FILE: the club's WiFi
+(tools/simboard/radio.py); without it no access point is in reach. --heap BYTES: the GC
+heap the board has (the twin's own modules are not counted: a ballast takes the rest of
+the unix port's heap); --idf-left BYTES: what the ESP-IDF heap has for WiFi and TLS.
 """
 
 import os
@@ -36,13 +48,15 @@ ROM_TEXT = {
 }
 PROJECT = ("boardlib", "rules_core", "firmware", "tools")
 FROZEN_MOUNT = "/.frozen"
+PORT_MOUNT = "/.port"
 
 
 def parse(argv):
     opts = {"--state": None, "--cause": "PWR", "--mode": "friendly", "--version": "1.24.1",
             "--ticks-start": "0", "--uptime-ms": "0", "--display": "tm1637",
             "--line-nf": "10", "--inputs": "", "--ctl-in": None, "--ctl-out": None,
-            "--link": None, "--frozen": None}
+            "--link": None, "--frozen": None, "--port-frozen": None, "--radio": None,
+            "--heap": "0", "--idf-left": None, "--unique-id": None}
     for i in range(0, len(argv) - 1, 2):
         if argv[i] not in opts:
             raise SystemExit("rom: unknown option " + argv[i])
@@ -53,11 +67,14 @@ def parse(argv):
 class Console:
     """Bytes in and out of the USB-serial port (this process's stdin and stdout)."""
 
-    def __init__(self):
+    def __init__(self, idle=None):
         self.rx = sys.stdin.buffer
         self.tx = sys.stdout.buffer
+        self.idle = idle  # called before waiting for a byte (the display lines settle)
 
     def read(self):
+        if self.idle is not None:
+            self.idle()
         while True:
             try:
                 b = self.rx.read(1)
@@ -76,7 +93,7 @@ class Chip:
         self.mode = opts["--mode"]
         self.hardware = hardware
         self.esptime = esptime
-        self.console = Console()
+        self.console = Console(hardware.settle)
         self.globals = {"__name__": "__main__"}
         self.frozen = opts["--frozen"] and FROZEN_MOUNT
 
@@ -247,12 +264,47 @@ def _mount_flash(state_dir):
     return TwinVfs(os.VfsLfs2(bdev))
 
 
+def _play(row, lacks):
+    """Take away and rename what the release lacks or names differently (releases.py):
+    `lacks`, the modules it does not have, and `next()`'s default."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def release_import(name, *args):
+        if name in lacks:
+            raise ImportError("no module named '%s'" % name)
+        return real_import(name, *args)
+
+    if lacks:  # only where needed: a hook is given no caller's globals, and the 1.24 and
+        # 1.25 unix ports then resolve a relative import against __main__ (KeyError)
+        builtins.__import__ = release_import
+    if not row["next2"]:
+        real_next = next
+
+        def next_without_default(iterator):  # MICROPY_PY_BUILTINS_NEXT2 off
+            return real_next(iterator)
+
+        builtins.next = next_without_default
+
+
 def main(argv):
     opts = parse(argv)
     version = tuple(int(x) for x in opts["--version"].split(".")) + ("",)
-    from tools.simboard.esp32 import espasyncio, espselect, espsys, esptime, machine
+    from tools.simboard.esp32 import (
+        espasyncio,
+        espnet,
+        espselect,
+        espsys,
+        esptime,
+        machine,
+        releases,
+    )
     from tools.simboard.esp32.hardware import Hardware
+    from tools.simboard.heap import pin
 
+    row = releases.row(version) or releases.ROWS[-1]
+    lacks = espnet.hidden(row)
     inputs = {}
     for item in opts["--inputs"].split(","):
         if item:
@@ -263,11 +315,18 @@ def main(argv):
     esptime.configure(int(opts["--ticks-start"]), int(opts["--uptime-ms"]))
     hardware = Hardware(opts["--display"], float(opts["--line-nf"]), inputs, ctl_in, ctl_out,
                         opts["--link"], esptime.uptime_us)
+    hardware.radio_switch = espnet.set_up
+    esptime.idle = hardware.settle
     vfs = _mount_flash(opts["--state"])
     vfs.version = version
-    machine.attach(hardware, opts["--cause"])
+    chip_id = opts["--unique-id"]
+    machine.attach(hardware, opts["--cause"], row,
+                   bytes(int(chip_id[i:i + 2], 16) for i in (0, 2, 4)) if chip_id else None)
     espselect.attach(hardware)
     espsys_obj = espsys.Sys(version)
+    idf_left = opts["--idf-left"]
+    espnet.install(sys.modules, row, opts["--radio"],
+                   None if idf_left is None else int(idf_left))
     # What the firmware imports is the ESP32's, and nothing of this tree but what is on
     # the board's own filesystem.
     for name in list(sys.modules):
@@ -279,17 +338,22 @@ def main(argv):
     sys.modules["select"] = espselect
     sys.modules["_asyncio"] = espasyncio
     sys.modules["sys"] = espsys_obj
-    frozen = None
-    if opts["--frozen"]:
-        frozen = os.VfsPosix(opts["--frozen"])
     os.umount("/")
     os.mount(vfs, "/")
     os.chdir("/")
     sys.path[:] = ["", ".frozen", "/lib"]
-    if frozen is not None:
-        os.mount(frozen, FROZEN_MOUNT, readonly=True)
+    if opts["--port-frozen"]:
+        vfs.overlay(PORT_MOUNT, os.VfsPosix(opts["--port-frozen"]))
+        sys.path.insert(1, PORT_MOUNT)
+    if opts["--frozen"]:
+        vfs.overlay(FROZEN_MOUNT, os.VfsPosix(opts["--frozen"]))
         sys.path.insert(1, FROZEN_MOUNT)
+    _play(row, lacks)
     micropython.kbd_intr(-1)
+    ballast = None
+    if int(opts["--heap"]):
+        ballast = pin(int(opts["--heap"]))
+        hardware.ballast = ballast  # the emulators may need a little of it
 
     chip = Chip(opts, hardware, esptime)
     con = chip.console

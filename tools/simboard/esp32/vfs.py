@@ -7,6 +7,11 @@ native sub-version. The twin plays a chip whose MicroPython version is `version`
 ESP32 cannot run on the twin's own processor at all: the twin says so plainly.
 (The check is made on every open of a .mpy for reading, not only by import: reading an
 incompatible .mpy as a file fails on the twin where a board would allow it.)
+
+`overlay(prefix, vfs)` puts a read-only folder of the host under a path of this filesystem
+(rom.py: the frozen modules at /.frozen and /.port) without a mount of its own: the ESP32's
+`.frozen` is no mount either, so `os.listdir('/')` does not show it. Frozen modules are
+not checked: they are built for the chip (the twin's own machine code, frozen.py).
 """
 
 from tools.simboard.esp32.espsys import mpy_of
@@ -17,10 +22,23 @@ class TwinVfs:
 
     def __init__(self, vfs):
         self.vfs = vfs
+        self.overlays = []
+
+    def overlay(self, prefix, vfs):
+        self.overlays.append((prefix, vfs))
+
+    def _where(self, path):
+        for prefix, vfs in self.overlays:
+            if path == prefix or path.startswith(prefix + "/"):
+                return vfs, path[len(prefix):] or "/"
+        return self.vfs, path
 
     def open(self, path, mode="r"):
-        f = self.vfs.open(path, mode)
-        if path.endswith(".mpy") and "r" in mode:
+        vfs, path = self._where(path)
+        if vfs is not self.vfs and ("w" in mode or "a" in mode or "+" in mode):
+            raise OSError(30)  # EROFS: frozen modules are in the firmware image
+        f = vfs.open(path, mode)
+        if vfs is self.vfs and path.endswith(".mpy") and "r" in mode:
             self._check(f)
         return f
 
@@ -43,10 +61,12 @@ class TwinVfs:
         return self.vfs.umount()
 
     def ilistdir(self, path):
-        return self.vfs.ilistdir(path)
+        vfs, path = self._where(path)
+        return vfs.ilistdir(path)
 
     def stat(self, path):
-        return self.vfs.stat(path)
+        vfs, path = self._where(path)
+        return vfs.stat(path)
 
     def statvfs(self, path):
         return self.vfs.statvfs(path)

@@ -1,4 +1,4 @@
-"""Board-shaped frames on a pty, for the club's tests and bench (docs/protocol.md framing).
+"""Board-shaped frames on a pty, for the tests and the bench (docs/protocol.md framing).
 
     board = FakeBoard(b"T01")            # a pty; board.path goes to the logger as a port
     game = Game("ddbu", (40, 40)); game.shot(pins=0b101, carom=1)

@@ -3,6 +3,7 @@
     game, steps = play(random.Random(1), "ddbu", distance=(40, 40))
     # steps: ("shot", record) and ("undo", None) in the order the players made them
     fill(Store("big.db"), 10000, tables=16, seed=1)   # a season of a club, stored
+                                                      # (a tools.logger.store.Store)
 
 `fill` stores through the logger's own Store functions what a board sends while a game
 is played (every shot, undo and board state), so that the database looks like one the
@@ -81,7 +82,7 @@ def store_game(store, board, boot, game_no, game_id, rng, settings, stamp, every
 def fill(store, count, tables=8, seed=1, days=180, named=0.9, every_state=True):
     """Store ``count`` games on ``tables`` boards over the last ``days`` evenings and name
     most of them (``named`` of them) with the club's players. Returns the game rows."""
-    from tools.club.store import ClubStore
+    from tools.records import Records
 
     rng = random.Random(seed)
     now = time.time()
@@ -107,11 +108,10 @@ def fill(store, count, tables=8, seed=1, days=180, named=0.9, every_state=True):
                 store.db.execute("UPDATE games SET started=?, updated=? WHERE id=?",
                                  (began, began + 1800, row))
                 rows.append(row)
-    club = ClubStore(store.path)
+    club = Records.open(store.database)
     named_rows = [row for row in rows if rng.random() < named]
     for row in named_rows:
         pair = rng.sample(PLAYERS, 2)
         club.set_names(row, pair)
     club.player_stats()  # as the Players page has been opened: each game's totals kept
-    club.close()
     return rows

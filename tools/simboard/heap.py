@@ -1,21 +1,25 @@
-"""A heap of a given size for the firmware, on a port whose heap is bigger.
+"""The heap a board has, on the unix port: everything but `budget` bytes taken by ballast.
 
-    from tools.simboard.ballast import pin_budget, largest_free
-    ballast = pin_budget(32768)         # every free byte beyond 32 KB is taken, and the
-    ...                                 # firmware runs in the 32 KB left, in one piece
-    largest_free(gc.mem_free())         # the largest block it could still have
+    from tools.simboard.heap import pin, largest_free
+    ballast = pin(111936)     # now gc.mem_free() is the budget, in one piece
+    largest_free(gc.mem_free())   # the largest block the firmware could still have
+    ballast = None            # the whole heap again
 
-The unix port's heap holds what the board does not (the simulator, its fake parts) besides
-the firmware. Once they are in, ballast blocks take up every free piece of the heap beyond
-the budget, so the run that follows has the budget and no more (tools/simboard/run.py
---heap-budget, tools/simboard/heap_device.py).
+On the ESP32 the heap holds only what the firmware allocates (and the modules it loads);
+the unix port's heap also holds the simulator's own modules. Once they are loaded, a
+ballast takes up everything beyond the budget, so what runs next has the heap a board
+would give it: `budget` bytes, unfragmented, as a fresh heap. Used by the simulated board
+(`--heap-budget`), by the bench's heap figures (tools/simboard/heap_device.py) and by the
+ESP32 twin when it plays the ESP32's heap (rom.py `--heap`).
 """
 
 import gc
 
 
-def pin_budget(budget):
-    """pin_heap, then release_budget: the ballast (keep it while the budget is in use).
+def pin(budget):
+    """Leave exactly `budget` bytes free, in one piece; returns the ballast to keep while
+    the budget applies (pin_heap, then release_budget). ValueError when the heap is too
+    small for it.
 
     The collector scans conservatively: any word anywhere in the heap (a buffer of flash
     data, a float's bits) that happens to equal the budget block's address keeps that
@@ -67,7 +71,7 @@ def _hold(holder, size):
 
 
 def _fill():
-    blocks = [None] * 2048  # the last slot stays free: pin_budget keeps its spacers there
+    blocks = [None] * 2048  # the last slot stays free: pin keeps its spacers there
     count = 0
     size = gc.mem_free()
     while size >= 16 and count < len(blocks) - 1:

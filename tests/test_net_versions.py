@@ -1,0 +1,327 @@
+"""The networked board on every supported MicroPython release, on the ESP32 twin, through a
+WiFi as slow as a power-saving ESP32's (docs/esp32.md, "Releases" and "The radio").
+
+Each release line's board (tools/simboard/esp32/releases.py: the last release of each
+supported line) boots the firmware as `make deploy` leaves it, joins the club's WiFi, looks
+the broker up by name (broker.club) and connects through a shaper giving 150 ms of round
+trip with 50 ms of jitter and a send buffer that pushes back; it plays two shots over
+plain MQTT, is then given TLS settings and the club's CA, plays two more over TLS, and the
+logger stores the whole game, each shot once. The boards play side by side, so that the
+module takes about as long as one board. Each runs its release's own interpreter where
+../shared/upy (or PINBOARD_UPY_DIR) has it (the TLS half on the pinned one where that
+interpreter has no mbedtls), and finds its release's frozen umqtt when
+tools/simboard/portfrozen.py has made the release's frozen modules (else umqtt 1.3.4 of
+`make venv`, said in the test's output).
+
+Also here: a broker name whose DNS never answers (the board must neither block nor starve
+its watchdog), releases the firmware refuses at boot, and the ESP-IDF heap too small for a
+TLS connection.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+import paho.mqtt.client as paho
+import pytest
+from twin_helpers import booted, flash, play_shot, scores_shown
+
+from tools import broker as broker_tool
+from tools import upy
+from tools.logger import Logger
+from tools.logger.mqtt import MqttSource
+from tools.simboard.esp32 import releases
+from tools.simboard.radio import Radio
+
+pytestmark = [
+    pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),
+    pytest.mark.skipif(shutil.which("openssl") is None,
+                       reason="openssl is not installed (.ci/run installs it)"),
+    # a dozen twins at once on a slow radio: run with the real-time modules, alone (their
+    # load would slow the other worker's real-time tests), and first among them
+    pytest.mark.realtime, pytest.mark.long(35),
+]
+
+FLASHFS = os.path.join("tools", "simboard", "esp32", "flashfs.py")
+LINES = releases.SUPPORTED
+BOARDS = tuple("v%d-%d" % line for line in LINES) + ("dns", "old", "mem")
+USERS = {"logger": "logger-pw", **{b: b + "-pw" for b in BOARDS}}
+KEYS = {b: bytes(range(i, i + 32)) for i, b in enumerate(BOARDS)}
+BROKER_NAME = "broker.club"
+PLAIN, SECURE = 1883, 8883  # the ports the boards are given
+
+
+@pytest.fixture(scope="module")
+def club(tmp_path_factory):
+    """The broker (plain and TLS listeners, its certificate for broker.club), a logger
+    storing every board, and a watcher of the boards' status topics."""
+    tmp = tmp_path_factory.mktemp("club")
+    certs = tmp / "certs"
+    certs.mkdir()
+    broker_tool.make_certificates(str(certs), address=BROKER_NAME)
+    tls_port = broker_tool.free_port()
+    with broker_tool.Mosquitto(str(tmp / "broker"), USERS, BOARDS,
+                               extra=broker_tool.tls_listener_text(str(certs), tls_port)) as b:
+        b.tls_port, b.ca = tls_port, certs / "ca.der"
+        source = MqttSource("mqtt://logger:%s@127.0.0.1:%d" % (USERS["logger"], b.port),
+                            keys=KEYS)
+        b.logger = Logger([], str(tmp / "games.db"), mqtt=source)
+        thread = threading.Thread(target=b.logger.run_forever, daemon=True)
+        thread.start()
+        b.online = []
+        watcher = paho.Client(paho.CallbackAPIVersion.VERSION2)
+        watcher.username_pw_set("logger", USERS["logger"])
+        watcher.on_connect = lambda c, u, f, r, p: c.subscribe("pinboard/+/status")
+        watcher.on_message = lambda c, u, m: m.payload.startswith(b"online") and \
+            b.online.append(m.topic.split("/")[1])
+        watcher.connect("127.0.0.1", b.port)
+        watcher.loop_start()
+        b.db = tmp / "games.db"
+        try:
+            yield b
+        finally:
+            watcher.loop_stop()
+            watcher.disconnect()
+            b.logger.stop()
+            thread.join(10)
+            b.logger.close()
+
+
+def _radio(club, **kw):
+    radio = Radio(latency_ms=150, jitter_ms=50, backpressure=True, **kw)
+    radio.broker(BROKER_NAME, PLAIN, ("127.0.0.1", club.port))
+    radio.broker(BROKER_NAME, SECURE, ("127.0.0.1", club.tls_port))
+    return radio
+
+
+def _cfg(board, tls, **net):
+    values = {"ssid": "club", "password": "pinboard", "host": BROKER_NAME,
+              "port": SECURE if tls else PLAIN, "user": board, "pass": USERS[board],
+              "key": KEYS[board].hex(), "id": board, "tls": tls}
+    values.update(net)
+    return {"watchdog_ms": 8000, "net": values}
+
+
+def _put_ca(state, ca):
+    stage = os.path.join(str(state), "ca-stage")
+    os.makedirs(stage, exist_ok=True)
+    shutil.copyfile(str(ca), os.path.join(stage, "ca.der"))
+    proc = upy.run_file(FLASHFS, [str(state), "put", stage], timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _has_tls(path):
+    return subprocess.run([path, "-c", "import tls"], capture_output=True,
+                          timeout=60).returncode == 0
+
+
+def _wait(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError("waited %d s for %s" % (timeout, what))
+
+
+def _games(db):
+    """The logger's games as `tools.logger export` gives them, by board."""
+    out = subprocess.run([sys.executable, "-m", "tools.logger", "export", "--db", str(db)],
+                         capture_output=True, text=True, timeout=60, cwd=upy.ROOT)
+    assert out.returncode == 0, out.stderr
+    games = {}
+    for line in out.stdout.splitlines():
+        game = json.loads(line)
+        games.setdefault(game["board"], []).append(game)
+    return games
+
+
+def _play_release(club, tmp_path, line, report):
+    version = "%d.%d.%d" % releases.LATEST[line]
+    board = "v%d-%d" % line
+    state = tmp_path / board
+    radio = _radio(club)
+    try:
+        flash(state, cfg=_cfg(board, tls=False))
+        online = club.online.count(board)
+        with booted(state, version=version, radio=radio, interpreter="release") as twin:
+            report.append("%s: %s, %s" % (version, twin.interpreter_path or "pinned interpreter",
+                                          twin.umqtt_source))
+            twin.wait_display(scores_shown, timeout=90)
+            _wait(lambda: club.online.count(board) > online, 60, "%s online (plain)" % board)
+            play_shot(twin, fallen=(1, 2))
+            play_shot(twin, fallen=(3,))
+            assert twin.resets == ["PWR"], twin.resets
+        # TLS: the same board, now with TLS settings and the club's CA on its flash
+        flash(state, cfg=_cfg(board, tls=True), firmware=False)
+        _put_ca(state, club.ca)
+        path = upy.release_binary(releases.LATEST[line])
+        interpreter = "release" if path and _has_tls(path) else "pinned"
+        online = club.online.count(board)
+        with booted(state, version=version, radio=radio, interpreter=interpreter) as twin:
+            twin.wait_display(scores_shown, timeout=90)
+            _wait(lambda: club.online.count(board) > online, 60, "%s online (TLS)" % board)
+            play_shot(twin, fallen=(4,))
+            scores = play_shot(twin, fallen=(5, 1))
+            assert not any("Err" in d for d in twin.displays), twin.displays
+            assert twin.resets == ["PWR"], twin.resets
+        return scores
+    finally:
+        radio.close()
+
+
+def _dead_dns(club, tmp_path):
+    board = "dns"
+    radio = _radio(club, dns="dead")
+    try:
+        flash(tmp_path, cfg=_cfg(board, tls=False))
+        with booted(tmp_path, version="1.29.0", radio=radio) as twin:
+            twin.wait_display(scores_shown, timeout=90)
+            twin.wait_display(lambda text: text == "Err   75", timeout=30)
+            play_shot(twin, fallen=(2,))
+            time.sleep(10)  # longer than the watchdog, with the DNS still dead
+            assert radio.queries >= 3
+            assert twin.resets == ["PWR"], twin.resets
+            online = club.online.count(board)
+            radio.dns = "ok"
+            _wait(lambda: club.online.count(board) > online, 60, "online once the DNS answers")
+            play_shot(twin, fallen=(3,))
+            assert twin.resets == ["PWR"], twin.resets
+    finally:
+        radio.close()
+
+
+def _too_old(tmp_path, version):
+    flash(tmp_path, cfg={"watchdog_ms": 2000})
+    with booted(tmp_path, version=version) as twin:
+        twin.wait_display(lambda text: text == "Err   92", timeout=60)
+        twin.wait_output("MicroPython %s is too old for this firmware: flash 1.22.0 or newer"
+                         % version)
+        time.sleep(3)  # no watchdog was armed: no reset
+        assert twin.resets == ["PWR"] and twin.wdt_ms is None
+
+
+def _no_tls_memory(club, tmp_path):
+    radio = _radio(club)
+    try:
+        flash(tmp_path, cfg=_cfg("mem", tls=True))
+        _put_ca(tmp_path, club.ca)
+        with booted(tmp_path, version="1.29.0", radio=radio, idf_left=30 * 1024) as twin:
+            twin.wait_display(scores_shown, timeout=90)
+            twin.wait_display(lambda text: text == "Err   76", timeout=30)
+            play_shot(twin, fallen=(1,))
+            assert twin.resets == ["PWR"], twin.resets
+    finally:
+        radio.close()
+
+
+def _esp32_heap(tmp_path, path):
+    flash(tmp_path, cfg={"watchdog_ms": 8000})
+    with booted(tmp_path, version="1.29.0", interpreter=path, heap="esp32") as twin:
+        assert not twin.heap_note and twin.gc_heap == releases.ONE_GROWTH
+        twin.wait_output("MemoryError", timeout=60)
+        try:
+            twin.wait_display(lambda text: text == "Err   93", timeout=30)
+        except TimeoutError:
+            raise AssertionError(bytes(twin.output).decode(errors="replace")) from None
+        time.sleep(2)
+        assert twin.resets == ["PWR"] and twin.wdt_ms is None  # never armed
+
+
+HEAP_INTERPRETER = upy.release_binary(releases.LATEST[releases.NEWEST], bits=32)
+
+
+@pytest.fixture(scope="module")
+def boards(club, tmp_path_factory):
+    """Every board of this module, playing side by side (they mostly wait on the radio and
+    on real time): {name: (thread, [exception or None])}. Each test waits for its own."""
+    tmp = tmp_path_factory.mktemp("boards")
+    report = []
+    jobs = {"release %d.%d" % line: (lambda line=line: _play_release(club, tmp, line, report))
+            for line in LINES}
+    jobs["dead dns"] = lambda: _dead_dns(club, tmp / "dns")
+    jobs["1.20.0"] = lambda: _too_old(tmp / "old-1.20", "1.20.0")
+    jobs["1.21.0"] = lambda: _too_old(tmp / "old-1.21", "1.21.0")
+    jobs["no tls memory"] = lambda: _no_tls_memory(club, tmp / "mem")
+    if HEAP_INTERPRETER is not None:
+        jobs["esp32 heap"] = lambda: _esp32_heap(tmp / "heap", HEAP_INTERPRETER)
+    running = {}
+
+    def run(job, outcome):
+        try:
+            job()
+        except BaseException as exc:  # noqa: B036 - told to the test that waits for it
+            outcome.append(exc)
+
+    for name, job in jobs.items():
+        outcome = []
+        thread = threading.Thread(target=run, args=(job, outcome), daemon=True)
+        thread.start()
+        running[name] = (thread, outcome)
+    yield running
+    print("\n".join(report))
+    for thread, _ in running.values():
+        thread.join(60)
+
+
+def _outcome(boards, name):
+    thread, outcome = boards[name]
+    thread.join(600)
+    assert not thread.is_alive(), "%s still running" % name
+    if outcome:
+        raise outcome[0]
+
+
+def test_a_networked_board_logs_a_whole_game_on_every_supported_release(club, boards):
+    failures = []
+    for line in LINES:
+        try:
+            _outcome(boards, "release %d.%d" % line)
+        except BaseException as exc:  # noqa: B036 - every release's failure is reported
+            failures.append("%d.%d: %r" % (line + (exc,)))
+    assert not failures, "\n".join(failures)
+
+    def logged(board):
+        games = _games(club.db).get(board, [])
+        return len(games) == 1 and games[0]["final"]["shots"] == 4
+
+    for line in LINES:
+        board = ("v%d-%d" % line).encode().hex()  # a networked board's hello: its net id
+        _wait(lambda board=board: logged(board), 30, "%d.%d's four shots at the logger" % line)
+        game, = _games(club.db)[board]
+        assert [shot["number"] for shot in game["shots"]] == [1, 2, 3, 4]  # each once
+        assert game["final"]["shots"] == 4
+
+
+def test_a_dead_dns_neither_blocks_play_nor_starves_the_watchdog(boards):
+    """The ESP32's getaddrinfo() would block for 7 s a DNS server (two here): longer than
+    the 8 s watchdog. The board looks the name up a step a poll instead: Err 75, the game
+    goes on, no reset, and once the DNS answers the board comes online."""
+    _outcome(boards, "dead dns")
+
+
+@pytest.mark.parametrize("version", ["1.20.0", "1.21.0"])
+def test_an_older_micropython_shows_err_92_and_starts_nothing(boards, version):
+    _outcome(boards, version)
+
+
+def test_no_memory_for_tls_shows_err_76_and_play_goes_on(boards):
+    """The ESP-IDF heap left for WiFi (16 KB) and TLS (22 KB) is smaller than both: mbedtls
+    fails to allocate (MBEDTLS_ERR_SSL_ALLOC_FAILED), which is not the broker's fault."""
+    _outcome(boards, "no tls memory")
+
+
+def test_the_esp32_heap_on_a_32_bit_interpreter(boards):
+    """The twin gives the firmware the GC heap of an ESP32 without PSRAM (111,936 bytes
+    after its one growth, releases.gc_heap). The firmware deployed from sources does not
+    fit it even without network (compiling it takes the heap): MemoryError, the display
+    says Err 93 (made at start-up, when there was room), nothing starts."""
+    if HEAP_INTERPRETER is None:
+        pytest.skip("no 32-bit MicroPython %d.%d.%d in %s or build/upy (make upy32 "
+                    "MICROPYTHON_SRC=DIR builds one)"
+                    % (releases.LATEST[releases.NEWEST] + (upy.UPY_DIR,)))
+    _outcome(boards, "esp32 heap")
