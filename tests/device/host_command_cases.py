@@ -117,7 +117,8 @@ def in_the_menu(state_dir):
     out["undo_after"] = [answer(stream, seq), app.game.state()["shots"]]
     stream.incoming += cases.command(0x81, seq + 1, REPLACE)
     t = play(app, t, t + 60)
-    out["new_game_after"] = [answer(stream, seq + 1), app.game.state()["rules"], app.game.state()["shots"]]
+    state = app.game.state()
+    out["new_game_after"] = [answer(stream, seq + 1), state["rules"], state["shots"]]
     return out
 
 
