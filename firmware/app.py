@@ -12,7 +12,7 @@ The parts are `poll_inputs` (sensors, buttons, shots, rules, journal), `service_
 runs each only when it is due: the inputs when a pin has changed (the pins' interrupts set
 `changed`) or one of their timers runs out, the link when the host has sent bytes or a
 heartbeat is due, the display when its picture changes, upkeep after events. Every step
-takes the time as an argument, so the same code runs from the board's asyncio task
+takes the time as an argument, so the same code runs from the board's loop
 (`firmware.run`) and in virtual time in the simulator. Order of work for a scored shot:
 the rules apply it, the journal stores it (flushed), then the display and the link show it:
 what a player has seen on the display is on flash.

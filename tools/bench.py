@@ -89,11 +89,11 @@ BITS_PER_BYTE = 10  # 8N1: start bit, 8 data bits, stop bit
 FULL = {"ticks": 1000, "shots": 50, "late_at": 950, "clock": 200, "alloc_idle": 1000,
         "alloc_shots": 50, "game": 1000, "resume_loads": 5, "heap_shots": 500, "net_shots": 20,
         "heap_step": 1024, "flood": 3000, "bitflips": 300, "bitflip_events": 150,
-        "club_games": 10000, "club_runs": 5, "seals": 1000}
+        "club_games": 10000, "club_runs": 5, "seals": 1000, "wakes": 1000}
 SMOKE = {"ticks": 200, "shots": 3, "late_at": 12, "clock": 20, "alloc_idle": 40,
          "alloc_shots": 2, "game": 10, "resume_loads": 1, "heap_shots": 3, "net_shots": 2,
          "heap_step": 16384, "flood": 40, "bitflips": 4, "bitflip_events": 20,
-         "club_games": 40, "club_runs": 1, "seals": 20}
+         "club_games": 40, "club_runs": 1, "seals": 20, "wakes": 50}
 
 KEYS = (
     "tick_instr", "shot_instr", "shot_early_instr", "shot_late_instr", "esp32_tick_us_est",
@@ -108,6 +108,7 @@ KEYS = (
     "net_poll_gap_max_ms", "net_link_step_max_ms", "tls_poll_ms_esp32_est",
     "seal_state_instr", "seal_heartbeat_instr", "esp32_seal_us_est", "seal_alloc_bytes",
     "seal_bytes", "mqtt_frame_bytes", "mqtt_frames_per_s",
+    "loop_wake_instr", "asyncio_wake_instr", "loop_ram_bytes", "asyncio_ram_bytes",
     "mqtt_p99_ms", "mqtt_lost_frames", "flash_bitflip_silent_losses", "flash_bitflip_whole_pct",
     "club_sse_p99_ms", "club_sse_missed",
     "club_tables_first_load_ms", "club_results_first_load_ms", "club_players_first_load_ms",
@@ -483,6 +484,33 @@ def _board_heap(interp, free, image=None):
 
 def esp32_us(instructions, interp=PINNED):
     return instructions * interp.cycles_per_instr / ESP32_MHZ
+
+
+# -- the board's loop: select.poll against an asyncio task (docs/performance.md) ---------
+
+LOOP_MODULE = "tools.simboard.loop_cost_device"
+
+
+def loop_figures(sizes, install, workdir, interp):
+    """What one wake-up of the board's loop costs (an empty step and the wait), as
+    firmware/run.py waits (select.poll in C) and as one asyncio task would (the
+    scheduler's round), counted on the interpreter of the other counts; and the heap
+    each one's machinery holds."""
+    valgrind = find_valgrind(install)
+    if not valgrind:
+        raise Unavailable("valgrind is not installed")
+    n = sizes["wakes"]
+    out = {}
+    for mode in ("poll", "asyncio"):
+        counts = []
+        for k in (0, n):
+            windows, lines = callgrind_windows(valgrind, LOOP_MODULE, [mode, k], workdir,
+                                               COST_HEAP, interp)
+            counts.append(windows[0])
+        key = "loop" if mode == "poll" else "asyncio"
+        out[key + "_wake_instr"] = round((counts[1] - counts[0]) / n)
+        out[key + "_ram_bytes"] = lines["ram"]
+    return out
 
 
 # -- sealing a frame for the network (boardlib/framesign.py) -------------------------------
@@ -1092,6 +1120,7 @@ def measure(smoke=False, install=True, only=None):
         ("instructions", lambda: instruction_figures(sizes, install, workdir, interp, free())),
         ("allocation", lambda: alloc_figures(sizes)),
         ("frame seal", lambda: seal_figures(sizes, install, workdir)),
+        ("loop", lambda: loop_figures(sizes, install, workdir, interp)),
         ("game", lambda: game_figures(sizes, workdir)),
         ("resume", lambda: resume_figures(sizes, workdir)),
         ("firmware size", lambda: firmware_size(workdir)),
