@@ -65,6 +65,7 @@ def _halves_table():
 
 
 if _ON_MICROPYTHON:
+    _TABLE = _halves_table()  # made once at import: a frame's CRC then makes no call
 
     @micropython.viper  # noqa: F821 - a compiler directive, there on MicroPython only
     def crc32_put(data, length: int, out, at: int):
@@ -74,7 +75,7 @@ if _ON_MICROPYTHON:
         a table of 16-bit halves: no slice and no long int is made, so frames sent from
         the poll loop allocate nothing, and a frame's CRC costs microseconds."""
         src = ptr8(data)  # noqa: F821 - viper built-ins
-        table = ptr16(_halves_table())  # noqa: F821
+        table = ptr16(_TABLE)  # noqa: F821
         dst = ptr8(out)  # noqa: F821
         hi = 0xFFFF
         lo = 0xFFFF

@@ -43,7 +43,7 @@ class Display:
         view = memoryview(self._out)
         self._left_cells = view[0:4]
         self._right_cells = view[4:8]
-        self._dirty = True
+        self.pending = True  # the last frame has not reached the modules (a bus error)
         self._level = 7
 
     @classmethod
@@ -61,50 +61,53 @@ class Display:
         """No modules (a board without a display): frames are kept, nothing is written."""
         return cls()
 
-    @property
-    def pending(self):
-        """True while the last frame has not reached the modules (a bus error)."""
-        return self._dirty
-
     def show(self, buf8):
         """Show 8 segment bytes; returns True if the modules were written."""
         if len(buf8) != _CELLS:
             raise ValueError("a screen is 8 cells, got %d" % len(buf8))
         shown = self._shown
-        # Which halves changed: a TM1637 pair rewrites only the module that did.
-        left = right = self._dirty
-        for i in range(_CELLS):
-            if shown[i] != buf8[i]:
-                shown[i] = buf8[i]
-                if i < 4:
-                    left = True
-                else:
-                    right = True
-        if not (left or right):
+        if buf8 == shown and not self.pending:  # (compared in C)
             return False
-        self._dirty = True
+        # Which halves changed: a TM1637 pair rewrites only the module that did.
+        left = (self.pending or shown[0] != buf8[0] or shown[1] != buf8[1]
+                or shown[2] != buf8[2] or shown[3] != buf8[3])
+        right = (self.pending or shown[4] != buf8[4] or shown[5] != buf8[5]
+                 or shown[6] != buf8[6] or shown[7] != buf8[7])
+        shown[:] = buf8
+        self.pending = True
+        if self._out is not shown:
+            self._move_marker()
+        return self._write(left | right << 1)
+
+    def _move_marker(self):
         out = self._out
-        if out is not shown:
-            for i in range(_CELLS):
-                out[i] = shown[i]
-            _move_dot(out, 0, 1)
-            _move_dot(out, 7, 5)
+        out[:] = self._shown
+        _move_dot(out, 0, 1)
+        _move_dot(out, 7, 5)
+
+    def _write(self, halves):
+        # (apart from show(): a try block takes three words of a frame that must stay
+        # within 11, or it comes from the heap at every call)
         try:
-            if self._chip is not None:
-                self._chip.write(out)
-            elif self._left is not None:
-                if left:
-                    self._left.write(self._left_cells)
-                if right:
-                    self._right.write(self._right_cells)
+            self._write_modules(halves)
         except OSError:
             return False
-        self._dirty = False
+        self.pending = False
         return True
+
+    def _write_modules(self, halves):
+        """halves: bit 0 the left module (cells 0-3), bit 1 the right one (4-7)."""
+        if self._chip is not None:
+            self._chip.write(self._out)
+        elif self._left is not None:
+            if halves & 1:
+                self._left.write(self._left_cells)
+            if halves & 2:
+                self._right.write(self._right_cells)
 
     def refresh(self):
         """Write the next frame even if it is the same as the last one."""
-        self._dirty = True
+        self.pending = True
 
     def brightness(self, level=None):
         """Brightness 0-7 on both module kinds; with no argument return it."""

@@ -33,6 +33,10 @@ FAULT_NONE = const(0)
 FAULT_STUCK = const(1)  # no pin reported for minutes: sensor dead or spot left empty
 FAULT_FLAP = const(2)  # too many changes in a short time: loose wire or a bad sensor
 _FAR_MS = const(1 << 28)  # "no deadline": well within half the ticks period (2**29)
+# The index of a mask's lowest bit (a power of two up to 128: spots are 1 to 8), for
+# visiting the set bits of a mask: low = m & -m; i = INDEX[low]; m ^= low.
+INDEX = b"\x00\x00\x01\x00\x02\x00\x00\x00\x03" + bytes(7) + b"\x04" + bytes(15) + b"\x05" \
+    + bytes(31) + b"\x06" + bytes(63) + b"\x07"
 
 
 def _check_ms(name, value, low=0):
@@ -62,26 +66,51 @@ class Button:
         self._pressed_since = 0
         self._held = 0
         self.idle = True
+        self.left = -1
 
-    @property
-    def pressed(self):
-        """The debounced level: True while the button counts as pressed."""
-        return self._pressed == 1
+    def timer(self, now_ms):
+        """The ms from now_ms until update() would give a result with the level as it is
+        (a release's debounce running out, or the hold), or None: only a change of the
+        level can. A press's own debounce is not waited for: nothing comes of it until
+        the hold or the release, and update() counts it then as from when it was over."""
+        if self._raw != self._pressed:
+            if self._raw:  # a press in its debounce: the hold, timed from the contact
+                return self._hold_after() - ticks_diff(now_ms, self._raw_since)
+            return self.debounce_ms - ticks_diff(now_ms, self._raw_since)
+        if self._raw and not self._held:
+            return self.hold_ms - ticks_diff(now_ms, self._pressed_since)
+        return None
+
+    def _hold_after(self):
+        return self.hold_ms if self.hold_ms > self.debounce_ms else self.debounce_ms
 
     def update(self, pressed, now_ms):
         """`idle` (a plain attribute, cheap to read) is True after an update that leaves
         the button released and settled: until it is pressed again, update() would
-        return NONE and change nothing, so a poll may skip it."""
+        return NONE and change nothing, so a poll may skip it. `left` is then what
+        timer() would say: the ms until update() gives a result with the level
+        unchanged, or -1."""
         if not pressed and not self._raw and not self._pressed:
             self.idle = True
+            self.left = -1
             return NONE  # released and settled: the usual case, kept cheap
         self.idle = False
+        self.left = -1
         raw = 1 if pressed else 0
         if raw != self._raw:
+            if self._raw and not self._pressed \
+                    and ticks_diff(now_ms, self._raw_since) > self.debounce_ms:
+                # the press was steady for its debounce before this release: it counts
+                # from then, as if update() had been called at that moment (with the
+                # release at that very moment, it would not have)
+                self._pressed = 1
+                self._pressed_since = self._raw_since
             self._raw = raw
             self._raw_since = now_ms
         if raw != self._pressed:
-            if ticks_diff(now_ms, self._raw_since) < self.debounce_ms:
+            age = ticks_diff(now_ms, self._raw_since)
+            if age < self.debounce_ms:
+                self.left = (self._hold_after() if raw else self.debounce_ms) - age
                 return NONE
             self._pressed = raw
             if raw:
@@ -96,9 +125,11 @@ class Button:
         # Only while the contact is closed right now: a release in its debounce time is
         # a short press that must not turn into a hold.
         if raw and self._pressed and not self._held:
-            if ticks_diff(now_ms, self._pressed_since) >= self.hold_ms:
+            age = ticks_diff(now_ms, self._pressed_since)
+            if age >= self.hold_ms:
                 self._held = 1
                 return HOLD
+            self.left = self.hold_ms - age
         return NONE
 
 
@@ -129,7 +160,7 @@ class SpotSensors:
         self._all = (1 << count) - 1
         self._raw_since = [0] * count
         self._window_start = [0] * count
-        self._changes = [0] * count
+        self._changes_in = [0] * count
         self._codes = bytearray(count)
         self.reset()
 
@@ -138,6 +169,11 @@ class SpotSensors:
         self._primed = False
         self._raw = -1  # no report yet (a report is never negative)
         self._due = 0  # with the same report as the last, nothing changes before then
+        self._stuck_at = None  # no later than the first spot lying down is stuck (ticks)
+        self._soon = _FAR_MS  # while an update runs: its soonest timer, in ms from now
+        # When update() has something to do with the same report (ticks), or None: the
+        # caller's schedule reads it (firmware.app)
+        self.next_at = None
         self._standing = 0
         self.down = 0
         self.fault = 0  # spots with any fault: stuck or flapping
@@ -145,7 +181,14 @@ class SpotSensors:
         self._quiet = -1  # the mask of a settled, fault-free, all-standing poll; -1: none
         for i in range(self.count):
             self._codes[i] = FAULT_NONE
-            self._changes[i] = 0
+            self._changes_in[i] = 0
+
+    def timer(self, now_ms):
+        """The ms from now_ms until update() would act with the same report (a glitch,
+        flap or stuck timer running out), or None: only a changed report can."""
+        if self._raw == self._quiet or not self._primed:
+            return None
+        return ticks_diff(self._due, now_ms)
 
     def fault_code(self, spot):
         """FAULT_NONE, FAULT_STUCK or FAULT_FLAP for spot number `spot` (1 = first)."""
@@ -159,73 +202,133 @@ class SpotSensors:
             return self.down  # every pin standing and settled: nothing to time
         if raw == self._raw and ticks_diff(self._due, now_ms) > 0:
             return self.down  # the same report, and no filter or fault timer due yet
+        if not self._primed:
+            return self._prime(raw, now_ms)
         return self._update(raw, now_ms)
 
+    # The update's work, in functions whose frames fit on the C stack: MicroPython takes
+    # a bigger frame (more than 11 words: locals, stack, 3 a try block; py/objfun.c) from
+    # the heap at every call, which costs more than a call (docs/performance.md). The
+    # spots are masks, a bit each, and only the bits something happens to are visited
+    # (`low = m & -m`, INDEX[low]).
+
     def _update(self, raw, now_ms):
-        # Apart from update() so that the common case above runs in a frame small enough
-        # for the C stack (MicroPython takes big frames from the heap on every call).
-        if not self._primed:
-            self._primed = True
-            self._raw = raw
-            self._standing = raw
-            for i in range(self.count):
-                self._raw_since[i] = now_ms
-                self._window_start[i] = now_ms
-            self.down = self._all & ~raw
-            return self.down
         changed = raw ^ self._raw
         self._raw = raw
-        due = _FAR_MS  # the soonest a timer below runs out, from now
-        for i in range(self.count):
-            bit = 1 << i
-            if changed & bit:
-                self._raw_since[i] = now_ms
-                self._count_change(i, now_ms)
-            age = ticks_diff(now_ms, self._raw_since[i])
-            if self._codes[i] == FAULT_FLAP:
-                if raw & bit:
-                    if age >= self.flap_window_ms:
-                        self._clear_fault(i)
-                        self._standing |= bit
-                    else:
-                        due = min(due, self.flap_window_ms - age)
-                continue
-            if (raw ^ self._standing) & bit:
-                if age >= self.glitch_ms:
-                    self._standing ^= bit
-                    if self._codes[i] and raw & bit:  # a stuck spot stands again: it works
-                        self._clear_fault(i)
-                    elif not (raw & bit) and not self._codes[i]:  # down now: time it
-                        due = min(due, self.stuck_ms - age)
-                else:
-                    due = min(due, self.glitch_ms - age)
-            elif not (raw & bit) and not self._codes[i]:
-                if age >= self.stuck_ms:
-                    self._codes[i] = FAULT_STUCK
-                    self.fault |= bit
-                else:
-                    due = min(due, self.stuck_ms - age)
-        self._due = ticks_add(now_ms, due)
+        if changed:  # their glitch timers start again; the flap limit counts them
+            self._changes(changed, now_ms)
+        self._soon = _FAR_MS  # the soonest a timer below runs out, from now
+        if self.flapping & raw:  # (a flapping spot with no pin: only a change helps)
+            self._flaps(self.flapping & raw, now_ms)
+        # The stuck timer: spots down, as counted, without a fault (one counted down by
+        # this update is timed from the next, as it would be one by one). `_stuck_at` is
+        # never later than the first of them runs out (a spot standing again leaves it
+        # early: then it is worked out again, which changes nothing).
+        changed = ~raw & ~self._standing & ~self.fault & self._all
+        if not changed:
+            self._stuck_at = None
+        elif self._stuck_at is None or ticks_diff(now_ms, self._stuck_at) >= 0:
+            self._stuck(changed, now_ms)
+        # The glitch filter: spots whose report is not what counts yet (flapping aside)
+        changed = (raw ^ self._standing) & ~self.flapping
+        if changed:
+            self._glitch(changed, raw, now_ms)
+        if self._stuck_at is not None and ticks_diff(self._stuck_at, now_ms) < self._soon:
+            self._soon = ticks_diff(self._stuck_at, now_ms)
+        self._due = ticks_add(now_ms, self._soon)
         self.down = self._all & ~self._standing & ~self.flapping
-        # The next idle poll is one comparison instead of four (this runs every 5 ms)
+        # The next idle poll is one comparison instead of four
         self._quiet = raw if raw == self._all and self._standing == raw and not self.fault else -1
+        self.next_at = None if self._quiet == raw else self._due
+        return self.down
+
+    def _changes(self, changed, now_ms):
+        since = self._raw_since
+        while changed:
+            low = changed & -changed
+            changed ^= low
+            since[INDEX[low]] = now_ms
+            self._count_change(INDEX[low], low, now_ms)
+
+    def _count_change(self, i, low, now_ms):
+        elapsed = ticks_diff(now_ms, self._window_start[i])
+        if elapsed < 0 or elapsed >= self.flap_window_ms:
+            self._window_start[i] = now_ms
+            self._changes_in[i] = 1
+            return
+        if self._changes_in[i] < self.flap_limit:  # capped: a line may flap for days
+            self._changes_in[i] += 1
+        if self._changes_in[i] >= self.flap_limit and self._codes[i] != FAULT_FLAP:
+            self._codes[i] = FAULT_FLAP  # also over a stuck fault: flapping is worse
+            self.fault |= low
+            self.flapping |= low
+
+    def _flaps(self, todo, now_ms):
+        """Flapping spots with a pin: released once it has stood the flap window without
+        a break."""
+        while todo:
+            low = todo & -todo
+            todo ^= low
+            age = ticks_diff(now_ms, self._raw_since[INDEX[low]])
+            if age < self.flap_window_ms:
+                if self.flap_window_ms - age < self._soon:
+                    self._soon = self.flap_window_ms - age
+            else:
+                self._clear_fault(INDEX[low])
+                self._standing |= low
+
+    def _glitch(self, todo, raw, now_ms):
+        """Spots whose report has held glitch_ms count as it says (a stuck one that
+        stands again works again; one that falls is timed for the stuck fault)."""
+        while todo:
+            low = todo & -todo
+            todo ^= low
+            age = ticks_diff(now_ms, self._raw_since[INDEX[low]])
+            if age < self.glitch_ms:
+                if self.glitch_ms - age < self._soon:
+                    self._soon = self.glitch_ms - age
+                continue
+            self._standing ^= low
+            if raw & low:
+                if self._codes[INDEX[low]]:
+                    self._clear_fault(INDEX[low])
+            else:
+                self._time_stuck(INDEX[low])
+
+    def _time_stuck(self, i):
+        at = ticks_add(self._raw_since[i], self.stuck_ms)
+        if self._stuck_at is None or ticks_diff(at, self._stuck_at) < 0:
+            self._stuck_at = at
+
+    def _stuck(self, lying, now_ms):
+        """Spots down for stuck_ms are stuck; `_stuck_at` becomes when the next is."""
+        at = None
+        i = 0
+        while lying:
+            if lying & 1:
+                end = ticks_add(self._raw_since[i], self.stuck_ms)  # type: ignore[type-var]
+                if ticks_diff(now_ms, end) >= 0:
+                    self._codes[i] = FAULT_STUCK
+                    self.fault |= 1 << i
+                elif at is None or ticks_diff(end, at) < 0:
+                    at = end
+            lying >>= 1
+            i += 1
+        self._stuck_at = at
+
+    def _prime(self, raw, now_ms):
+        self._primed = True
+        self._raw = raw
+        self._standing = raw
+        for i in range(self.count):
+            self._raw_since[i] = now_ms
+            self._window_start[i] = now_ms
+        self.down = self._all & ~raw
+        self.next_at = now_ms  # the next update times what is down
         return self.down
 
     def _clear_fault(self, i):
         self._codes[i] = FAULT_NONE
-        self._changes[i] = 0
+        self._changes_in[i] = 0
         self.fault &= ~(1 << i)
         self.flapping &= ~(1 << i)
-
-    def _count_change(self, i, now_ms):
-        elapsed = ticks_diff(now_ms, self._window_start[i])
-        if elapsed < 0 or elapsed >= self.flap_window_ms:
-            self._window_start[i] = now_ms
-            self._changes[i] = 1
-            return
-        if self._changes[i] < self.flap_limit:  # capped: a line may flap for days
-            self._changes[i] += 1
-        if self._changes[i] >= self.flap_limit and self._codes[i] != FAULT_FLAP:
-            self._codes[i] = FAULT_FLAP  # also over a stuck fault: flapping is worse
-            self.fault |= 1 << i
-            self.flapping |= 1 << i

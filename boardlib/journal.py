@@ -52,7 +52,7 @@ docs/persistence.md says what is guaranteed and what is not.
 import os
 import struct
 
-from boardlib.crc32 import crc32
+from boardlib.crc32 import crc32, crc32_put
 
 try:
     from micropython import const
@@ -101,23 +101,6 @@ def _default_codec():
     return snapshot
 
 
-class _Found:
-    """What `_find_snapshots` read from the copies."""
-
-    def __init__(self):
-        self.snapshots = []  # (generation, path) of every snapshot with a valid CRC
-        self.fallbacks = []  # paths of the snapshots before the current ones (game.bak)
-        self.journals = []  # (generation, data, header size), valid header
-        self.proven = 0  # the highest generation a valid file says was stored
-        self.damaged_journal = 0  # bytes of the longest journal whose header is damaged
-        self.files = False  # anything at all was there
-        self.damaged = False  # some file failed its checks
-        self.old_layout = False  # files of the single-directory layout
-        self.copies = []  # per copy: (snapshot generation or -1, journal bytes)
-        self.header = None  # the first valid snapshot header: another copy's that equals
-        # it is taken as valid without reading its payload again
-
-
 class GameStore:
     """The stored game in directory `dirpath` (on an already mounted filesystem)."""
 
@@ -129,6 +112,7 @@ class GameStore:
 
     def __init__(self, dirpath, journal_limit=_JOURNAL_LIMIT, codec=None):
         self.dirpath = dirpath.rstrip("/")  # "" for the root: paths still start with "/"
+        self._paths = {}  # names -> path (_path)
         self.journal_limit = journal_limit
         # codec: parts(game) -> the stored bytes as a tuple of buffers, and unpack(bytes)
         # -> game; rules_core.snapshot unless a caller stores something else that way.
@@ -138,23 +122,30 @@ class GameStore:
         self._journal_a = None
         self._journal_b = None
         self._journal_bytes = 0
-        self._needs_snapshot = True  # no journal to append to yet
+        # True while the flash lacks something the game has (a write failed, or no journal
+        # to append to yet): the next record() or maintain() writes a whole snapshot
+        self.needs_snapshot = True
         self._copies_made = False
         self._old_layout_gone = False  # no file of the single-directory layout is left
         self._slots = []  # per copy, the snapshot file the next compaction writes over
-        self._frames = {}  # record length -> preallocated frame buffer
+        # record length -> (the generation and frame number, which every frame's CRC
+        # starts from, so that a frame from another journal or from another place in this
+        # one never passes; then the frame), made once
+        self._frames = {}
         self._game = None  # the game last stored, for maintain()
         self._last_frame = _FRAME_EXTRA + 4  # size of the last frame appended
-        # Generation and frame number: every frame's CRC starts from them, so a frame
-        # from another journal or from another place in this one never passes.
-        self._salt = bytearray(8)
         try:
             os.mkdir(dirpath)
         except OSError:  # already there (the usual case)
             pass
 
     def _path(self, *names):
-        return self.dirpath + "/" + "/".join(names)
+        # Each path is made once: a new string is looked up among every interned one
+        # (py/qstr.c), which cost a compaction about 230,000 instructions on the board.
+        path = self._paths.get(names)
+        if path is None:
+            path = self._paths[names] = self.dirpath + "/" + "/".join(names)
+        return path
 
     def _parts(self, game):
         if self._codec is None:
@@ -169,152 +160,24 @@ class GameStore:
     # ---- boot --------------------------------------------------------------------------
 
     def load(self):
-        """Read the stored game back: (game or None, status). Never raises on bad data."""
-        self._close_journals()
-        self._old_layout_gone = False
-        self._slots = []
-        found = self._find_snapshots()
-        self.generation = found.proven
-        game, base = self._choose_base(found)
-        if game is None:
-            self._needs_snapshot = True
-            return None, (CORRUPT if found.files else NONE)
-        return game, self._replay_and_repair(game, base, found)
+        """Read the stored game back: (game or None, status). Never raises on bad data.
+        (boardlib.journal_load: a board reads its game once, at boot, and then lets the
+        reading code go: firmware.app drops the module.)"""
+        from boardlib import journal_load
 
-    def _find_snapshots(self):
-        """Step 1: what every copy holds. A snapshot is checked as it streams past (no file
-        is held in memory here; only the one chosen is read whole), and the second copy's
-        only if its header differs from the first's valid one. The older firmware's
-        layout is looked at only when neither copy has a snapshot."""
-        found = _Found()
-        for name in _COPIES:
-            self._read_copy(self._path(name), found, True)
-        if not found.snapshots:
-            self._read_copy(self.dirpath, found, False)
-        return found
+        return journal_load.load(self)
 
-    def _read_copy(self, where, found, is_copy):
-        snap_gen = -1
-        newer, older = _newer_first(where)
-        path = where + "/" + newer
-        gen, valid = _scan_snapshot(path, found)
-        if valid is not None:
-            found.files = True
-            if valid:
-                snap_gen = gen
-                found.proven = max(found.proven, gen)
-                found.snapshots.append((gen, path))
-            else:
-                found.damaged = True  # its header cannot be trusted to say which
-        found.fallbacks.append(where + "/" + older)
-        journal = _read_file(where + "/" + _JRN)
-        if journal:  # an empty file: created, and the power went before its header
-            found.files = True
-            gen, header = _journal_header(journal)
-            if header:
-                found.journals.append((gen, journal, header))
-                found.proven = max(found.proven, gen)
-            else:
-                found.damaged = True
-                found.damaged_journal = max(found.damaged_journal, len(journal))
-        if is_copy:
-            found.copies.append((snap_gen, journal))
-            # the copy's next snapshot goes over its older one (or over a damaged newer one)
-            self._slots.append(newer if valid is False else older)
-        elif snap_gen >= 0 or journal or _exists(where + "/" + _BAK):
-            found.old_layout = True
+    @staticmethod
+    def drop_loader():
+        """Forget boardlib.journal_load (sys.modules and the package's attribute): the
+        next load() imports it again."""
+        import sys
 
-    def _choose_base(self, found):
-        """Step 2: the highest generation's snapshot that unpacks, as (game, generation);
-        the snapshots before the current ones (game.bak) only if none does."""
-        game, gen = self._first_that_unpacks(found.snapshots, found)
-        if game is None:
-            older = []
-            for path in found.fallbacks:
-                bak_gen, valid = _scan_snapshot(path, None)
-                if valid is not None:
-                    found.files = True
-                if valid:
-                    older.append((bak_gen, path))
-            game, gen = self._first_that_unpacks(older, found)
-        return game, gen
-
-    def _first_that_unpacks(self, snapshots, found):
-        snapshots.sort(key=lambda s: -s[0])
-        refused = -1
-        for gen, path in snapshots:
-            if gen == refused:
-                continue  # the other copy's, the same bytes: refused the same way
-            data = _read_file(path)
-            payload = None if data is None else _parse_snapshot(data)[1]
-            if payload is None:  # damaged where only its header was compared
-                found.damaged = True
-                continue
-            refused = gen
-            try:
-                return self._unpack(payload), gen
-            except MemoryError:
-                raise  # not bad data: the game on flash is fine and must not be replaced
-            except Exception:  # any rejection by the codec means this copy is unusable
-                found.damaged = True
-        return None, 0
-
-    def _replay_and_repair(self, game, base, found):
-        """Step 3: the longest journal of generation `base` onto `game`; the status; then
-        the copies made alike again: a copy whose journal lacks the last frames (the power
-        went between the two appends) gets them, anything else is settled by a fresh
-        generation in both copies."""
-        journal = None
-        header = 0
-        count = 0
-        clean = False
-        proven_frames = 0  # frames some copy proves were stored (a damaged one counts)
-        for gen, data, size in found.journals:
-            if gen != base:
-                continue
-            valid, whole = _frames(data, size, gen, None)
-            proven_frames = max(proven_frames, valid if whole else valid + 1)
-            if journal is None or valid > count:
-                journal, header, count, clean = data, size, valid, whole
-        applied = 0
-        if journal is not None:
-            applied = _frames(journal, header, base, game)[0]
-        status = OK
-        replayed = 0 if journal is None else len(journal)  # its bytes, if all were valid
-        if applied < proven_frames or found.proven > base or found.damaged_journal > replayed:
-            status = TRUNCATED
-        self.records = applied
-        self._game = game
-        if clean and journal is not None and applied == count \
-                and self._catch_up(found, base, journal):
-            self._open_journals(len(journal))
-        else:
-            self._needs_snapshot = True
-            try:
-                self.compact(game)
-            except OSError:  # flash trouble at boot: keep the game; the next record retries
-                self._needs_snapshot = True
-        return status
-
-    def _catch_up(self, found, base, journal):
-        """True if both copies now hold the snapshot of generation `base` and `journal`:
-        they did, or a copy's journal was the start of it and got the rest appended."""
-        if found.damaged or found.old_layout or _header_size(journal) != _JOURNAL_HEADER:
-            return False
-        if len(found.copies) != len(_COPIES):
-            return False
-        for snap_gen, data in found.copies:
-            if snap_gen != base or data is None or journal[: len(data)] != data:
-                return False
-        for i in range(len(_COPIES)):
-            have = len(found.copies[i][1])
-            if have < len(journal):
-                try:
-                    with open(self._path(_COPIES[i], _JRN), "ab") as f:
-                        f.write(memoryview(journal)[have:])
-                except OSError:  # the flash fails: a fresh generation will settle it
-                    return False
-        return True
+        sys.modules.pop("boardlib.journal_load", None)
+        try:  # an imported submodule is also an attribute of its package
+            delattr(sys.modules["boardlib"], "journal_load")
+        except (KeyError, AttributeError):
+            pass
 
     # ---- writing -----------------------------------------------------------------------
 
@@ -328,42 +191,66 @@ class GameStore:
         Raises TypeError or ValueError (writing nothing) for a record it cannot frame, and
         OSError when the flash fails. Either way the next record() or maintain() writes a
         whole snapshot of the game, so the flash never misses an event the game has.
+        (Its work is split so that each frame fits on the C stack: a bigger one comes
+        from the heap at every call, docs/performance.md.)
         """
-        if not isinstance(record, (bytes, bytearray)):
-            self._needs_snapshot = True
-            raise TypeError("record must be bytes, not %s" % type(record).__name__)
-        size = len(record)
-        if size < 1 or size > _MAX_RECORD:
-            self._needs_snapshot = True
-            raise ValueError("record of %d bytes (1..%d)" % (size, _MAX_RECORD))
-        frame_size = size + _FRAME_EXTRA
+        frame = self._frame_of(record)  # (checked, in its buffer)
         self._game = game
-        if self._needs_snapshot or self._journal_bytes + frame_size > self.journal_limit:
+        if self.needs_snapshot or self._journal_bytes + len(frame) > self.journal_limit:
             self.compact(game)  # maintain() was not called in time: compact now
             return
-        buffers = self._frames.get(size)
-        if buffers is None:
-            frame = bytearray(frame_size)
-            frame[0] = size
-            buffers = (frame, memoryview(frame)[0: 1 + size])
-            self._frames[size] = buffers
-        frame, covered = buffers
-        frame[1: 1 + size] = record
-        salt = self._salt
-        struct.pack_into("<I", salt, 4, self.records)
-        struct.pack_into("<I", frame, 1 + size, crc32(covered, crc32(salt)))
+        self._append(frame)
+        self._journal_bytes += len(frame)
+        self.records += 1
+        self._last_frame = len(frame)
+
+    def _frame_of(self, record):
+        """The journal frame of `record` (a view of a buffer made once per length): the
+        length byte, the record, and the CRC-32 of both salted with the generation and
+        the frame's number."""
+        size = self._size_of(record)
+        buffers = self._frames.get(size) or self._new_frame(size)
+        self._fill(buffers[0], record, size)
+        return buffers[1]
+
+    def _fill(self, buf, record, size):
+        buf[9: 9 + size] = record
+        self._salt(buf)
+        crc32_put(buf, 9 + size, buf, 9 + size)
+
+    def _salt(self, buf):
+        struct.pack_into("<II", buf, 0, self.generation, self.records)
+
+    def _size_of(self, record):
+        kind = type(record)  # (isinstance with a tuple of types would make the tuple)
+        if kind is not bytes and kind is not bytearray:
+            self.needs_snapshot = True
+            raise TypeError("record must be bytes, not %s" % kind.__name__)
+        size = len(record)
+        if size < 1 or size > _MAX_RECORD:
+            self.needs_snapshot = True
+            raise ValueError("record of %d bytes (1..%d)" % (size, _MAX_RECORD))
+        return size
+
+    def _new_frame(self, size):
+        # salt (generation, frame number), then the frame: its CRC covers both, taken in
+        # one piece into the frame itself (no 32-bit int is made for it)
+        buf = bytearray(8 + size + _FRAME_EXTRA)
+        buf[8] = size
+        buffers = (buf, memoryview(buf)[8:])
+        self._frames[size] = buffers
+        return buffers
+
+    def _append(self, frame):
         try:
             self._journal_a.write(frame)
             self._journal_a.flush()
             self._journal_b.write(frame)
             self._journal_b.flush()
         except OSError:
-            self._needs_snapshot = True
+            self.needs_snapshot = True
             self._close_journals()
             raise
-        self._journal_bytes += frame_size
-        self.records += 1
-        self._last_frame = frame_size
 
     def maintain(self):
         """Compact if the journal cannot take another event; call it while no shot is in
@@ -372,7 +259,7 @@ class GameStore:
         game = self._game
         if game is None:
             return False
-        if not self._needs_snapshot and (
+        if not self.needs_snapshot and (
             self._journal_bytes + self._last_frame <= self.journal_limit
         ):
             return False
@@ -381,12 +268,6 @@ class GameStore:
         except OSError:  # the flash failed: record() retries the snapshot
             return False
         return True
-
-    @property
-    def needs_snapshot(self):
-        """True while the flash lacks something the game has (a write failed): the next
-        record() or maintain() writes a whole snapshot."""
-        return self._needs_snapshot
 
     def record_undo(self, game):
         """Append an undo that `game` has just done (the same as record(game, UNDO_RECORD))."""
@@ -397,7 +278,7 @@ class GameStore:
         copies. Raises OSError when the flash fails (ENOSPC when it is full); the copy not
         yet rewritten still holds the game as it was before."""
         self._close_journals()
-        self._needs_snapshot = True
+        self.needs_snapshot = True
         self._game = game
         parts = self._parts(game)
         if not self.generation:
@@ -475,7 +356,7 @@ class GameStore:
                 _remove(self._path(copy, name))
         for name in _OLD_FILES:
             _remove(self._path(name))
-        self._needs_snapshot = True
+        self.needs_snapshot = True
         self._game = None
 
     # ---- internals ---------------------------------------------------------------------
@@ -517,8 +398,7 @@ class GameStore:
 
     def _journals_opened(self, size):
         self._journal_bytes = size
-        struct.pack_into("<I", self._salt, 0, self.generation)
-        self._needs_snapshot = False
+        self.needs_snapshot = False
 
     def _close_journals(self):
         for journal in (self._journal_a, self._journal_b):
@@ -630,112 +510,3 @@ def _read_file(path, limit=_MAX_FILE):
             return f.read(min(size, limit + 1))
     except OSError:  # unreadable: as good as missing
         return None
-
-
-def _scan_snapshot(path, found=None):
-    """(generation, valid) of a snapshot file, reading it in small pieces; valid is None
-    when there is no such file, or it is empty. With a `_Found`, a header equal to the one
-    it holds is valid at once; the first valid header is kept there."""
-    try:
-        size = os.stat(path)[6]
-        if not size:  # created, and the power went before its contents were committed
-            return 0, None
-        f = open(path, "rb")
-    except OSError:
-        return 0, None
-    try:
-        header = f.read(_SNAP_HEADER)
-        if len(header) < _SNAP_HEADER or header[0:4] != _SNAP_MAGIC:
-            return 0, False
-        gen, length, crc = struct.unpack_from("<III", header, 4)
-        if size != _SNAP_HEADER + length or size > _MAX_FILE:
-            return 0, False
-        if found is not None and found.header == header:
-            return gen, True
-        check = crc32(memoryview(header)[4:12])
-        piece = bytearray(256)
-        left = length
-        while left:
-            n = f.readinto(piece)
-            if not n:
-                return 0, False
-            n = min(n, left)
-            check = crc32(memoryview(piece)[:n], check)
-            left -= n
-        if check != crc:
-            return 0, False
-        if found is not None and found.header is None:
-            found.header = header
-        return gen, True
-    except OSError:  # unreadable: damaged
-        return 0, False
-    finally:
-        f.close()
-
-
-def _parse_snapshot(data):
-    """(generation, payload) of a valid snapshot file, else (0, None)."""
-    if len(data) < _SNAP_HEADER or len(data) > _MAX_FILE or data[0:4] != _SNAP_MAGIC:
-        return 0, None
-    gen, length, crc = struct.unpack_from("<III", data, 4)
-    if len(data) != _SNAP_HEADER + length:
-        return 0, None
-    payload = memoryview(data)[_SNAP_HEADER:]  # no copy of a long game's history
-    if crc32(payload, crc32(memoryview(data)[4:12])) != crc:
-        return 0, None
-    return gen, payload
-
-
-def _header_size(data):
-    """The size of a journal's header by its magic (0: not a journal)."""
-    if data[0:4] == _JOURNAL_MAGIC:
-        return _JOURNAL_HEADER
-    if data[0:4] == _OLD_JOURNAL_MAGIC:
-        return _OLD_JOURNAL_HEADER
-    return 0
-
-
-def _journal_header(data):
-    """(generation, header size) of a journal whose header is valid, else (0, 0)."""
-    size = _header_size(data)
-    if not size or len(data) < size:
-        return 0, 0
-    if size == _JOURNAL_HEADER and crc32(memoryview(data)[0:8]) != struct.unpack_from(
-        "<I", data, 8
-    )[0]:
-        return 0, 0
-    return struct.unpack_from("<I", data, 4)[0], size
-
-
-def _frames(journal, pos, gen, game):
-    """Walk the journal's frames from `pos`: (valid frames, whole journal valid). With a
-    game, apply each frame to it, stopping at one the game refuses."""
-    salt = bytearray(8)
-    struct.pack_into("<I", salt, 0, gen)
-    count = 0
-    end = len(journal)
-    view = memoryview(journal)
-    while pos < end:
-        size = journal[pos]
-        stop = pos + 1 + size + 4
-        if size < 1 or size > _MAX_RECORD or stop > end:
-            return count, False
-        struct.pack_into("<I", salt, 4, count)
-        if crc32(view[pos: pos + 1 + size], crc32(salt)) != struct.unpack_from(
-            "<I", journal, pos + 1 + size
-        )[0]:
-            return count, False
-        if game is not None:
-            record = journal[pos + 1: pos + 1 + size]
-            try:
-                if record == UNDO_RECORD:
-                    game.undo()
-                else:
-                    game.apply(record)
-            except MemoryError:
-                raise  # not bad data: better a reset and another try than a shorter game
-            except Exception:  # a record the game refuses: the rest cannot follow from it
-                return count, False
-        count += 1
-        pos = stop
-    return count, True

@@ -60,6 +60,11 @@ _HALF = const(4)
 # Digit shapes 0-9, indexed by value: bytes indexing gives an int, no allocation.
 _DIGITS = b"\x3f\x06\x5b\x4f\x66\x6d\x7d\x07\x7f\x6f"
 _POW10 = (1, 10, 100, 1000, 10000, 100000)
+# The words drawn after a shot, as segment bytes once (font.render checks and looks up
+# every character at every call).
+_FOUL = bytes(font.encode_char(ch) for ch in "FouL")
+_OPEN = bytes(font.encode_char(ch) for ch in "oPEn")
+_BLANK = bytes(4)
 
 
 def scores(buf, s1, s2, turn, marked=0):
@@ -68,10 +73,12 @@ def scores(buf, s1, s2, turn, marked=0):
     turn: 1 or 2, or 0/None for no marker (between games). marked: 1 or 2, the player
     with the marked ball (ceb), or 0/None.
     """
-    _check_buf(buf)
-    _check_int(s1, "score 1")
-    _check_int(s2, "score 2")
-    if turn is not None and turn != 0:
+    # the checks inline (a call costs more than they do): drawn after every event
+    if (len(buf) < 8 or type(s1) is not int or type(s2) is not int
+            or (turn and turn != 1 and turn != 2)):
+        _check_buf(buf)
+        _check_int(s1, "score 1")
+        _check_int(s2, "score 2")
         _check_player(turn)
     _number(buf, 0, _HALF, s1)
     _number(buf, _HALF, _HALF, s2)
@@ -119,26 +126,32 @@ def shot_points(buf, player, points, to, foul=None):
     to the opponent without a foul). A foul whose points stay with the shooter (the
     opponent fouled) shows "FouL" on the opponent's half.
     """
-    _check_buf(buf)
-    _check_player(player)
-    _check_player(to)
-    _check_int(points, "points")
+    if (len(buf) < 8 or (player != 1 and player != 2) or (to != 1 and to != 2)
+            or type(points) is not int):
+        _check_buf(buf)
+        _check_player(player)
+        _check_player(to)
+        _check_int(points, "points")
     if foul is None:
         foul = to != player
-    got = (to - 1) * _HALF
-    other = _HALF - got
-    _number(buf, got, _HALF, points, 999)
+    _number(buf, (to - 1) * _HALF, _HALF, points, 999)
     if points >= 0:
-        first = got
-        while buf[first] == 0:
-            first += 1
-        buf[first - 1] = _PLUS
-    if foul:
-        font.render("FouL", buf, other, _HALF)
-    elif to != player:
-        font.render("oPEn", buf, other, _HALF)
-    else:
-        _clear(buf, other, _HALF)
+        _plus(buf, (to - 1) * _HALF)
+    # (in small functions: a frame over 11 words comes from the heap at every call)
+    _put4(buf, _HALF - (to - 1) * _HALF, _FOUL if foul else (_OPEN if to != player else _BLANK))
+
+
+def _plus(buf, first):
+    while buf[first] == 0:
+        first += 1
+    buf[first - 1] = _PLUS
+
+
+def _put4(buf, at, word):
+    buf[at] = word[0]  # (unrolled: drawn after every shot)
+    buf[at + 1] = word[1]
+    buf[at + 2] = word[2]
+    buf[at + 3] = word[3]
 
 
 def remaining20(buf, player, remaining):
@@ -255,27 +268,26 @@ def _number(buf, start, width, value, top=-1):
     """Right-align an int in width cells, clipped to what fits (to `top` if given)."""
     if top < 0:
         top = _POW10[width] - 1
-    bottom = 1 - _POW10[width - 1]
     if value > top:
         value = top
-    elif value < bottom:
-        value = bottom
-    negative = value < 0
-    if negative:
+    elif value < 1 - _POW10[width - 1]:
+        value = 1 - _POW10[width - 1]
+    top = value < 0  # (the frame's slots again: the sign, then the cell; a frame over
+    if top:  # 11 words would come from the heap at every call)
         value = -value
-    pos = start + width - 1
+    width += start - 1
     while True:
-        buf[pos] = _DIGITS[value % 10]
+        buf[width] = _DIGITS[value % 10]
         value //= 10
-        pos -= 1
+        width -= 1
         if value == 0:
             break
-    if negative:
-        buf[pos] = _MINUS
-        pos -= 1
-    while pos >= start:
-        buf[pos] = 0
-        pos -= 1
+    if top:
+        buf[width] = _MINUS
+        width -= 1
+    while width >= start:
+        buf[width] = 0
+        width -= 1
 
 
 def _clear(buf, start, width):

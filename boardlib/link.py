@@ -9,7 +9,7 @@
     lk.send_event(len(game.history) // 4, record, player, points, to, now_ms)
     lk.send_state(snapshot.pack_state(game), now_ms, game.history)
     lk.send_undo(len(game.history) // 4, now_ms)
-    kind = lk.poll(now_ms)                     # call every few ms; heartbeats when due
+    kind = lk.poll(now_ms)                     # when lk.any() or lk.due has come
     if kind == link.CMD_NEW_GAME:              # lk.cmd_settings(): rules, distance, teams...
         ...; lk.ack(lk.cmd_seq)                # or lk.nack(lk.cmd_seq, link.ERR_REFUSED)
     elif kind == link.CMD_PING:
@@ -30,8 +30,8 @@ Malformed input is counted in ``rx_bad`` and dropped; it never raises.
 import struct
 
 from boardlib import cobs
-from boardlib.crc32 import crc32, crc32_matches, crc32_put
-from boardlib.ticks import ticks_diff
+from boardlib.crc32 import crc32_matches, crc32_put
+from boardlib.ticks import ticks_add, ticks_diff
 from rules_core.settings import RULES_IDS, check_settings
 
 try:
@@ -110,8 +110,9 @@ class Link:
     def __init__(self, stream, now_ms, heartbeat_ms=HEARTBEAT_MS, board_id=b"",
                  boot_id=None):
         self._stream = stream
-        # any() taken once (a lookup and a bound method saved every poll), if it is there
-        self._any = getattr(stream, "any", None)
+        # any() taken once (a lookup and a bound method saved every poll), if it is there:
+        # the board's task also asks it while it sleeps (firmware.run.Wake)
+        self.any = getattr(stream, "any", None)
         self._raw = bytearray(_MAX_RAW)
         self._tx_views = {}
         self._tx = bytearray(_MAX_WIRE)
@@ -127,6 +128,9 @@ class Link:
         self._last_bad_report = now_ms
         self._bad_unreported = 0
         self.heartbeat_ms = heartbeat_ms
+        # When poll() next has something to send with no byte arriving (ticks): the
+        # heartbeat, or the report of bad frames.
+        self.due = now_ms
         self.board_id = bytes(board_id[:_MAX_ID])
         if boot_id is None:
             import os
@@ -168,6 +172,7 @@ class Link:
         self._reset_cause = reset_cause
         self._seq = 0
         self._last_heartbeat = now_ms
+        self.due = ticks_add(now_ms, self.heartbeat_ms)
         return self._hello()
 
     def _hello(self):
@@ -199,11 +204,14 @@ class Link:
             raise ValueError("state payload too long: %d bytes" % length)
         at = self._game_head()
         raw = self._raw
-        struct.pack_into("<HI", raw, at, (len(history) // _RECORD) & 0xFFFF,
-                         crc32(history) if history else 0)
+        count = len(history)
+        struct.pack_into("<H", raw, at, (count // _RECORD) & 0xFFFF)
+        if count:  # the CRC straight into the frame: no 32-bit int is made
+            crc32_put(history, count, raw, at + 2)
+        else:
+            raw[at + 2:at + 6] = b"\x00\x00\x00\x00"
         at += 6
-        for i in range(length):
-            raw[at + i] = payload[i]
+        raw[at:at + length] = payload
         return self._send(STATE, at + length - _HEADER)
 
     def send_event(self, index, record, player, points, to, now_ms, resent=False):
@@ -212,7 +220,7 @@ class Link:
         got them (0, 0, 0 when ``resent`` answers CMD_EVENT: only the record is known)."""
         at = self._game_head()
         raw = self._raw
-        struct.pack_into("<H4sBhBB", raw, at, index & 0xFFFF, bytes(record), player & 0xFF,
+        struct.pack_into("<H4sBhBB", raw, at, index & 0xFFFF, record, player & 0xFF,
                          max(-32768, min(32767, points)), to & 0xFF, 1 if resent else 0)
         return self._send(SHOT, at + 11 - _HEADER)
 
@@ -280,15 +288,23 @@ class Link:
             self._last_bad_report = now_ms
             self._bad_unreported = 0
             self.send_error(ERR_BAD_FRAME, self.rx_bad)
+        self.due = ticks_add(self._last_heartbeat, self.heartbeat_ms)
+        if self._bad_unreported:
+            report = ticks_add(self._last_bad_report, _BAD_REPORT_MS)
+            if ticks_diff(report, self.due) < 0:
+                self.due = report
         if self._chunk_pos >= self._chunk_len:
             # Nothing has arrived: the idle poll ends here, in a frame small enough for
             # the C stack (no try: machine.UART.any() only counts bytes; _read() has it).
-            waiting = self._any
+            waiting = self.any
             if waiting is not None and not waiting():
                 return NONE
             if not self._read():
                 return NONE
-        return self._receive()
+        kind = self._receive()
+        if self._chunk_pos < self._chunk_len:
+            self.due = now_ms  # bytes after a command: the next poll at once
+        return kind
 
     def _receive(self):
         # A few chunks at most per poll: a command split across reads still comes out in
@@ -319,7 +335,7 @@ class Link:
         # The bytes read (0: none). A UART error must not stop the board; the host re-asks.
         self._chunk_pos = got = 0
         try:
-            if self._any is None or self._any():
+            if self.any is None or self.any():
                 got = self._stream.readinto(self._chunk) or 0
         except OSError:
             self._bad()
@@ -329,6 +345,9 @@ class Link:
     def _bad(self):
         self.rx_bad += 1
         self._bad_unreported += 1
+        report = ticks_add(self._last_bad_report, _BAD_REPORT_MS)  # poll() is due then
+        if ticks_diff(report, self.due) < 0:
+            self.due = report
 
     def _end_frame(self):
         length = self._frame_len

@@ -11,6 +11,8 @@
     result = asm.poll(now_ms)
     if result == shot.SHOT:
         game.shot(*asm.shot_for(game.rules))   # pins, carom, fouls as the rules read them
+        # or, allocating nothing: the record itself (what the board does)
+        asm.record_into(record, second_foul_bit, casino) and game.apply(record)
     elif result == shot.UNDO:
         game.undo()
     elif result == shot.MENU:
@@ -42,6 +44,7 @@ Results wait in a small queue; `poll()` hands out one per call (call it every po
 
 from boardlib.inputs import HOLD, NONE, PRESS
 from boardlib.ticks import ticks_diff
+from rules_core.events import FOUL_ORDINARY, KIND_SHOT, MAX_OTHER
 from rules_core.settings import CASINO, RULES_IDS, second_foul, with_trait
 
 try:
@@ -93,6 +96,7 @@ class ShotAssembler:
         self.foul_holds = 0
         self.foul_count = 0
         self.dropped = 0  # results lost because poll() was not called for a long time
+        self.left = -1  # after poll(): the ms until it has something to do, -1 never
         self.reset()
 
     def reset(self):
@@ -111,16 +115,15 @@ class ShotAssembler:
         self._holds = 0
         self._quiet_since = now_ms
 
-    @property
+    # (Methods, not properties: a class with a property pays a lookup of its class at
+    # every attribute it stores, five times a plain store, docs/performance.md.)
     def live_pins(self):
         """Spots counted so far in the shot in progress (0 between shots; for the display)."""
         return self._counted
 
-    @property
     def live_carom(self):
         return self._carom
 
-    @property
     def live_foul(self):
         return 2 if self._holds else (1 if self._presses else 0)
 
@@ -172,11 +175,11 @@ class ShotAssembler:
             self._quiet_since = now_ms
         elif which == OK:
             if kind == HOLD:
-                self._push(MENU, 0, 0, 0, 0)
+                self._push(MENU, False)
             elif self.busy:
                 self._finish()
             else:
-                self._push(SHOT, 0, 0, 0, 0)
+                self._push(SHOT, False)
         elif which == UNDO:
             self._undo(now_ms)
         else:
@@ -184,7 +187,7 @@ class ShotAssembler:
 
     def _undo(self, now_ms):
         if not self.busy:
-            self._push(UNDO, 0, 0, 0, 0)
+            self._push(UNDO, False)
         elif self._carom or self._presses or self._holds:
             self._carom = self._presses = self._holds = 0
             self._quiet_since = now_ms
@@ -193,20 +196,37 @@ class ShotAssembler:
         else:
             self._drop()
 
+    def timer(self, now_ms):
+        """The ms from now_ms until poll() would act with the spots and buttons as they
+        are: 0 while results wait, the rest of the settle time while a shot with no
+        counted spot down is in progress, else None."""
+        if self.waiting:
+            return 0
+        if self.busy and not (self._down & ~self._blocked):
+            return self.settle_ms - ticks_diff(now_ms, self._quiet_since)
+        return None
+
     def poll(self, now_ms):
         """End the shot if it has settled; return NONE, SHOT, UNDO or MENU.
 
         After SHOT read `pins`, `carom`, `foul`, `foul_presses`, `foul_holds` and
-        `foul_count` (presses and holds together).
+        `foul_count` (presses and holds together). `left` is then what timer(now_ms)
+        would say, -1 for None (the caller needs no second call for it).
         """
+        self.left = -1
         if self.busy and not (self._down & ~self._blocked):
-            if ticks_diff(now_ms, self._quiet_since) >= self.settle_ms:
+            gone = ticks_diff(now_ms, self._quiet_since)
+            if gone >= self.settle_ms:
                 if self._counted & ~self._faulted or self._carom or self._presses or self._holds:
                     self._finish()
                 else:  # only a flapping sensor moved: show its error, do not pass the turn
                     self._drop()
+            else:
+                self.left = self.settle_ms - gone
         if not self.waiting:
             return NONE
+        if self.waiting > 1:
+            self.left = 0
         at = self._head * _ENTRY
         q = self._queue
         self.pins = q[at + 1]
@@ -223,6 +243,33 @@ class ShotAssembler:
         """The last shot's fouls as rule codes, e.g. ("quilles", "foul"). Allocates."""
         return (second_code,) * self.foul_holds + (ordinary,) * self.foul_presses
 
+    def record_into(self, buf, second, casino):
+        """The last shot as an event record (rules_core.events) written into buf[0:4],
+        the same as events.encode_shot(*shot_for(rules)) without making anything:
+        `second` is the bit of the rules' second foul code (a held `foul`), `casino`
+        whether a held `carom` is a casino. False, writing nothing, when the fouls are
+        more than a record holds (a stuck finger: encode_shot refuses them too)."""
+        bits = other = 0
+        if self.foul_holds:
+            bits = second
+            other = self.foul_holds - 1
+        if self.foul_presses:  # ordinary fouls: the first has its bit, unless a hold has
+            if bits & FOUL_ORDINARY:
+                other += self.foul_presses
+            else:
+                bits |= FOUL_ORDINARY
+                other += self.foul_presses - 1
+        if other > MAX_OTHER:
+            return False
+        buf[0] = KIND_SHOT
+        buf[2] = bits
+        buf[3] = other
+        bits = self.carom  # (one local less: the frame stays small)
+        if bits == 2 and not casino:
+            bits = 1
+        buf[1] = self.pins | bits << 5
+        return True
+
     def shot_for(self, rules):
         """(pins, carom, fouls) of the last shot as the rules id reads the buttons."""
         carom = self.carom
@@ -231,23 +278,27 @@ class ShotAssembler:
         return self.pins, carom, self.foul_codes(SECOND_FOUL[rules])
 
     def _finish(self):
-        pins = self._counted & ~self._faulted
-        self._push(SHOT, pins, self._carom, self._presses, self._holds)
+        self._push(SHOT, True)
         self._drop()
 
     def _drop(self):
         self.busy = False
         self._clear_shot(0, 0)
 
-    def _push(self, kind, pins, carom, presses, holds):
+    def _push(self, kind, shot):
+        """Queue a result: `kind`, with the shot in progress (its counted pins, marks and
+        fouls) when `shot`, else nothing scored."""
         if self.waiting == _QUEUE:
             self.dropped += 1
             return
         at = ((self._head + self.waiting) % _QUEUE) * _ENTRY
         q = self._queue
         q[at] = kind
-        q[at + 1] = pins
-        q[at + 2] = carom
-        q[at + 3] = presses
-        q[at + 4] = holds
+        if shot:
+            q[at + 1] = self._counted & ~self._faulted
+            q[at + 2] = self._carom
+            q[at + 3] = self._presses
+            q[at + 4] = self._holds
+        else:
+            q[at + 1] = q[at + 2] = q[at + 3] = q[at + 4] = 0
         self.waiting += 1

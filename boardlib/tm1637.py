@@ -1,33 +1,38 @@
-"""TM1637 4-digit LED driver over two bit-banged pins (CLK, DIO).
+"""TM1637 4-digit LED driver on its two-wire bus (CLK, DIO), clocked by machine.SoftI2C.
 
-    from machine import Pin
-    from boardlib.tm1637 import TM1637
-    left = TM1637(Pin(16, Pin.OPEN_DRAIN, value=1), Pin(17, Pin.OPEN_DRAIN, value=1))
+    from machine import Pin, SoftI2C
+    from boardlib.tm1637 import TM1637, FREQ_HZ, TIMEOUT_US
+    bus = SoftI2C(scl=Pin(16), sda=Pin(17), freq=FREQ_HZ, timeout=TIMEOUT_US)
+    left = TM1637(bus)
     left.write(b"\\x3f\\x06\\x5b\\x4f")   # "0123", segment bytes in font order
     left.brightness(3)                  # 0 (dim) .. 7 (bright)
     left.off(); left.on()
 
-The pins are injected. The driver makes them open-drain outputs, released (when the pin
-object offers Pin.OPEN_DRAIN: machine.Pin and the simulator's FakePin do), so that
-value(1) releases the line and the module's pull-up resistors take it high, and the chip
-can pull DIO low for its acknowledge. value(0) drives the line low.
+The bus is injected: anything with machine.SoftI2C's `start()`, `stop()` and `write(buf)`
+(which returns how many bytes were acknowledged). The simulator's is
+tools/simboard/softi2c.py, on its fake pins.
 
-The two-wire protocol (TM1637 datasheet):
+The TM1637's two-wire protocol (TM1637 datasheet) is I2C's framing without addresses:
 - start: DIO falls while CLK is high; stop: DIO rises while CLK is high;
-- a byte is 8 bits LSB first; DIO changes only while CLK is low and the chip samples it
-  on the CLK rising edge;
-- after the 8th bit the chip pulls DIO low until the falling edge of a 9th clock, the
-  acknowledge: the driver releases DIO, gives that clock, and reads DIO while CLK is high.
-Timing: the chip needs little (CLK pulses of 400 ns, data set-up and hold of 100 ns,
-TM1637 datasheet), but the lines are open drain: a released line rises through the
-module's 10 kOhm pull-up into its capacitor, 10 nF on many modules, and reaches the
-chip's input-high level (0.7 VDD) only after RC ln(1/0.3) = 1.2 RC: 120 us, 152 us with
-the parts' tolerances. So every edge that follows a release waits `_RISE_US` (180 us);
-edges after a line is pulled low wait the 5 us half period. docs/esp32.md has the sums.
+- after each byte the chip pulls DIO low until the falling edge of a 9th clock, the
+  acknowledge, read while CLK is high;
+- but a byte goes LSB first, where I2C sends the MSB first: every byte is bit-reversed
+  before the bus sends it.
+SoftI2C does all of this in C (extmod/machine_i2c.c, v1.20.0 to v1.29): the board spends a
+few calls on a display write instead of a Python call per edge. It drives both lines open
+drain (the chip can pull DIO low) and, after releasing CLK, waits until the line reads
+high (its clock stretching), so the modules' slow RC rise on CLK (10 kOhm, up to 10 nF)
+costs time, not correctness. DIO has no such wait: docs/esp32.md works out the half
+period FREQ_HZ gives (80 us) against the worst rise, and TIMEOUT_US against a CLK line
+that never rises.
+
 A write is three frames: data command 0x40 (write, auto-increment), address command
 0xC0 + first grid followed by the segment bytes, display control 0x88 | brightness
 (0x80 | brightness when off). `missing_acks` counts bytes no chip acknowledged (a loose
-wire or no module): the driver never raises for that, `write` returns False instead.
+wire or no module; the C bus stops a frame at its first missing acknowledge, so the rest
+of that frame counts as missing too): the driver never raises for that, nor for a bus
+that times out, and `write` returns False instead. Nothing is allocated per write of
+four grids (what the board writes).
 """
 
 try:
@@ -36,45 +41,43 @@ except ImportError:  # CPython: the integer itself
     const = int
 
 
-try:
-    from time import sleep_us as _sleep_us
-except ImportError:  # CPython: no microsecond sleep; the bus is simulated there
-
-    def _sleep_us(us):
-        pass
-
+# Half a clock period of 500000 // FREQ_HZ = 80 us; a CLK line that stays low longer than
+# TIMEOUT_US after its release is an error (OSError ETIMEDOUT from the bus).
+FREQ_HZ = const(6250)
+TIMEOUT_US = const(1000)
 
 _CMD_DATA_AUTO = const(0x40)
 _CMD_ADDRESS = const(0xC0)
 _CMD_CONTROL = const(0x80)
 _DISPLAY_ON = const(0x08)
 _GRIDS = const(6)
-# After pulling a line low (driven: fast), and after releasing one (its RC: slow).
-_HALF_PERIOD_US = const(5)
-_RISE_US = const(180)
+_FRAME = const(5)  # the address command and four grids: what a module of the board gets
+# A nibble bit-reversed: a byte reversed is _REV[b & 15] << 4 | _REV[b >> 4].
+_REV = b"\x00\x08\x04\x0c\x02\x0a\x06\x0e\x01\x09\x05\x0d\x03\x0b\x07\x0f"
+_DATA_FRAME = b"\x02"  # the data command 0x40, reversed
+_ADDRESS_0 = const(0x03)  # the address command 0xC0 (grid 0), reversed
+
+
+def reverse(byte):
+    """The byte as the TM1637 reads it from an MSB-first bus: its bits in reverse order."""
+    return _REV[byte & 15] << 4 | _REV[byte >> 4]
 
 
 class TM1637:
-    def __init__(self, clk, dio, brightness=7, sleep_us=None):
+    def __init__(self, bus, brightness=7):
         _check_level(brightness)
-        self.clk = clk
-        self.dio = dio
-        # The lines' value methods, taken once: a display refresh calls them a few hundred
-        # times, and each `pin.value` looked up again is a search of the pin type's table.
-        self._clk = clk.value
-        self._dio = dio.value
-        self._sleep_us = sleep_us if sleep_us is not None else _sleep_us
+        self.bus = bus
+        # The bus's methods, taken once (a bound method is made at every lookup).
+        self._start = bus.start
+        self._stop = bus.stop
+        self._write = bus.write
         self._brightness = brightness
         self._on = True
         self.missing_acks = 0
-        # Idle bus: both lines released high. A push-pull output would fight the chip's
-        # acknowledge, so make them open drain where the pin type can.
-        for pin in (clk, dio):
-            open_drain = getattr(pin, "OPEN_DRAIN", None)
-            if open_drain is not None:
-                pin.init(open_drain, value=1)
-            else:
-                pin.value(1)
+        self._acks = 0  # while a write runs: the bytes acknowledged so far
+        self._frame = bytearray(1 + _GRIDS)
+        self._four = memoryview(self._frame)[:_FRAME]
+        self._control_frame = bytearray(1)
 
     def write(self, segs, pos=0):
         """Write segment bytes to grids pos.. (up to 6 on the chip, 4 on the modules).
@@ -85,13 +88,30 @@ class TM1637:
         count = len(segs)
         if pos < 0 or pos + count > _GRIDS:
             raise ValueError("grids %d..%d outside 0..%d" % (pos, pos + count - 1, _GRIDS - 1))
-        acked = self._command(_CMD_DATA_AUTO)
-        self._start()
-        acked = self._write_byte(_CMD_ADDRESS | pos) and acked
-        for i in range(count):
-            acked = self._write_byte(segs[i]) and acked
-        self._stop()
-        return self._control() and acked
+        if count == 4 and pos == 0:  # a module of the board: unrolled, no loop to run
+            return self._write4(segs)
+        return self._write_at(segs, pos)
+
+    def _write_at(self, segs, pos):
+        frame = self._frame
+        frame[0] = reverse(_CMD_ADDRESS | pos)
+        for i in range(len(segs)):
+            frame[i + 1] = reverse(segs[i])
+        return self._send3(memoryview(frame)[: len(segs) + 1])
+
+    def _write4(self, segs):
+        frame = self._frame
+        rev = _REV
+        frame[0] = _ADDRESS_0
+        byte = segs[0]
+        frame[1] = rev[byte & 15] << 4 | rev[byte >> 4]
+        byte = segs[1]
+        frame[2] = rev[byte & 15] << 4 | rev[byte >> 4]
+        byte = segs[2]
+        frame[3] = rev[byte & 15] << 4 | rev[byte >> 4]
+        byte = segs[3]
+        frame[4] = rev[byte & 15] << 4 | rev[byte >> 4]
+        return self._send3(self._four)
 
     def brightness(self, level=None):
         """Set the brightness 0-7 (and send it); with no argument return it."""
@@ -110,60 +130,52 @@ class TM1637:
         return self._control()
 
     def _control(self):
-        return self._command(
+        self._set_control()
+        return self._send(self._control_frame)
+
+    def _set_control(self):
+        self._control_frame[0] = reverse(
             _CMD_CONTROL | (_DISPLAY_ON if self._on else 0) | self._brightness
         )
 
-    def _command(self, byte):
-        self._start()
-        acked = self._write_byte(byte)
-        self._stop()
-        return acked
+    # The bus calls are in functions whose frames fit on the C stack (a try block takes
+    # three of its 11 words): the acknowledges are counted in `_acks`, not in a local.
 
-    def _start(self):
-        self._dio(1)
-        self._clk(1)
-        self._sleep_us(_RISE_US)  # both high, and a stop before this one seen
-        self._dio(0)
-        self._sleep_us(_HALF_PERIOD_US)
-        self._clk(0)
+    def _send(self, frame):
+        """One frame: start, the bytes, stop. True if the chip acknowledged them all."""
+        self._acks = 0
+        try:
+            self._start()
+            self._acks = self._write(frame)
+            self._stop()
+        except OSError:  # the bus timed out: CLK held low (no module, a short)
+            pass
+        return self._acked(len(frame))
 
-    def _stop(self):
-        self._clk(0)
-        self._dio(0)
-        self._sleep_us(_HALF_PERIOD_US)
-        self._clk(1)
-        self._sleep_us(_RISE_US)
-        self._dio(1)
-        self._sleep_us(_RISE_US)  # the stop is DIO seen rising while CLK is high
+    def _send3(self, frame):
+        """A write's three frames: the data command, `frame` (the address and the
+        grids), display control: as three _send calls, in one."""
+        self._set_control()
+        self._acks = 0
+        try:
+            self._start()
+            self._acks = self._write(_DATA_FRAME)
+            self._stop()
+            self._start()
+            self._acks += self._write(frame)
+            self._stop()
+            self._start()
+            self._acks += self._write(self._control_frame)
+            self._stop()
+        except OSError:  # the bus timed out: CLK held low (no module, a short)
+            pass
+        return self._acked(len(frame) + 2)
 
-    def _write_byte(self, byte):
-        """Clock one byte out LSB first, then the acknowledge clock; True if acked."""
-        # The value methods and the delay in locals: this loop is most of a display
-        # refresh's work.
-        clk = self._clk
-        dio = self._dio
-        sleep = self._sleep_us
-        for _ in range(8):
-            bit = byte & 1
-            dio(bit)
-            byte >>= 1
-            sleep(_RISE_US if bit else _HALF_PERIOD_US)  # a 1 must have risen
-            clk(1)
-            sleep(_RISE_US)
-            clk(0)
-        return self._ack()
-
-    def _ack(self):
-        self._dio(1)  # release: the chip holds DIO low to acknowledge
-        self._sleep_us(_HALF_PERIOD_US)
-        self._clk(1)
-        acked = self._dio() == 0
-        self._sleep_us(_RISE_US)
-        self._clk(0)
-        if not acked:
-            self.missing_acks += 1
-        return acked
+    def _acked(self, sent):
+        if self._acks == sent:
+            return True
+        self.missing_acks += sent - self._acks
+        return False
 
 
 def _check_level(level):

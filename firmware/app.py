@@ -4,13 +4,16 @@
     app = App(board)              # board: a profile built by firmware.hw or tools.simboard
     app.boot(now_ms)              # resume the game from flash, say hello on the link
     while True:
-        app.poll_inputs(now_ms)   # every few ms: sensors, buttons, shots, rules, journal
-        app.refresh_display(now_ms)
-        app.service_link(now_ms)
-        app.upkeep(now_ms)        # compact the journal while no shot is in progress
+        wait_ms = app.step(now_ms)   # what is due: inputs, link, display, upkeep, watchdog
+        ...                          # sleep wait_ms, or until a pin changes (app.changed[0])
 
-Every step takes the time as an argument, so the same code runs from asyncio tasks on the
-board (`firmware.run`) and in virtual time in the simulator. Order of work for a scored shot:
+The parts are `poll_inputs` (sensors, buttons, shots, rules, journal), `service_link`,
+`refresh_display` and `upkeep` (journal compaction while no shot is in progress); `step`
+runs each only when it is due: the inputs when a pin has changed (the pins' interrupts set
+`changed`) or one of their timers runs out, the link when the host has sent bytes or a
+heartbeat is due, the display when its picture changes, upkeep after events. Every step
+takes the time as an argument, so the same code runs from the board's loop
+(`firmware.run`) and in virtual time in the simulator. Order of work for a scored shot:
 the rules apply it, the journal stores it (flushed), then the display and the link show it:
 what a player has seen on the display is on flash.
 """
@@ -19,12 +22,16 @@ import struct
 
 from boardlib import inputs, layout, shot
 from boardlib.display import Display
+from boardlib.inputs import INDEX as _INDEX
 from boardlib.journal import GameStore
 from boardlib.link import ERR_ASKED, ERR_BUSY, ERR_REFUSED, ERR_STORAGE, PROTOCOL_VERSION
 from boardlib.ticks import ticks_add, ticks_diff
 from firmware import errors
 from firmware.screens import ERR, Screens
 from rules_core import Game, GameError, snapshot
+from rules_core.events import FOUL_NAMES
+from rules_core.savedstate import SAVE_SIZE, STATE_SIZE, save_into
+from rules_core.settings import RULES_IDS
 
 try:
     from micropython import const
@@ -35,6 +42,29 @@ except ImportError:  # CPython: the integer itself
 STORAGE_RETRY_MS = const(5000)  # how often a failing flash is tried again between shots
 _ENOSPC = const(28)
 _BUTTONS = const(4)  # len(shot.BUTTON_NAMES)
+# The board's schedule (App.step). An idle board wakes only for the watchdog and the
+# link's heartbeat; these are the longest waits and the steps of the busy parts.
+IDLE_MS = const(2000)  # the longest sleep: nothing is due, no pin changes
+# The watchdog is fed at a step FEED_MS after the last feed at the soonest (the link's
+# heartbeat wakes the board every 2 s: the feed goes with it), and half its timeout after
+# it at the latest (watchdog_ms is at least 2000; none armed: no wake for it at all).
+FEED_MS = const(1000)
+LINK_MS = const(10)  # a link without a byte count (the network) is served this often
+BUSY_MS = const(10)  # the wiring check polls the inputs every tick
+UPKEEP_MS = const(250)  # upkeep waits while a shot is in progress
+RETRY_MS = const(40)  # a part that raised is tried again after this
+_FAR_MS = const(1 << 28)  # "not due": far, and within half the ticks period
+_SPOTS = const(1)  # the groups of inputs: bits of App.changed[0]
+_BUTTONS_CHANGED = const(2)
+_SETTLE = const(4)  # (not an interrupt: the shot's settle time running out)
+_INPUTS = const(0)  # App.step's parts
+_LINK = const(1)
+_DISPLAY = const(2)
+_UPKEEP = const(3)
+# The bit of each rules id's second foul code (a held `foul`, shot.SECOND_FOUL) in an
+# event record, in RULES_IDS order; and whether a held `carom` is a casino there.
+_SECOND_FOUL = tuple(1 << FOUL_NAMES.index(shot.SECOND_FOUL[r]) for r in RULES_IDS)
+_CASINO = tuple(r in shot.CASINO_RULES for r in RULES_IDS)
 
 
 class App:
@@ -65,7 +95,7 @@ class App:
         self.link = board.link
         self._net = board.net
         self.game = None
-        self.state = None
+        self.changes = 0  # goes up by one at every change of the game: a cheap "has it?"
         self.menu = None
         self.check = None  # the builders' wiring check while it runs (firmware.check)
         self.stored = False
@@ -77,7 +107,38 @@ class App:
         self.storage_error = 0  # 43 flash full, 44 flash failing: shown until a write works
         self._storage_retry_at = 0
         self._down = -1  # the down mask the assembler saw last (-1: none yet)
-        self._buttons_busy = 0
+        self._buttons_busy = 0  # bits of the buttons pressed or settling (to poll)
+        self._soonest = 0  # while the buttons are polled: the soonest timer, ms from now
+        self._moved = 0  # the assembler was told of spots or buttons since its last poll
+        # When each group of inputs has something to do with no pin changing (ticks): the
+        # spots' timers, the soonest button timer, the shot settling by itself
+        self._spots_at = self._buttons_at = self._settle_at = 0
+        # The schedule (step): when each part is next due, in ticks. A pin's interrupt
+        # sets its group's bit in changed[0] (a byte, cheap to read where the board's task
+        # asks at every tick while it sleeps); pins that cannot interrupt are read at
+        # every step.
+        self.changed = bytearray((_SPOTS | _BUTTONS_CHANGED,))
+        self.errors = 0  # exceptions the parts raised (counted, the board goes on)
+        self._failed = 0  # a part raised since the watchdog was last fed: it is not fed
+        self._inputs_at = self._link_at = self._upkeep_at = self._feed_at = 0
+        self._feed_by = 0  # the last moment for the next feed
+        self._now = 0  # the step's time and the part it is at
+        self._which = _INPUTS
+        watchdog_ms = cfg.get("watchdog_ms", 0)
+        self._feed_every = watchdog_ms // 2 if watchdog_ms else _FAR_MS
+        self._every_step = 0 if board.watch_inputs(self._spot_changed, self._button_changed) \
+            else _SPOTS | _BUTTONS_CHANGED
+        self._read_spots = board.read_spots  # (bound once: a lookup of the class each poll)
+        self._read_buttons = board.read_buttons
+        # Made once for the event path: a shot's record, the state the link sends.
+        self._record = bytearray(4)
+        self._saved = bytearray(SAVE_SIZE)
+        self._state_view = memoryview(self._saved)[:STATE_SIZE]
+        # Bytes from the host wake the link (its stream's any(): C on the board); a link
+        # without it, or without `due` (the network), is served every LINK_MS.
+        self.link_any = getattr(self.link, "any", None)
+        self._link_bytes = self.link_any or bool  # (bool(): never any)
+        self._link_times = self.link_any is not None and hasattr(self.link, "due")
 
     # -- start-up ---------------------------------------------------------------------------
 
@@ -104,12 +165,16 @@ class App:
             self.numbering.new_identity()
             self._store(self.store.new_game, game)
         self.game = game
-        self.state = game.state()
+        self.changes += 1
         self.kept, _ = self.kept_store.load()
+        GameStore.drop_loader()  # used once, at boot: the collector takes its code back
 
     def start(self, now_ms):
         """Say hello on the link, send the state, put the scores on the display."""
         self._started = True
+        # every part is due at the first step
+        self._inputs_at = self._link_at = self._upkeep_at = self._feed_at = now_ms
+        self._feed_by = now_ms
         self._number_link()
         if self.link is not None:
             self.link.send_hello(PROTOCOL_VERSION, self.board.reset_cause, now_ms)
@@ -133,26 +198,150 @@ class App:
             teams=settings.get("teams", 0),
         )
 
-    # -- the steps --------------------------------------------------------------------------
+    # -- the schedule -----------------------------------------------------------------------
+
+    def _spot_changed(self, pin):
+        # A spot's interrupt (a soft IRQ on the ESP32): set a flag, no more.
+        self.changed[0] |= _SPOTS
+
+    def _button_changed(self, pin):
+        self.changed[0] |= _BUTTONS_CHANGED
+
+    def step(self, now_ms):
+        """Run every part that is due at now_ms; return the ms until one is due again
+        (0 to IDLE_MS), unless a pin changes first.
+
+        A part's exception comes out of step() with `_which` naming the part: the caller
+        (firmware.run: the task, tick) hands it to part_failed(), which counts it, has the
+        part tried again RETRY_MS later and keeps the watchdog from being fed until a feed
+        period has passed without any part raising, then steps again: the other parts go
+        on. (The exception is caught there, not here: naming it in an `except ... as`
+        takes a frame bigger than MicroPython keeps on the C stack.)
+
+        The board's hot path is made of few calls (a call of a Python function costs
+        more than a dozen attribute reads) whose frames stay within what MicroPython
+        keeps on the C stack where it can (11 words, py/objfun.c): a bigger frame comes
+        out of the heap at every call (docs/performance.md)."""
+        self._now = now_ms
+        if self.changed[0] or ticks_diff(now_ms, self._inputs_at) >= 0:
+            self._which = _INPUTS
+            self.poll_inputs(now_ms)
+        link = self.link
+        # bytes from the host: the stream's any(), C on the board
+        if link is not None and (ticks_diff(now_ms, self._link_at) >= 0 or self._link_bytes()):
+            self._which = _LINK
+            self.service_link(now_ms)
+        screens = self.screens
+        if screens.dirty or ticks_diff(now_ms, screens.due) >= 0:
+            self._which = _DISPLAY
+            self.refresh_display(now_ms)
+        if ticks_diff(now_ms, self._upkeep_at) >= 0:
+            self._which = _UPKEEP
+            self._upkeep_at = ticks_add(now_ms, _FAR_MS)
+            self.upkeep(now_ms)
+        if ticks_diff(now_ms, self._feed_at) >= 0:
+            self._feed(now_ms)
+        # the soonest of the parts' times
+        if screens.dirty:
+            return 0
+        wait = ticks_diff(self._feed_by, now_ms)
+        left = ticks_diff(self._inputs_at, now_ms)
+        if left < wait:
+            wait = left
+        if link is not None:
+            left = ticks_diff(self._link_at, now_ms)
+            if left < wait:
+                wait = left
+        left = ticks_diff(screens.due, now_ms)
+        if left < wait:
+            wait = left
+        left = ticks_diff(self._upkeep_at, now_ms)
+        if left < wait:
+            wait = left
+        if wait < 0:
+            return 0
+        return wait if wait < IDLE_MS else IDLE_MS
+
+    def part_failed(self, exc):
+        """The part step() was at raised `exc`: count it, try the part again RETRY_MS
+        later, and feed no watchdog this feed period."""
+        self.errors += 1
+        self._failed = 1
+        if self.errors < 4:
+            print("step error:", repr(exc))
+        part = self._which
+        now_ms = self._now
+        retry = ticks_add(now_ms, RETRY_MS)  # type: ignore[type-var]  # a tick value
+        if part == _INPUTS:
+            self._inputs_at = retry
+        elif part == _LINK:
+            self._link_at = retry
+        elif part == _DISPLAY:
+            self.screens.dirty = False
+            self.screens.due = retry
+        else:
+            self._upkeep_at = ticks_add(now_ms, UPKEEP_MS)  # type: ignore[type-var]
+
+    def _feed(self, now_ms):
+        # Fed only if no part raised in the last period: a part that keeps failing resets
+        # the board rather than freezing the scores.
+        self._feed_at = ticks_add(now_ms, FEED_MS)
+        self._feed_by = ticks_add(now_ms, self._feed_every)
+        if not self._failed:
+            self.board.wdt.feed()
+        self._failed = 0
+
+    # -- the parts ---------------------------------------------------------------------------
 
     def poll_inputs(self, now_ms):
-        # Kept to a few locals: MicroPython takes a bigger frame from the heap on every
-        # call, and this runs every 5 ms. The rare work is in the helpers below.
+        """The inputs, by group: the spots when one changed or their timer runs out, the
+        buttons when one changed or is settling, the shot's assembler when either moved it
+        or its settle time runs out; then when they are due again with no pin changing,
+        the soonest of their timers. The timers are ticks, a far one when idle (one that
+        comes round again after days only makes a poll that finds nothing to do)."""
         if self.check is not None:  # the builders' wiring check (firmware.check)
+            self._inputs_at = ticks_add(now_ms, BUSY_MS)
             return self.check.run(self, now_ms)
-        inputs = self.board.read_inputs()  # spots in bits 0-4, buttons from bit 8
-        down = self.sensors.update(inputs, now_ms)  # it takes the spots' bits alone
-        if self.sensors.fault != self._faults:
+        changed = self.changed
+        groups = changed[0] | self._every_step  # (pins that cannot interrupt: every step)
+        changed[0] = 0
+        if groups & _SPOTS or ticks_diff(now_ms, self._spots_at) >= 0:
+            self._poll_spots(now_ms)
+        if groups & _BUTTONS_CHANGED or ticks_diff(now_ms, self._buttons_at) >= 0:
+            self._poll_buttons(now_ms)
+        if self._moved or ticks_diff(now_ms, self._settle_at) >= 0:
+            self._settle(now_ms)
+        at = self._spots_at
+        if ticks_diff(self._buttons_at, at) < 0:
+            at = self._buttons_at
+        if ticks_diff(self._settle_at, at) < 0:
+            at = self._settle_at
+        if self.check is not None:  # a button opened the wiring check: every tick from now
+            at = ticks_add(now_ms, BUSY_MS)
+        self._inputs_at = now_ms if self._every_step else at
+
+    def _settle(self, now_ms):
+        """The assembler's result, if it has one; then when it next has something to do by
+        itself (the shot in progress settles, a result waits)."""
+        self._moved = 0
+        assembler = self.assembler
+        event = assembler.poll(now_ms)
+        if event:
+            self._take(event, now_ms)
+        left = assembler.left  # what timer() would say after the poll, -1 for None
+        self._settle_at = ticks_add(now_ms, _FAR_MS if left < 0 else left)
+
+    def _poll_spots(self, now_ms):
+        sensors = self.sensors
+        down = sensors.update(self._read_spots(), now_ms)
+        if sensors.fault != self._faults:
             self._faults_changed()
-        assembler = self.assembler  # each attribute lookup costs: the idle poll has few
-        if down != self._down or assembler.busy:  # it only cares about changes
+        if down != self._down or self.assembler.busy:  # it only cares about changes
             self._down = down
-            assembler.spots(down, now_ms, self.sensors.flapping)
-        pressed = inputs >> 8
-        if pressed or self._buttons_busy:  # all released and settled: nothing to time
-            self._poll_buttons(pressed, now_ms)
-        if assembler.busy or assembler.waiting:
-            self._take(assembler.poll(now_ms), now_ms)
+            self.assembler.spots(down, now_ms, sensors.flapping)
+            self._moved = 1
+        at = sensors.next_at
+        self._spots_at = ticks_add(now_ms, _FAR_MS) if at is None else at
 
     def _faults_changed(self):
         faults = self.sensors.fault
@@ -162,22 +351,34 @@ class App:
     def _show_fault(self):
         # a sensor fault first (the players can fix it), else a storage error
         code = errors.sensor_code(self.sensors) if self._faults else 0
-        self.screens.fault_code = code or self.storage_error
+        screens = self.screens
+        screens.fault_code = code or self.storage_error
+        screens.dirty = True
 
-    def _poll_buttons(self, pressed, now_ms):
-        busy = 0
-        buttons = self.buttons
-        for i in range(_BUTTONS):
-            button = buttons[i]
-            level = pressed & (1 << i)
-            if not level and button.idle:
-                continue  # released and settled: nothing to time (the usual button)
-            kind = button.update(level, now_ms)
-            if kind:
-                self._button(i, kind, now_ms)
-            if not button.idle:
-                busy = 1
-        self._buttons_busy = busy or pressed
+    def _poll_buttons(self, now_ms):
+        """The buttons that are pressed or still settling (_buttons_busy's bits), each
+        with its press or hold and its timer; then the soonest of those timers."""
+        pressed = self._read_buttons()
+        todo = pressed | self._buttons_busy
+        self._buttons_busy = pressed
+        self._soonest = _FAR_MS  # the soonest button timer, in ms from now
+        while todo:
+            low = todo & -todo
+            todo ^= low
+            self._button_update(low, pressed & low, now_ms)
+        self._buttons_at = ticks_add(now_ms, self._soonest)
+
+    def _button_update(self, low, pressed, now_ms):
+        """The share of a poll of button _INDEX[low]: its press or hold, and its timer.
+        (Apart from _poll_buttons: together their frame would come from the heap.)"""
+        button = self.buttons[_INDEX[low]]
+        pressed = button.update(pressed, now_ms)  # (the frame's slot again: the kind)
+        if pressed:
+            self._button(_INDEX[low], pressed, now_ms)
+        if not button.idle:
+            self._buttons_busy |= low
+            if 0 <= button.left < self._soonest:
+                self._soonest = button.left
 
     def _take(self, event, now_ms):
         if self.asked is not None and event:
@@ -190,6 +391,13 @@ class App:
             self._open_menu(now_ms)
 
     def _button(self, which, kind, now_ms):
+        if self.asked is not None or self.menu is not None:
+            self._menu_button(which, kind, now_ms)
+        else:
+            self.assembler.button(which, kind, now_ms)
+            self._moved = 1
+
+    def _menu_button(self, which, kind, now_ms):
         if self.asked is not None:
             # The host asked for a new game over an unfinished one: ok confirms it, any
             # other button keeps the game.
@@ -202,21 +410,19 @@ class App:
             if self.menu.closed:
                 check = self.menu.check
                 self.menu = None
-                self.screens.override = None
+                self.screens.draw_with(None)
                 if check:
                     from firmware.check import WiringCheck
 
                     self.check = WiringCheck(self.board, now_ms, self.config["hold_ms"])
-                    self.screens.override = self.check.draw
-            return
-        self.assembler.button(which, kind, now_ms)
+                    self.screens.draw_with(self.check.draw)
 
     def _open_menu(self, now_ms):
         # Imported here, not at the top: a board loads the setup menu only when a player
         # opens it (the bench counts it apart, docs/performance.md).
         from firmware.menu import Menu
 
-        st = self.state
+        st = self.game.state()
         self.menu = Menu(
             {
                 "rules": st["rules"],
@@ -226,14 +432,14 @@ class App:
                 "teams": 0 if st["members"] is None else 1,
             }
         )
-        self.screens.override = self._draw_menu
+        self.screens.draw_with(self._draw_menu)
         self.assembler.reset()
 
     def _draw_menu(self, buf, now_ms):
         self.menu.draw(buf)
 
     def refresh_display(self, now_ms):
-        self.screens.refresh(self.state, now_ms)
+        self.screens.refresh(self.game, now_ms)
 
     def service_link(self, now_ms):
         link = self.link
@@ -245,10 +451,15 @@ class App:
         net = self._net
         if net is not None and net.notice:  # the network failed: say why, once per try
             self.screens.flash(ERR, net.take_notice(), now_ms)
+        # A link that counts its bytes (the serial one) is due at its next frame, or when
+        # bytes arrive; the network link is served every LINK_MS.
+        self._link_at = link.due if self._link_times else ticks_add(now_ms, LINK_MS)
 
     def upkeep(self, now_ms):
         if self.assembler.busy:
+            self._upkeep_at = ticks_add(now_ms, UPKEEP_MS)  # after the shot
             return
+        self.game.reserve()  # room for the next events, taken between them
         if not self.storage_error:
             self.store.maintain()
         elif ticks_diff(now_ms, self._storage_retry_at) >= 0:
@@ -256,25 +467,52 @@ class App:
             # the game, so that nothing is missing once it works
             self._storage_retry_at = ticks_add(now_ms, STORAGE_RETRY_MS)
             self._store(self.store.maintain)
+        if self.storage_error:
+            self._upkeep_at = self._storage_retry_at
 
     # -- storage ----------------------------------------------------------------------------
 
+    def _record_event(self, game, record):
+        """store.record, as _store does it, without making a bound method or a tuple."""
+        self._upkeep_at = self._feed_at
+        record = self._journal(game, record)  # (the frame's slot again: the error)
+        if record is not None:
+            self._store_failed(record)
+            return
+        if self.storage_error and not self.store.needs_snapshot:
+            self.storage_error = 0
+            self._storage_changed()
+
+    def _journal(self, game, record):
+        """store.record(game, record): None, or the OSError it raised. (A function of its
+        own: a try block takes three words of a frame, which must stay small.)"""
+        try:
+            self.store.record(game, record)
+        except OSError as exc:
+            return exc
+        return None
+
     def _store(self, action, *args):
         """Run a store write; a flash failure becomes a storage error on the display and
-        the link (the game goes on in memory), and a write that works clears it."""
+        the link (the game goes on in memory), and a write that works clears it. Upkeep
+        is due after it (a compaction, or trying the flash again)."""
+        self._upkeep_at = self._feed_at
         try:
             action(*args)
         except OSError as exc:
-            code = errors.STORAGE_FULL if exc.args and exc.args[0] == _ENOSPC else (
-                errors.STORAGE_FAILED)
-            if code != self.storage_error:
-                self.storage_error = code
-                self._storage_changed()
+            self._store_failed(exc)
             return False
         if self.storage_error and not self.store.needs_snapshot:
             self.storage_error = 0
             self._storage_changed()
         return True
+
+    def _store_failed(self, exc):
+        code = errors.STORAGE_FULL if exc.args and exc.args[0] == _ENOSPC else (
+            errors.STORAGE_FAILED)
+        if code != self.storage_error:
+            self.storage_error = code
+            self._storage_changed()
 
     def _storage_changed(self):
         self._show_fault()
@@ -287,18 +525,29 @@ class App:
         game = self.game
         if game.finished:
             return  # a finished game takes only undo or a new game
-        pins, carom, fouls = self.assembler.shot_for(game.rules)
-        try:
-            record = game.shot(pins, carom, fouls)
-        except GameError:
+        if not self.assembler.record_into(self._record, _SECOND_FOUL[game.rid],
+                                          _CASINO[game.rid]):
+            return  # more fouls than a record holds: a stuck finger, not a shot
+        if not self._apply(game):
             return
-        self._store(self.store.record, game, record)
+        self._record_event(game, self._record)
         if self.link is not None and self._started:
             # The event first, then the state that counts it: a host that has the state
             # has had its chance at every event in it.
-            self.link.send_event(len(game.history) // 4, record, game.last_player,
-                                 game.last_points, game.last_to, now_ms)
+            self._send_event(now_ms)
         self._changed(now_ms)
+
+    def _apply(self, game):
+        try:
+            game.apply(self._record)
+            return True
+        except GameError:
+            return False
+
+    def _send_event(self, now_ms):
+        game = self.game
+        self.link.send_event(len(game.history) // 4, self._record, game.last_player,
+                             game.last_points, game.last_to, now_ms)
 
     def undo(self, now_ms):
         try:
@@ -344,7 +593,7 @@ class App:
     def _answer_ask(self, yes, now_ms):
         settings = self.asked
         self.asked = None
-        self.screens.override = None
+        self.screens.draw_with(None)
         if yes:
             self.new_game(settings, now_ms)  # checked when the command came
         else:
@@ -357,20 +606,23 @@ class App:
             self.link.game_id[:] = self.numbering.game_id
 
     def _changed(self, now_ms, shot_event=True):
-        self.state = self.game.state()
+        self.changes += 1
         if not self._started:
             return
+        screens = self.screens
         if shot_event:
-            self.screens.after_event(self.state, now_ms, self.game.announce)
+            screens.after_event(self.game, now_ms)
         else:
-            self.screens.clear()
-            self.screens.after_event(self.state, now_ms, self.game.announce)
-            self.screens.clear()
+            screens.clear()
+            screens.after_event(self.game, now_ms)
+            screens.clear()
         if self.link is not None:
             self._send_state(now_ms)
 
     def _send_state(self, now_ms):
-        self.link.send_state(snapshot.pack_state(self.game), now_ms, self.game.history)
+        game = self.game
+        save_into(game, self._saved)  # the state payload, made in a buffer made once
+        self.link.send_state(self._state_view, now_ms, game.history)
 
     # -- host commands ----------------------------------------------------------------------
 
@@ -396,11 +648,11 @@ class App:
                 # REPLACE. Either way the game replaced is kept until it is logged.
                 self.asked = settings
                 self.asked_seq = seq
-                self.screens.override = self._draw_ask
+                self.screens.draw_with(self._draw_ask)
                 link.nack(seq, ERR_ASKED)
                 return
             self.asked = None
-            self.screens.override = None
+            self.screens.draw_with(None)
             self.new_game(settings, now_ms)
             link.ack(seq)
         elif cmd == link.CMD_UNDO:
@@ -440,7 +692,7 @@ class App:
         except GameError:
             link.nack(seq, ERR_REFUSED)
             return
-        self._store(self.store.record, game, record)
+        self._record_event(game, record)
         link.ack(seq)
         link.send_event(link.cmd_index, record, 0, 0, 0, now_ms, resent=True)
         self._changed(now_ms, shot_event=False)

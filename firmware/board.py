@@ -6,6 +6,7 @@
     board.read_buttons()    # bit i set: button i (carom, foul, ok, undo) is held down
     board.read_inputs()     # both in one call: read_spots() | read_buttons() << 8
     board.arm_watchdog()    # once the game is loaded: config["watchdog_ms"], never stopped
+    board.watch_inputs(on_spot, on_button)   # on_spot(pin) when a spot's pin changes, ...
 
 The pins and parts are made elsewhere (firmware.hw on the ESP32, tools.simboard in the
 simulator, from the same profile) and handed in whole: nothing here creates hardware, and
@@ -51,19 +52,41 @@ class Board:
         self._usual = len(self.spots) == 5 and len(self.buttons) == 4
 
     def read_inputs(self):
-        """read_spots() | read_buttons() << 8: the poll's one call every 5 ms. The usual
-        board's nine pins are read without a loop (each loop step costs as much as a read);
-        a pin reads 0 or 1, as machine.Pin.value() does."""
-        if not self._usual:
-            return self.read_spots() | self.read_buttons() << 8
-        s = self._spot_reads
-        spots = s[0]() | s[1]() << 1 | s[2]() << 2 | s[3]() << 3 | s[4]() << 4
-        if not self.standing_level:
-            spots ^= 0x1F  # a standing pin reads 0
-        b = self._button_reads
-        return spots | (b[0]() | b[1]() << 1 | b[2]() << 2 | b[3]() << 3) << 8 ^ 0xF00
+        """read_spots() | read_buttons() << 8 (a pin reads 0 or 1, as machine.Pin.value()
+        does)."""
+        return self.read_spots() | self.read_buttons() << 8
+
+    def watch_inputs(self, on_spot, on_button):
+        """Have every spot pin call on_spot(pin), and every button pin on_button(pin),
+        when its level changes (its interrupt; on the ESP32 a soft IRQ, run between two
+        bytecodes). True if all can; otherwise the caller has to read them all the time."""
+        every = True
+        for pins, handler in ((self.spots, on_spot), (self.buttons, on_button)):
+            for pin in pins:
+                irq = getattr(pin, "irq", None)
+                if irq is None:
+                    every = False
+                else:
+                    irq(handler=handler, trigger=pin.IRQ_RISING | pin.IRQ_FALLING)
+        return every
 
     def read_spots(self):
+        """Bit i set: spot i+1 reports a pin standing. The usual board's five pins are
+        read without a loop (each loop step costs as much as a read)."""
+        if not self._usual:
+            return self._read_spots()
+        s = self._spot_reads
+        spots = s[0]() | s[1]() << 1 | s[2]() << 2 | s[3]() << 3 | s[4]() << 4
+        return spots if self.standing_level else spots ^ 0x1F  # a standing pin reads 0
+
+    def read_buttons(self):
+        """Bit i set: button i (carom, foul, ok, undo) is held down (its pin reads 0)."""
+        if not self._usual:
+            return self._read_buttons()
+        b = self._button_reads
+        return (b[0]() | b[1]() << 1 | b[2]() << 2 | b[3]() << 3) ^ 0xF
+
+    def _read_spots(self):
         mask = 0
         bit = 1
         level = self.standing_level
@@ -73,7 +96,7 @@ class Board:
             bit <<= 1
         return mask
 
-    def read_buttons(self):
+    def _read_buttons(self):
         mask = 0
         bit = 1
         for read in self._button_reads:

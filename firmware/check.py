@@ -23,7 +23,7 @@ loop that runs it from the REPL and words what it reads on the host.
 """
 
 from boardlib import layout
-from boardlib.ticks import ticks_diff
+from boardlib.ticks import ticks_add, ticks_diff
 
 try:
     from micropython import const
@@ -69,13 +69,15 @@ class WiringCheck:
             return
         app.check = None
         screens = app.screens
-        screens.override = None
+        screens.draw_with(None)
         screens.clear()
         app.sensors.reset()
         for button in app.buttons:
             button.reset()
         app._buttons_busy = 0
         app._down = -1
+        # nothing is due until a pin changes (a far time: ticks 2**28 ms away)
+        app._spots_at = app._buttons_at = app._settle_at = ticks_add(now_ms, 1 << 28)
         app.assembler.reset()
 
     def draw(self, buf, now_ms):

@@ -1,7 +1,7 @@
 """Builds the ESP32 board from its profile and the board configuration.
 
     from firmware import hw
-    board = hw.build()        # machine.Pin, SPI and UART objects, wired per profile
+    board = hw.build()        # machine.Pin, SPI, SoftI2C and UART objects, wired per profile
 
 The only module of the application that touches `machine`; everything it makes is handed
 to the application through `firmware.board.Board`, built whole here. The watchdog is not
@@ -48,14 +48,15 @@ def _display(cfg):
         )
         return Display.max7219(MAX7219(spi, Pin(m["cs"], Pin.OUT, value=1)))
     if cfg["display"] == "tm1637":
-        from boardlib.tm1637 import TM1637
+        from boardlib.tm1637 import FREQ_HZ, TIMEOUT_US, TM1637
 
-        left, right = profile.TM1637_LEFT, profile.TM1637_RIGHT
-        return Display.tm1637(
-            TM1637(Pin(left["clk"]), Pin(left["dio"])),
-            TM1637(Pin(right["clk"]), Pin(right["dio"])),
-            colon_marker=cfg["colon_marker"],
-        )
+        # Each module on its own bus, clocked in C by machine.SoftI2C (boardlib.tm1637)
+        modules = []
+        for m in (profile.TM1637_LEFT, profile.TM1637_RIGHT):
+            bus = machine.SoftI2C(scl=Pin(m["clk"]), sda=Pin(m["dio"]), freq=FREQ_HZ,
+                                  timeout=TIMEOUT_US)
+            modules.append(TM1637(bus))
+        return Display.tm1637(modules[0], modules[1], colon_marker=cfg["colon_marker"])
     return None
 
 

@@ -1,98 +1,115 @@
-"""Runs the application from asyncio tasks, with a watchdog that only a healthy loop feeds.
+"""Runs the application in one loop, which sleeps until there is work.
 
     import firmware.run
     firmware.run.start()            # on the ESP32 (main.py does this)
     firmware.run.start(board)       # any board, e.g. the simulator's
 
-Four tasks: inputs every 5 ms (sensors, buttons, shots, rules, journal), the display every
-40 ms, the link every 10 ms, and upkeep every 250 ms (journal compaction while no shot is
-in progress, the watchdog). The watchdog is fed only when every task has run since the
-last feed, so one stuck task resets the board rather than freezing the scores.
+The loop runs `App.step`, which does what is due (the inputs when a pin changed or one of
+their timers ran out, the link when the host sent bytes or a frame is due, the display when
+its picture changes, journal upkeep after events, the watchdog), then sleeps until the
+soonest of those times, or until a pin's interrupt or the host's bytes end the wait: an
+idle board wakes about once a second. The wait is `select.poll`'s, in C, on a `Wake`
+object whose `ioctl` the poll asks at every tick (10 ms on the ESP32) whether a pin has
+changed or bytes have come; nothing is allocated for it. There is no asyncio scheduler:
+with one loop it would only add its own work to every wake-up (docs/performance.md).
+The watchdog is fed only while no part keeps raising, so a broken part resets the board
+rather than freezing the scores.
 
 What `start` does at power-up, in order (docs/esp32.md says why):
 1. `undo` held down: safe mode. The display says SAFE; no game, no watchdog, the REPL
    (USB serial) stays free, e.g. to fix /board.cfg after `link: "uart0"`.
 2. Otherwise the game is loaded (journal replay), then the watchdog is armed, then the
-   tasks run. On the ESP32 the modules that build the board (BOOT_MODULES) are dropped
+   loop runs. On the ESP32 the modules that build the board (BOOT_MODULES) are dropped
    first, before the application's modules are imported and the game is read: a board
    that loads its code into the heap (.mpy files) does not keep them. Should an
-   exception ever escape the tasks, the board shows Err 91 and keeps feeding the
+   exception ever escape the loop, the board shows Err 91 and keeps feeding the
    watchdog: a hard fault is shown, not turned into a reset loop.
 """
 
+import io
+import select
 import sys
 import time
-
-try:
-    import asyncio
-except ImportError:  # MicroPython 1.20 freezes it as uasyncio: too old, start() says so
-    asyncio = None
 
 from boardlib import layout
 from firmware import errors
 from firmware.board import UNDO_BUTTON
 
-INPUT_MS = 5
-STEP_MS = INPUT_MS  # virtual time advances by one input poll
-DISPLAY_MS = 40
-LINK_MS = 10
-UPKEEP_MS = 250
+STEP_MS = 5  # the simulator's virtual time advances by this much a step (tick)
+UPKEEP_MS = 250  # the halt loop's feeding period
+_POLL = 3  # MicroPython's stream ioctl: MP_STREAM_POLL
+_POLLIN = 1
+
+
+class Wake(io.IOBase):
+    """What the board's loop waits on, registered with its poller once and for all: ready
+    when a pin has changed (`app.changed[0]`, set by the pins' interrupts) or the host's
+    bytes are waiting; the poll's timeout is the soonest deadline. The poll asks `ioctl`
+    once per tick while it waits (extmod/modselect.c, then MICROPY_EVENT_POLL_HOOK: one
+    FreeRTOS tick on the ESP32), and at once when an interrupt wakes it."""
+
+    def __init__(self, app):
+        self.changed = app.changed  # the pins' interrupts set a bit in changed[0]
+        # the link's byte count (machine.UART.any: C on the board), or one that never has
+        self.any = app.link_any if app.link_any is not None else bool
+
+    def ioctl(self, request, arg):
+        # Asked at every tick while the board sleeps: two cheap checks on a small object.
+        if request != _POLL:
+            return -1  # nothing else: not even a file number (the unix port asks for one)
+        if self.changed[0] or self.any():
+            return arg & _POLLIN
+        return 0
 
 
 class Runner:
+    """The board's loop: `run()` for ever (the board), or `once()` a round at a time (the
+    simulator's interactive mode and the network bench, which do their own work between)."""
+
     def __init__(self, app, clock=time.ticks_ms):
         self.app = app
         self.clock = clock
-        self.beats = bytearray(3)  # inputs, display, link: set when the task has run
-        self.errors = 0
+        self.wake = Wake(app)
+        self.poller = select.poll()
+        self.poller.register(self.wake, _POLLIN)
 
-    def _guard(self, step, index):
-        try:
-            step(self.clock())
-            self.beats[index] = 1
-        except Exception as exc:  # the scoreboard keeps going; the count shows on the bench
-            self.errors += 1
-            if self.errors < 4:
-                print("step error:", repr(exc))
+    @property
+    def errors(self):
+        return self.app.errors
 
-    async def _every(self, step, index, period_ms):
-        while True:
-            self._guard(step, index)
-            await asyncio.sleep_ms(period_ms)
-
-    async def _upkeep(self):
+    def run(self):
+        """Step, then wait in the poll until a pin changes, the host's bytes come or the
+        soonest part is due; for ever. A part's exception is handed to the app
+        (App.part_failed), and the step goes on with the other parts."""
         app = self.app
+        clock = self.clock
+        wait_for = self.poller.ipoll  # C on the board; returns at the first ready object
         while True:
-            try:
-                app.upkeep(self.clock())
-            except Exception as exc:
-                self.errors += 1
-                print("upkeep error:", repr(exc))
-            beats = self.beats
-            if beats[0] and beats[1] and beats[2]:
-                app.board.wdt.feed()
-                beats[0] = beats[1] = beats[2] = 0
-            await asyncio.sleep_ms(UPKEEP_MS)
+            now = clock()
+            while True:  # (this frame is made once: the `as` below costs nothing per round)
+                try:
+                    wait = app.step(now)
+                    break
+                except Exception as exc:  # a part raised: counted, then on with the rest
+                    app.part_failed(exc)
+            wait_for(wait)
 
-    async def main(self):
-        app = self.app
-        asyncio.create_task(self._every(app.poll_inputs, 0, INPUT_MS))
-        asyncio.create_task(self._every(app.refresh_display, 1, DISPLAY_MS))
-        asyncio.create_task(self._every(app.service_link, 2, LINK_MS))
-        await self._upkeep()
+    def once(self, most_ms=None):
+        """One round of run(), waiting at most `most_ms`; returns the ms step() asked for."""
+        wait = tick(self.app, self.clock())
+        self.poller.ipoll(wait if most_ms is None or wait < most_ms else most_ms)
+        return wait
 
 
 def tick(app, now_ms):
-    """The tasks' work for the 5 ms step at now_ms (a multiple of 5), in virtual time:
-    the simulator's timeline mode and the bench run the board's schedule with this."""
-    app.poll_inputs(now_ms)
-    if now_ms % LINK_MS == 0:
-        app.service_link(now_ms)
-    if now_ms % DISPLAY_MS == 0:
-        app.refresh_display(now_ms)
-    if now_ms % UPKEEP_MS == 0:
-        app.upkeep(now_ms)
-        app.board.wdt.feed()
+    """The board's work at now_ms (a multiple of STEP_MS), in virtual time: the
+    simulator's timeline mode and the tests step the board with this, every STEP_MS; only
+    what is due runs, as on the board (and a part that raises is handled as Runner does)."""
+    while True:
+        try:
+            return app.step(now_ms)
+        except Exception as exc:
+            app.part_failed(exc)
 
 
 SAFE_WORD = "SAFE"
@@ -157,7 +174,7 @@ def start(board=None, clock=time.ticks_ms):
         _halt(board, exc, _NO_MEMORY)
     board.arm_watchdog()  # after the journal replay: a slow boot must not reset the board
     try:
-        asyncio.run(Runner(app, clock).main())
+        Runner(app, clock).run()
     except Exception as exc:  # the board shows it instead of resetting
         _halt(board, exc)
 
@@ -168,14 +185,19 @@ def _build():
     from firmware import hw
 
     board = hw.build()
-    for name in BOOT_MODULES:
+    forget(BOOT_MODULES)
+    return board
+
+
+def forget(names):
+    """Drop the modules `names` (dotted) from sys.modules and from their packages."""
+    for name in names:
         sys.modules.pop(name, None)
         parent, _, child = name.rpartition(".")
         try:  # an imported submodule is also an attribute of its package
             delattr(sys.modules[parent], child)
         except (KeyError, AttributeError):
             pass
-    return board
 
 
 def _show_code(board, code):

@@ -1,9 +1,11 @@
 """What the display shows, and for how long.
 
     screens = Screens(display)
-    screens.after_event(state, now_ms, game.announce)  # after a shot, undo, new game
+    screens.after_event(game, now_ms)   # after a shot, undo, new game (rules_core.Game)
     screens.flash(ERR, 41, now_ms)      # a one-off message (boot notices, errors)
-    screens.refresh(state, now_ms)      # call often; writes only when the picture changes
+    screens.refresh(game, now_ms)       # when screens.dirty, or once screens.due has come
+
+Everything is read from the game itself (no board-state dict is made for an event).
 
 The base picture is both scores with the marker of who is at the table (in ceb also the
 marked-ball ring, CEB 21.1; in ceb team play every third period of MESSAGE_MS shows the
@@ -15,8 +17,8 @@ code with the scores for as long as the fault lasts.
 """
 
 from boardlib import layout
-from boardlib.ticks import ticks_diff
-from rules_core.common import A_DISTANCE, A_LAST_SERIES, A_SET, A_TWENTY
+from boardlib.ticks import ticks_add, ticks_diff
+from rules_core.common import A_DISTANCE, A_LAST_SERIES, A_SET, A_TWENTY, BREAK, TIE
 
 try:
     from micropython import const
@@ -27,6 +29,8 @@ except ImportError:  # CPython: the integer itself
 MESSAGE_MS = const(2000)
 BREAK_S = const(300)
 _QUEUE = const(8)
+_REDRAW_MS = const(40)  # an override (menu, wiring check) and a failed bus write: redrawn
+_FAR_MS = const(1 << 28)  # "no change due": far, and within half the ticks period
 
 # Message kinds; each takes one integer argument.
 POINTS = const(1)
@@ -39,8 +43,8 @@ RESET = const(7)
 
 # The announcements that queue a message (rules_core.common bits, one per player each), in
 # the order the bits come: the order the players hear them.
-_ANNOUNCED = ((A_TWENTY, REMAINING20), (A_DISTANCE, DISTANCE), (A_LAST_SERIES, LAST_SERIES),
-              (A_SET, SET))
+_ANNOUNCED = (A_TWENTY, REMAINING20, A_DISTANCE, DISTANCE, A_LAST_SERIES, LAST_SERIES,
+              A_SET, SET)
 # Team play: of every TEAM_CYCLE message periods the last shows the players at the table.
 _TEAM_CYCLE = const(3)
 
@@ -60,11 +64,22 @@ class Screens:
         self._shown_at = None  # when the message at the head went up
         self.break_started = None  # ticks of the moment a break became due
         self.fault_code = 0  # a sensor fault shown in turns with the scores
-        self.override = None  # a callable(buf, now_ms) that draws instead (the setup menu)
-        self._drawn = None  # the state whose scores are on the glass
+        self.override = None  # a callable(buf, now_ms) that draws instead (draw_with)
+        self._drawn = False  # the game's scores (as last drawn) are on the glass
         self._members_shown = False  # the team picture is on the glass, not the scores
         self.reset_text = "rSt   --"
-        self._dirty = True
+        # What the board's schedule reads (App.step): a refresh is due now (dirty), or at
+        # `due` (ticks), when the picture changes by itself (a message ends, the break
+        # clock, a blinking result).
+        self.dirty = True
+        self.due = 0
+
+    def draw_with(self, draw):
+        """Have `draw`, a callable(buf, now_ms), draw instead of the game (the setup menu,
+        the wiring check, a question), or the game again with None. (A method: a class
+        with a property pays a lookup of its class at every attribute it stores.)"""
+        self.override = draw
+        self.dirty = True
 
     # -- queue ------------------------------------------------------------------------------
 
@@ -83,7 +98,7 @@ class Screens:
         self._count += 1
         if self._count == 1:
             self._shown_at = now_ms
-        self._dirty = True
+        self.dirty = True
 
     def _pop(self):
         self._head = (self._head + 1) % _QUEUE
@@ -91,110 +106,158 @@ class Screens:
 
     def clear(self):
         self._count = 0
-        self._dirty = True
+        self.dirty = True
 
     # -- events -----------------------------------------------------------------------------
 
-    def after_event(self, state, now_ms, announce):
-        """Queue what the event that just happened means to the players.
-
-        `state` is the board-state dict (`Game.state()`), taken once per event; `announce`
-        the game's announcement bits (`Game.announce`, rules_core.common's A_* bits)."""
+    def after_event(self, game, now_ms):
+        """Queue what the event that just happened means to the players (`game`: the
+        rules_core.Game, its last shot and its announcement bits, rules_core.common's A_*).
+        (In small functions: a frame bigger than 11 words comes from the heap at every
+        call, docs/performance.md.)"""
         self.clear()
-        last = state["last"]
-        if last is not None and (last["points"] or last["foul"]):
-            arg = (last["player"] << 12) | (last["to"] << 10) | (int(last["foul"]) << 9)
-            self.flash(POINTS, arg | min(last["points"], 0x1FF), now_ms)
-        for bit, kind in _ANNOUNCED:
-            for player in (1, 2):
-                if announce & (bit << (player - 1)):
-                    if kind == REMAINING20:
-                        self.flash(kind, (player << 12) | state["remaining"][player - 1],
-                                   now_ms)
-                    else:
-                        self.flash(kind, player, now_ms)
-        if state["status"] == "break":
+        if game.last_player and (game.last_points or game.last_foul):
+            self._points(game, now_ms)
+        if game.announce:
+            self._announced(game, game.announce, now_ms)
+        if game.status == BREAK:
             if self.break_started is None:
                 self.break_started = now_ms
         else:
             self.break_started = None
-        self._dirty = True
+        self.dirty = True
+
+    def _points(self, game, now_ms):
+        points = game.last_points
+        arg = (game.last_player << 12) | (game.last_to << 10) | (512 if game.last_foul else 0)
+        self.flash(POINTS, arg | (points if points < 0x1FF else 0x1FF), now_ms)
+
+    def _announced(self, game, announce, now_ms):
+        i = 0
+        while i < len(_ANNOUNCED):  # (bit, kind) pairs: player 1's bit, player 2's next
+            if announce & _ANNOUNCED[i]:
+                self._announce(game, _ANNOUNCED[i + 1], 1, now_ms)
+            if announce & (_ANNOUNCED[i] << 1):
+                self._announce(game, _ANNOUNCED[i + 1], 2, now_ms)
+            i += 2
+
+    def _announce(self, game, kind, player, now_ms):
+        if kind != REMAINING20:
+            self.flash(kind, player, now_ms)
+            return
+        kind = game.distance[player - 1] - game.score[player - 1]  # (the points left)
+        self.flash(REMAINING20, (player << 12) | (kind if kind > 0 else 0), now_ms)
 
     # -- drawing ----------------------------------------------------------------------------
 
-    def refresh(self, state, now_ms):
-        if (state is self._drawn and not self._count and not self._dirty
+    def refresh(self, game, now_ms):
+        if (self._drawn and not self._count and not self.dirty
                 and self.override is None and self.break_started is None
-                and not self.fault_code and state["winner"] is None
-                and state["members"] is None and not self.display.pending):
+                and not self.fault_code and not game.winner and not game.teams
+                and not self.display.pending):
+            self.due = ticks_add(now_ms, _FAR_MS)
             return  # these scores are on the glass already: the common case, kept cheap
-        self._refresh(state, now_ms)
+        self._refresh(game, now_ms)
+        self.dirty = False
+        self.due = self._next_change(game, now_ms)
 
-    def _refresh(self, state, now_ms):
-        buf = self.buf
+    def _next_change(self, game, now_ms):
+        """When the picture changes with nothing happening: a message ends, the break
+        clock's next second, the next turn of a blinking picture; or a redraw is due."""
+        if self.override is not None or self.display.pending:
+            return ticks_add(now_ms, _REDRAW_MS)
+        if self._count:
+            return ticks_add(now_ms, MESSAGE_MS - ticks_diff(now_ms, self._shown_at))
+        due = ticks_add(now_ms, _FAR_MS)
+        if self.break_started is not None:
+            due = self._next_second(now_ms, due)
+        if game.winner or self.fault_code or game.teams:  # turns every MESSAGE_MS
+            now_ms = ticks_add(now_ms, MESSAGE_MS - now_ms % MESSAGE_MS)  # (the turn)
+            if ticks_diff(now_ms, due) < 0:
+                due = now_ms
+        return due
+
+    def _next_second(self, now_ms, due):
+        gone = ticks_diff(now_ms, self.break_started)
+        if gone < BREAK_S * 1000:
+            return ticks_add(self.break_started, (gone // 1000 + 1) * 1000)  # type: ignore
+        return due
+
+    # The drawing is split in small functions: a frame bigger than 11 words comes from the
+    # heap at every call (docs/performance.md).
+
+    def _refresh(self, game, now_ms):
         if self.override is not None:
-            self.override(buf, now_ms)
-            self._drawn = None
-            self.display.show(buf)
+            self.override(self.buf, now_ms)
+            self._drawn = False
+            self.display.show(self.buf)
             return
+        if self._count and ticks_diff(now_ms, self._shown_at) >= MESSAGE_MS:
+            self._pop()
+            self._shown_at = now_ms
+            self.dirty = True
         if self._count:
-            if ticks_diff(now_ms, self._shown_at) >= MESSAGE_MS:
-                self._pop()
-                self._shown_at = now_ms
-                self._dirty = True
-        if self._count:
-            if self._dirty:
-                self._draw_message(state, self._kinds[self._head], self._args[self._head])
+            if self.dirty:
+                self._draw_message(game, self._kinds[self._head], self._args[self._head])
         elif self.break_started is not None:
-            left = BREAK_S - ticks_diff(now_ms, self.break_started) // 1000
-            layout.break_clock(buf, left if left > 0 else 0)
-            if state["marked"]:
-                layout.mark_ball(buf, state["marked"])
-        elif state["winner"] is not None and (now_ms // MESSAGE_MS) & 1:
-            if state["winner"] == "tie":
-                layout.tie(buf)
+            self._draw_break(game, now_ms)
+        elif game.winner and (now_ms // MESSAGE_MS) & 1:
+            if game.winner == TIE:
+                layout.tie(self.buf)
             else:
-                layout.winner(buf, state["winner"])
+                layout.winner(self.buf, game.winner)
         elif self.fault_code and (now_ms // MESSAGE_MS) & 1:
-            layout.error(buf, self.fault_code)
+            layout.error(self.buf, self.fault_code)
         else:
-            members = state["members"]
-            team = (members is not None
-                    and (now_ms // MESSAGE_MS) % _TEAM_CYCLE == _TEAM_CYCLE - 1)
-            if (state is self._drawn and not self._dirty and not self.display.pending
-                    and team == self._members_shown):
-                return  # these scores are on the glass already: the common case, kept cheap
-            if team:
-                layout.members(buf, members, state["turn"], state["marked"])
-            else:
-                score = state["score"]
-                layout.scores(buf, score[0], score[1], state["turn"], state["marked"])
-            self._members_shown = team
-            self._dirty = False
-            self._drawn = state
-            self.display.show(buf)
+            self._draw_scores(game, now_ms)
             return
-        self._drawn = None
-        self._dirty = False
-        self.display.show(buf)  # the facade skips a frame identical to the one on the glass
+        self._drawn = False
+        self.dirty = False
+        self.display.show(self.buf)  # the facade skips a frame identical to the one on the glass
 
-    def _draw_message(self, state, kind, arg):
-        buf = self.buf
+    def _draw_break(self, game, now_ms):
+        now_ms = BREAK_S - ticks_diff(now_ms, self.break_started) // 1000  # (seconds left)
+        layout.break_clock(self.buf, now_ms if now_ms > 0 else 0)
+        now_ms = game.marked()
+        if now_ms:
+            layout.mark_ball(self.buf, now_ms)
+
+    def _draw_scores(self, game, now_ms):
+        team = game.teams and (now_ms // MESSAGE_MS) % _TEAM_CYCLE == _TEAM_CYCLE - 1
+        if (self._drawn and not self.dirty and not self.display.pending
+                and team == self._members_shown):
+            return  # these scores are on the glass already: the common case, kept cheap
+        if team:
+            layout.members(self.buf, game.members, game.turn, game.marked())
+        else:
+            self._scores(game)
+        self._members_shown = team
+        self.dirty = False
+        self._drawn = True
+        self.display.show(self.buf)
+
+    def _scores(self, game):
+        layout.scores(self.buf, game.score[0], game.score[1], game.turn, game.marked())
+
+    def _draw_message(self, game, kind, arg):
         if kind == POINTS:
-            foul = bool((arg >> 9) & 1)
-            layout.shot_points(buf, arg >> 12, arg & 0x1FF, (arg >> 10) & 3, foul=foul)
+            self._draw_points(arg)
         elif kind == REMAINING20:
-            layout.remaining20(buf, arg >> 12, arg & 0xFFF)
+            layout.remaining20(self.buf, arg >> 12, arg & 0xFFF)
         elif kind == DISTANCE:
-            layout.distance(buf, arg)
+            layout.distance(self.buf, arg)
         elif kind == LAST_SERIES:
-            layout.last_series(buf, arg)
+            layout.last_series(self.buf, arg)
         elif kind == SET:
-            sets = state["sets"]
-            layout.set_score(buf, sets[0], sets[1])
+            layout.set_score(self.buf, game.sets[0], game.sets[1])
         elif kind == ERR:
-            layout.error(buf, arg)
+            layout.error(self.buf, arg)
         elif kind == RESET:
-            layout.text(buf, self.reset_text)
-        if kind < ERR and state["marked"]:
-            layout.mark_ball(buf, state["marked"])  # where the message leaves the cell free
+            layout.text(self.buf, self.reset_text)
+        if kind < ERR:
+            kind = game.marked()  # (the frame's slot again: the player with the marked ball)
+            if kind:
+                layout.mark_ball(self.buf, kind)  # where the message leaves the cell free
+
+    def _draw_points(self, arg):
+        layout.shot_points(self.buf, arg >> 12, arg & 0x1FF, (arg >> 10) & 3, (arg >> 9) & 1)

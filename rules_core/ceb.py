@@ -7,7 +7,7 @@
 Seed 002 (CEB rules, Danish), as read by RULES.md section 2 and docs/rules.md.
 """
 
-from rules_core.common import A_SET, CENTRE, popcount
+from rules_core.common import A_SET, CENTRE, POPCOUNT, popcount
 
 _QUILLES = 0x02  # events.FOUL_QUILLES: pin and carom points only, no 2-point penalty
 
@@ -17,7 +17,7 @@ def shot_points(pins, carom):
     if pins == CENTRE:
         points = 10
     else:
-        points = 2 * popcount(pins & ~CENTRE) + (4 if pins & CENTRE else 0)
+        points = 2 * POPCOUNT[pins & ~CENTRE & 0x1F] + (4 if pins & CENTRE else 0)
     if carom == 1:
         points += 4
     elif carom == 2:
@@ -25,22 +25,32 @@ def shot_points(pins, carom):
     return points
 
 
-def shot(g, pins, carom, fouls, other_fouls):
-    player = g.turn
-    opponent = 3 - player
-    points = shot_points(pins, carom)
-    foul = bool(fouls or other_fouls)
+def shot(g, record, at):
+    """The shot record at record[at:at + 4] (rules_core.events), checked by the game."""
+    a = record[at + 1]  # pins | carom << 5
+    foul = record[at + 2] or record[at + 3]
+    a = shot_points(a & 0x1F, a >> 5)  # (the points, in the same local)
     if foul:
-        # CEB 24.1-24.2: every foul but quilles adds 2; all the shot's points go over.
-        points += 2 * (popcount(fouls & ~_QUILLES) + other_fouls)
-        to = opponent
-    elif g.opening:
-        to = opponent  # CEB 11.4: points of the opening shot go to the opponent, no foul
-    else:
-        to = player
+        a += _penalty(record, at)
+    _credit(g, a, foul)
+
+
+def _penalty(record, at):
+    # CEB 24.1-24.2: every foul but quilles adds 2; all the shot's points go over.
+    return 2 * (popcount(record[at + 2] & ~_QUILLES) + record[at + 3])
+
+
+def _credit(g, points, foul):
+    # CEB 11.4: points of the opening shot go to the opponent, no foul
+    to = 3 - g.turn if foul or g.opening else g.turn
     g.opening = False
-    credited = g.gain(to, points, True)  # capped at the distance (CEB 7.1)
-    g.set_last(player, credited, to, foul)
+    points = g.gain(to, points, True)  # capped at the distance (CEB 7.1); now credited
+    g.set_last(g.turn, points, to, bool(foul))
+    _credited(g, g.turn, to, points)
+
+
+def _credited(g, player, to, credited):
+    opponent = 3 - player
     if to == player and credited:
         if credited > g.high[player - 1]:
             g.high[player - 1] = credited  # ceb: highest shot

@@ -34,6 +34,11 @@ class GameError(ValueError):
     """An event or setting the game cannot take; the game is left unchanged."""
 
 
+# Set bits of every five-bit mask: the pins toppled in a pins bitmask, without a call.
+POPCOUNT = b"\x00\x01\x01\x02\x01\x02\x02\x03\x01\x02\x02\x03\x02\x03\x03\x04" \
+    b"\x01\x02\x02\x03\x02\x03\x03\x04\x02\x03\x03\x04\x03\x04\x04\x05"
+
+
 def popcount(x):
     """Number of set bits: pins toppled in a pins bitmask."""
     n = 0

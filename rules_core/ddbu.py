@@ -4,32 +4,41 @@
     g = Game("ddbu", distance=40)
     g.shot(pins=0b00011)   # 2 pins: 4 points, the series goes on
 
+`shot(g, record, at)` applies the shot record at record[at:at + 4] (rules_core.events:
+pins | carom << 5, named fouls, other fouls), checked by the game.
+
 Seed 000 (DDBU 2021-22) and seed 001, as read by RULES.md section 1 and docs/rules.md.
 """
 
-from rules_core.common import A_LAST_SERIES, TIE, popcount
+from rules_core.common import A_LAST_SERIES, POPCOUNT, TIE
 
 
-def shot(g, pins, carom, fouls, other_fouls):
-    player = g.turn
-    i = player - 1
-    foul = bool(fouls or other_fouls)
-    lone_red = carom and not pins
+def shot(g, record, at):
+    a = record[at + 1]  # pins | carom << 5
     # Seed 000 5.12 / seed 001 b): the third red in a row without a pin is a fault.
-    if not foul and lone_red and g.reds == 2:
-        foul = True
-    points = 2 * popcount(pins) + (4 if carom else 0)
-    if foul or points == 0:
+    foul = record[at + 2] or record[at + 3] or (a > 0x1F and not a & 0x1F and g.reds == 2)
+    if foul or not a:
         # Seed 000 5: the faulting shot scores nothing, the turn passes; earlier points of
         # the series stand.
-        g.set_last(player, 0, player, foul)
-        _end_series(g, player)
-        return
-    credited = g.gain(player, points, True)  # capped at the distance (ruling)
+        _missed(g, foul)
+    else:
+        _scored(g, a)
+
+
+def _missed(g, foul):
+    player = g.turn
+    g.set_last(player, 0, player, bool(foul))
+    _end_series(g, player)
+
+
+def _scored(g, a):
+    player = g.turn
+    credited = 2 * POPCOUNT[a & 0x1F] + (4 if a > 0x1F else 0)
+    credited = g.gain(player, credited, True)  # capped at the distance (ruling)
     g.add_series(player, credited)
-    g.reds = g.reds + 1 if lone_red else 0
+    g.reds = g.reds + 1 if a > 0x1F and not a & 0x1F else 0  # a lone red
     g.set_last(player, credited, player, False)
-    if g.score[i] >= g.distance[i]:
+    if g.score[player - 1] >= g.distance[player - 1]:
         _reached(g, player)
 
 

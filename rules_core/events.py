@@ -33,8 +33,8 @@ FOUL_ORDINARY = const(0x01)
 FOUL_QUILLES = const(0x02)
 FOUL_ROUGE = const(0x04)
 FOUL_STOP30 = const(0x08)
-_MAX_OTHER = const(15)
-_MAX_DELTA = const(32767)
+MAX_OTHER = const(15)
+MAX_DELTA = const(32767)
 
 
 class EventError(GameError):
@@ -54,7 +54,7 @@ def foul_bits(fouls):
         else:
             bits |= 1 << FOUL_NAMES.index(code)
         seen.append(code)
-    if other > _MAX_OTHER:
+    if other > MAX_OTHER:
         raise EventError("too many fouls in one shot")
     return bits, other
 
@@ -80,7 +80,7 @@ def encode_adjust(player, delta):
         raise EventError("adjust needs a whole number of points, got %r" % (delta,))
     if delta == 0:
         raise EventError("adjust by 0 changes nothing")
-    if not -_MAX_DELTA <= delta <= _MAX_DELTA:
+    if not -MAX_DELTA <= delta <= MAX_DELTA:
         raise EventError("adjust of %d points is out of range" % delta)
     raw = delta & 0xFFFF
     return bytes((KIND_ADJUST, player, raw >> 8, raw & 0xFF))
@@ -96,14 +96,14 @@ def decode(record, offset=0):
     b = record[offset + 2]
     c = record[offset + 3]
     if kind == KIND_SHOT:
-        if a >> 5 > 2 or c > _MAX_OTHER:
+        if a >> 5 > 2 or c > MAX_OTHER:
             raise EventError("bad shot record")
         return kind, a & 0x1F, a >> 5, (b, c)
     if kind == KIND_ADJUST:
         delta = b << 8 | c
         if delta & 0x8000:
             delta -= 0x10000
-        if a not in (1, 2) or delta == 0 or delta < -_MAX_DELTA:
+        if a not in (1, 2) or delta == 0 or delta < -MAX_DELTA:
             raise EventError("bad adjust record")
         return kind, a, delta, None
     raise EventError("unknown record kind %d" % kind)

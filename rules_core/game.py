@@ -27,6 +27,7 @@ from rules_core.common import (
     TIE,
     GameError,
 )
+from rules_core.events import KIND_ADJUST, KIND_SHOT, MAX_DELTA, MAX_OTHER, RECORD_SIZE, EventError
 from rules_core.savedstate import SAVE_SIZE
 from rules_core.settings import OPENING, PAST, RULES_IDS, RULES_TABLE, check_settings
 
@@ -43,6 +44,36 @@ _STATUS_NAMES = ("playing", "break", "finished")
 _MAX_COUNT = const(0xFFFF)
 CHECKPOINT_EVERY = const(32)
 _HISTORY_ROOM = const(256)  # bytes: the history grows by this much at a time
+_MARKS_ROOM = const(224)  # and the checkpoints eight (of SAVE_SIZE, 28 bytes) at a time
+RESERVE_EVENTS = const(32)  # reserve() keeps room for at least this many events
+_NO_SAVE = bytes(SAVE_SIZE)  # room for the next checkpoint, written over at once
+
+
+def _as_record(record):
+    try:
+        return bytes(record)
+    except TypeError:
+        raise GameError("a record is bytes, got %r" % (record,)) from None
+
+
+def _delta(record, at):
+    """The checked player and delta of the adjust record at record[at:at + 4]."""
+    player = record[at + 1]
+    delta = record[at + 2] << 8 | record[at + 3]
+    if delta & 0x8000:
+        delta -= 0x10000
+    if (player != 1 and player != 2) or delta == 0 or delta < -MAX_DELTA:
+        raise EventError("bad adjust record")
+    return delta
+
+
+def _grow(buf, room):
+    """Give bytearray `buf` `room` bytes more room (taken in one piece, then cut off
+    again: the room stays); returns what it can now hold."""
+    n = len(buf)
+    buf.extend(bytes(room))
+    buf[n:] = b""
+    return n + room
 
 
 class Game:
@@ -61,8 +92,15 @@ class Game:
         self.teams = teams
         self.history = bytearray()
         self._marks = bytearray()
+        # What the two can hold without growing (a bytearray keeps its room when it is
+        # cut shorter, and MicroPython does not say how much it has).
+        self._history_room = 0
+        self._marks_room = 0
+        # The state before the event being applied, to go back to if the rules refuse it:
+        # made once, so that an event allocates nothing.
+        self._before = bytearray(SAVE_SIZE)
         self._reset()
-        self._marks.extend(self._save())
+        self._mark()
 
     # ----- state --------------------------------------------------------------------------
 
@@ -76,6 +114,9 @@ class Game:
         self.turn = self.first
         self.series = 0
         self.status = PLAYING
+        # status == FINISHED, kept beside it (a plain attribute: a class with a property
+        # pays a lookup of its class at every attribute it stores, docs/performance.md)
+        self.finished = False
         self.winner = 0
         self.last_player = 0  # 0: no shot yet
         self.last_points = 0
@@ -92,10 +133,6 @@ class Game:
         self.break_done = False
         self.reds = 0
         self.opening = bool(RULES_TABLE[self.rid][3] & OPENING)  # the rules' traits
-
-    @property
-    def finished(self):
-        return self.status == FINISHED
 
     def marked(self):
         """ceb: the player (team) with the marked ball in the current set, else 0.
@@ -114,8 +151,29 @@ class Game:
     def _save(self):
         return savedstate.save(self)
 
-    def _load(self, data, public_only=False):
-        savedstate.load(self, data, public_only)
+    def _load(self, data, public_only=False, at=0):
+        savedstate.load(self, data, public_only, at)
+
+    def reserve(self):
+        """Make room now for the next RESERVE_EVENTS events and their checkpoint, so that
+        applying them allocates nothing (the board calls this between shots). The
+        history and the checkpoints grow a fixed step at a time: a bytearray grows by
+        exactly what is added, and small steps would move it in the heap at every event,
+        leaving the heap in pieces."""
+        history = self.history
+        if self._history_room - len(history) < RESERVE_EVENTS * RECORD_SIZE:
+            self._history_room = _grow(history, _HISTORY_ROOM)
+        if self._marks_room - len(self._marks) < SAVE_SIZE:
+            self._marks_room = _grow(self._marks, _MARKS_ROOM)
+
+    def _mark(self):
+        """Append a checkpoint of the state as it is now."""
+        marks = self._marks
+        n = len(marks)
+        if n + SAVE_SIZE > self._marks_room:  # reserve() was not called in time
+            self._marks_room = _grow(marks, _MARKS_ROOM)
+        marks.extend(_NO_SAVE)
+        savedstate.save_into(self, marks, n)
 
     def state(self):
         """The board state (CONTRACT section 3) plus "first", "best_of", "last_series"."""
@@ -185,66 +243,82 @@ class Game:
         return record
 
     def apply(self, record):
-        """Apply one encoded record (as the journal replays them) and keep it in history."""
-        try:
-            record = bytes(record)
-        except TypeError:
-            raise GameError("a record is bytes, got %r" % (record,)) from None
-        if len(record) != events.RECORD_SIZE:
-            raise GameError("a record is %d bytes, got %d" % (events.RECORD_SIZE, len(record)))
+        """Apply one encoded record (as the journal replays them) and keep it in history.
+        A bytes or bytearray record costs no allocation: the board applies its events
+        this way. The rules check the record before they change anything; an event that
+        would take a count past the board's limits is taken back from the last
+        checkpoint (rare: no copy of the state is made for it at every event)."""
+        if type(record) is not bytes and type(record) is not bytearray:
+            record = _as_record(record)
+        if len(record) != RECORD_SIZE:
+            raise GameError("a record is %d bytes, got %d" % (RECORD_SIZE, len(record)))
         if self.status == FINISHED:
             raise GameError("the game is finished: only undo is accepted")
-        if len(self.history) >= _MAX_COUNT * events.RECORD_SIZE:
+        n = len(self.history)
+        if n >= _MAX_COUNT * RECORD_SIZE:
             raise GameError("the game has reached the board's limit of %d events" % _MAX_COUNT)
-        saved = self._save()
-        try:
-            self._run(record)
-            self._check_limits()
-        except GameError:
-            self._load(saved)
-            raise
+        self._run(record, 0)
+        if self._over_limits():
+            self._restore(n // RECORD_SIZE)
+            raise GameError("the game has reached the board's limit of %d" % _MAX_COUNT)
+        self._keep(record, n)
+
+    def _keep(self, record, n):
+        """Append the record just applied (the history had n bytes) and, every
+        CHECKPOINT_EVERY events, a checkpoint."""
         history = self.history
-        n = len(history)
-        if not n % _HISTORY_ROOM:
-            # Room for the next events taken in one piece (and the bytes taken off again:
-            # the room stays): a bytearray grows by exactly what is added, so the history
-            # would otherwise move in the heap every few events, leaving it in pieces.
-            history.extend(bytes(_HISTORY_ROOM))
-            history[n:] = b""
+        if n + RECORD_SIZE > self._history_room:  # reserve() was not called in time
+            self._history_room = _grow(history, _HISTORY_ROOM)
         history.extend(record)
-        n = len(history) // events.RECORD_SIZE
-        if n % CHECKPOINT_EVERY == 0:
-            self._marks.extend(self._save())
+        if (n // RECORD_SIZE + 1) % CHECKPOINT_EVERY == 0:
+            self._mark()
 
     def undo(self):
         """Take back the last shot or adjust; the state is exactly what it was before it."""
-        n = len(self.history) // events.RECORD_SIZE
+        n = len(self.history) // RECORD_SIZE
         if n == 0:
             raise GameError("nothing to undo")
-        n -= 1
-        mark = n // CHECKPOINT_EVERY
-        saved = self._save()
+        before = self._before
+        savedstate.save_into(self, before)
         try:
-            self._load(self._marks[mark * SAVE_SIZE:(mark + 1) * SAVE_SIZE])
-            for k in range(mark * CHECKPOINT_EVERY, n):
-                self._run(self.history[k * events.RECORD_SIZE:(k + 1) * events.RECORD_SIZE])
+            self._restore(n - 1)
         except Exception as e:  # noqa: BLE001 - any damage must leave the game usable
             # Only a damaged resume can get here: keep the game as it was and say so.
-            self._load(saved)
+            self._load(before)
             raise GameError("cannot undo: the stored history is damaged (%s)" % e) from None
-        self.history[n * events.RECORD_SIZE:] = b""
-        self._marks[(mark + 1) * SAVE_SIZE:] = b""
+        self.history[(n - 1) * RECORD_SIZE:] = b""
+        self._marks[((n - 1) // CHECKPOINT_EVERY + 1) * SAVE_SIZE:] = b""
 
-    def _run(self, record):
-        kind, a, b, c = events.decode(record)
+    def _restore(self, count):
+        """The state after the first `count` events of the history: their checkpoint,
+        then the events after it applied again."""
+        mark = count // CHECKPOINT_EVERY
+        self._load(self._marks, False, mark * SAVE_SIZE)
+        history = self.history
+        for k in range(mark * CHECKPOINT_EVERY, count):
+            self._run(history, k * RECORD_SIZE)
+
+    def _run(self, record, at):
+        """Apply the record at record[at:at + 4]: checked first, as events.decode checks
+        it (and an adjust as the rules take it), before anything changes; then the rules
+        of the game's id (nothing allocated)."""
+        kind = record[at]
+        a = record[at + 1]
+        if kind == KIND_SHOT:
+            if a >> 5 > 2 or record[at + 3] > MAX_OTHER:
+                raise EventError("bad shot record")
+            self._begin()
+            self.shots += 1
+            _SHOT_RULES[self.rid](self, record, at)
+        elif kind == KIND_ADJUST:
+            self._adjust(a, _delta(record, at))
+        else:
+            raise EventError("unknown record kind %d" % kind)
+
+    def _begin(self):
         self.announce = 0
         if self.status == BREAK:
             self.status = PLAYING  # play resumes after the break
-        if kind == events.KIND_ADJUST:
-            self._adjust(a, b)
-        else:
-            self.shots += 1
-            _SHOT_RULES[self.rid](self, a, b, c[0], c[1])
 
     def _adjust(self, player, delta):
         i = player - 1
@@ -259,13 +333,15 @@ class Game:
             if new >= self.distance[i]:
                 raise GameError("an adjust cannot reach the distance (%d for player %d): "
                                 "the distance is reached by play" % (self.distance[i], player))
+        self._begin()
         self.score[i] = new
 
-    def _check_limits(self):
-        for v in (self.score[0], self.score[1], self.innings[0], self.innings[1],
-                  self.series, self.high[0], self.high[1], self.shots, self.last_points):
-            if v > _MAX_COUNT:
-                raise GameError("the game has reached the board's limit of %d" % _MAX_COUNT)
+    def _over_limits(self):
+        score = self.score
+        high = self.high
+        return (max(score[0], score[1], high[0], high[1]) > _MAX_COUNT
+                or max(self.innings[0], self.innings[1], self.series) > _MAX_COUNT
+                or max(self.shots, self.last_points) > _MAX_COUNT)
 
     # ----- helpers for the rules modules --------------------------------------------------
 
@@ -318,6 +394,7 @@ class Game:
 
     def finish(self, winner):
         self.status = FINISHED
+        self.finished = True
         self.winner = winner
         self.last_series = 0
         self.announce |= A_FINISHED

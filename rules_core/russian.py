@@ -7,7 +7,7 @@
 Seed 004, as read by RULES.md section 3 and docs/rules.md.
 """
 
-from rules_core.common import CENTRE, popcount
+from rules_core.common import CENTRE, POPCOUNT
 
 _STOP30 = 0x08  # events.FOUL_STOP30: the shooter stopped or deflected their own ball
 
@@ -15,28 +15,39 @@ _STOP30 = 0x08  # events.FOUL_STOP30: the shooter stopped or deflected their own
 def pin_points(pins):
     """Points for pins toppled correctly: 2 each; king alone or +1 pin 5, +2 7, +3 9;
     all five 30."""
-    n = popcount(pins)
+    n = POPCOUNT[pins & 0x1F]
     if not pins & CENTRE:
         return 2 * n
     return (0, 5, 5, 7, 9, 30)[n]
 
 
-def shot(g, pins, carom, fouls, other_fouls):
-    player = g.turn
-    opponent = 3 - player
-    points = pin_points(pins) if pins else (3 if carom else 0)
-    if fouls or other_fouls:
+def shot(g, record, at):
+    """The shot record at record[at:at + 4] (rules_core.events), checked by the game."""
+    a = record[at + 1]  # pins | carom << 5
+    points = pin_points(a & 0x1F) if a & 0x1F else (3 if a > 0x1F else 0)
+    if record[at + 2] or record[at + 3]:
         # Penalty: every point of the shot goes to the opponent, the turn passes; stopping
         # one's own rolling ball adds 30.
-        if fouls & _STOP30:
+        if record[at + 2] & _STOP30:
             points += 30
-        g.gain(opponent, points, False)
-        g.set_last(player, points, opponent, True)
-        if points and g.score[opponent - 1] >= g.distance[opponent - 1]:
-            g.finish(opponent)  # won "even if the opponent's penalties brought it"
-        else:
-            g.next_turn()
+        _penalty(g, points)
         return
+    _played(g, points, a & 0x1F)
+
+
+def _penalty(g, points):
+    player = g.turn
+    opponent = 3 - player
+    g.gain(opponent, points, False)
+    g.set_last(player, points, opponent, True)
+    if points and g.score[opponent - 1] >= g.distance[opponent - 1]:
+        g.finish(opponent)  # won "even if the opponent's penalties brought it"
+    else:
+        g.next_turn()
+
+
+def _played(g, points, pins):
+    player = g.turn
     g.gain(player, points, False)
     g.add_series(player, points)
     g.set_last(player, points, player, False)

@@ -2,8 +2,12 @@
 
     from rules_core import savedstate
     data = savedstate.save(game)        # what Game._save() returns: SAVE_SIZE bytes
+    savedstate.save_into(game, buf, at) # the same into buf[at:at + SAVE_SIZE]
     savedstate.load(game, data)         # what Game._load() does (the one decoder)
     rules, distance, sets, first, teams = savedstate.settings_of(data)
+
+save_into and load allocate nothing: the game saves and restores its state at every event
+(rules_core.game), on the board's event path.
 
 docs/state-layout.md has the table of every byte and bit. The journal keeps this state in
 every snapshot and checkpoint (rules_core.snapshot.pack), the link sends its first
@@ -72,6 +76,9 @@ _REDS_MASK = const(3)
 _OPENING_SHIFT = const(7)
 
 
+_pack_into = struct.pack_into  # (one word of the caller's frame, where struct.x takes two)
+
+
 def settings_of(data):
     """(rules, (distance 1, distance 2), sets, first, teams) that a saved state names."""
     v = struct.unpack(STATE_FORMAT, data[:STATE_SIZE])
@@ -85,48 +92,81 @@ def settings_of(data):
 
 def save(self):
     """The game's state as SAVE_SIZE bytes."""
-    game = (self.rid << _RULES_SHIFT | self.status << _STATUS_SHIFT
-            | self.winner << _WINNER_SHIFT | (self.turn - 1) << _TURN_SHIFT
-            | (self.first - 1) << _FIRST_SHIFT)
+    buf = bytearray(SAVE_SIZE)
+    save_into(self, buf)
+    return bytes(buf)
+
+
+def save_into(self, buf, at=0):
+    """The game's state as SAVE_SIZE bytes into buf at `at`. (In three pieces, each a
+    call with few arguments: a call with many takes a frame bigger than MicroPython keeps
+    on the C stack.)"""
+    _flags_into(self, buf, at)
+    v = self.distance
+    _pack_into(">HH", buf, at + 5, v[0], v[1])
+    v = self.score
+    _pack_into(">HH", buf, at + 9, v[0], v[1])
+    v = self.innings
+    _pack_into(">HH", buf, at + 13, v[0], v[1])
+    _pack_into(">H", buf, at + 17, self.series)
+    v = self.high
+    _pack_into(">HH", buf, at + 19, v[0], v[1])
+    _pack_into(">HH", buf, at + 23, self.shots, self.last_points)
+
+
+def _flags_into(self, buf, at):
+    """Bytes 0-4 and 27 (docs/state-layout.md)."""
+    buf[at] = (self.rid << _RULES_SHIFT | self.status << _STATUS_SHIFT
+               | self.winner << _WINNER_SHIFT | (self.turn - 1) << _TURN_SHIFT
+               | (self.first - 1) << _FIRST_SHIFT)
     last = (BEST_OF.index(self.best_of) << _BEST_OF_SHIFT
             | self.last_series << _LAST_SERIES_SHIFT)
     if self.last_player:
         last |= (1 << _LAST_SHIFT | (self.last_player - 1) << _LAST_PLAYER_SHIFT
                  | (self.last_to - 1) << _LAST_TO_SHIFT
                  | (1 if self.last_foul else 0) << _LAST_FOUL_SHIFT)
-    match = self.sets[0] << _SETS1_SHIFT | self.sets[1] << _SETS2_SHIFT
+    buf[at + 1] = last
+    last = self.sets[0] << _SETS1_SHIFT | self.sets[1] << _SETS2_SHIFT
     if self.teams:
-        match |= (1 << _TEAMS_SHIFT | (self.members[0] - 1) << _MEMBER1_SHIFT
-                  | (self.members[1] - 1) << _MEMBER2_SHIFT)
-    hidden = (self.said_twenty << _SAID_TWENTY_SHIFT
-              | self.said_distance << _SAID_DISTANCE_SHIFT
-              | (1 if self.break_done else 0) << _BREAK_DONE_SHIFT
-              | self.reds << _REDS_SHIFT | (1 if self.opening else 0) << _OPENING_SHIFT)
-    return struct.pack(
-        _SAVE_FORMAT, game, last, match, self.announce,
-        self.distance[0], self.distance[1], self.score[0], self.score[1],
-        self.innings[0], self.innings[1], self.series, self.high[0], self.high[1],
-        self.shots, self.last_points, hidden)
+        last |= (1 << _TEAMS_SHIFT | (self.members[0] - 1) << _MEMBER1_SHIFT
+                 | (self.members[1] - 1) << _MEMBER2_SHIFT)
+    buf[at + 2] = last
+    buf[at + 3] = self.announce >> 8
+    buf[at + 4] = self.announce & 0xFF
+    buf[at + 27] = (self.said_twenty << _SAID_TWENTY_SHIFT
+                    | self.said_distance << _SAID_DISTANCE_SHIFT
+                    | (1 if self.break_done else 0) << _BREAK_DONE_SHIFT
+                    | self.reds << _REDS_SHIFT | (1 if self.opening else 0) << _OPENING_SHIFT)
 
-def load(self, data, public_only=False):
-    """Unpack a saved state into a game made with the settings it names."""
-    if public_only:
-        v = struct.unpack(STATE_FORMAT, data) + (0,)
-    else:
-        v = struct.unpack(_SAVE_FORMAT, data)
-    game, last, match, announce = v[0], v[1], v[2], v[3]
+
+def load(self, data, public_only=False, at=0):
+    """Unpack a saved state (at `at` in data) into a game made with the settings it names.
+    public_only: the STATE_SIZE bytes of the link's state, without the hidden byte."""
+    if len(data) - at < (STATE_SIZE if public_only else SAVE_SIZE):
+        raise GameError("not a saved board state")
+    _load_flags(self, data[at], data[at + 1], data[at + 2], data[at + 3] << 8 | data[at + 4])
+    _load_counts(self, data, at + 9)
+    hidden = 0 if public_only else data[at + 27]
+    self.said_twenty = hidden >> _SAID_TWENTY_SHIFT & _PLAYER_BITS_MASK
+    self.said_distance = hidden >> _SAID_DISTANCE_SHIFT & _PLAYER_BITS_MASK
+    self.break_done = bool(hidden >> _BREAK_DONE_SHIFT & 1)
+    self.reds = hidden >> _REDS_SHIFT & _REDS_MASK
+    self.opening = bool(hidden >> _OPENING_SHIFT & 1)
+
+
+def _load_flags(self, game, last, match, announce):
     status = game >> _STATUS_SHIFT & _STATUS_MASK
     winner = game >> _WINNER_SHIFT & _WINNER_MASK
-    teams = match >> _TEAMS_SHIFT & 1
     if (game >> _RULES_SHIFT & _RULES_MASK != self.rid or status > FINISHED
             or last >> _LAST_SERIES_SHIFT & _LAST_SERIES_MASK == 3
             or match & _MATCH_SPARE
             or announce & _ANNOUNCE_SPARE or (winner != 0) != (status == FINISHED)
-            or teams != self.teams
-            or (not teams and match & (1 << _MEMBER1_SHIFT | 1 << _MEMBER2_SHIFT))):
+            or match >> _TEAMS_SHIFT & 1 != self.teams
+            or (not self.teams and match & (1 << _MEMBER1_SHIFT | 1 << _MEMBER2_SHIFT))):
         raise GameError("not a saved board state")
     self.announce = announce
     self.status = status
+    self.finished = status == FINISHED
     self.winner = winner
     self.turn = (game >> _TURN_SHIFT & 1) + 1
     self.last_series = last >> _LAST_SERIES_SHIFT & _LAST_SERIES_MASK
@@ -136,17 +176,26 @@ def load(self, data, public_only=False):
     else:
         self.last_player = self.last_to = 0
     self.last_foul = bool(last >> _LAST_FOUL_SHIFT & 1)
-    self.sets = [match >> _SETS1_SHIFT & _SETS_MASK, match >> _SETS2_SHIFT & _SETS_MASK]
-    self.members = [(match >> _MEMBER1_SHIFT & 1) + 1, (match >> _MEMBER2_SHIFT & 1) + 1]
-    self.score = [v[6], v[7]]
-    self.innings = [v[8], v[9]]
-    self.series = v[10]
-    self.high = [v[11], v[12]]
-    self.shots = v[13]
-    self.last_points = v[14]
-    hidden = v[15]
-    self.said_twenty = hidden >> _SAID_TWENTY_SHIFT & _PLAYER_BITS_MASK
-    self.said_distance = hidden >> _SAID_DISTANCE_SHIFT & _PLAYER_BITS_MASK
-    self.break_done = bool(hidden >> _BREAK_DONE_SHIFT & 1)
-    self.reds = hidden >> _REDS_SHIFT & _REDS_MASK
-    self.opening = bool(hidden >> _OPENING_SHIFT & 1)
+    # the game's lists are changed in place: nothing is allocated
+    status = self.sets
+    status[0] = match >> _SETS1_SHIFT & _SETS_MASK
+    status[1] = match >> _SETS2_SHIFT & _SETS_MASK
+    status = self.members
+    status[0] = (match >> _MEMBER1_SHIFT & 1) + 1
+    status[1] = (match >> _MEMBER2_SHIFT & 1) + 1
+
+
+def _load_counts(self, data, at):
+    """The 16-bit fields from the scores on (bytes 9-26)."""
+    v = self.score
+    v[0] = data[at] << 8 | data[at + 1]
+    v[1] = data[at + 2] << 8 | data[at + 3]
+    v = self.innings
+    v[0] = data[at + 4] << 8 | data[at + 5]
+    v[1] = data[at + 6] << 8 | data[at + 7]
+    self.series = data[at + 8] << 8 | data[at + 9]
+    v = self.high
+    v[0] = data[at + 10] << 8 | data[at + 11]
+    v[1] = data[at + 12] << 8 | data[at + 13]
+    self.shots = data[at + 14] << 8 | data[at + 15]
+    self.last_points = data[at + 16] << 8 | data[at + 17]

@@ -62,6 +62,9 @@ def unpack(data):
         except events.EventError as e:
             raise GameError("saved game has a bad record %d: %s" % (k // 4, e)) from None
     game._load(current)
+    game._marks_room = len(game._marks)  # what the new arrays hold, then room as usual
+    game._history_room = len(game.history)
+    game.reserve()
     return game
 
 

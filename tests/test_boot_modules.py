@@ -35,7 +35,7 @@ def test_a_playing_board_holds_none_of_the_modules_counted_apart(tmp_path, mpy):
     loaded = ast.literal_eval(out.stdout.strip().splitlines()[-1])
     assert "firmware.app" in loaded and "rules_core.game" in loaded  # it was playing
     assert "boardlib.tm1637" in loaded  # the default display's driver
-    apart = (bench.NOT_IN_PLAY + bench.BOOT_MODULES
+    apart = (bench.NOT_IN_PLAY + bench.BOOT_MODULES + bench.LOAD_MODULES
              + (bench.DISPLAY_DRIVERS[1],))  # a TM1637 board has no MAX7219 driver
     assert [m for m in map(module_name, apart) if m in loaded] == []
 

@@ -179,3 +179,31 @@ def test_module_docstrings_show_usage():
     for name in ("boardlib/inputs.py", "boardlib/shot.py", "boardlib/ticks.py"):
         with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), name)) as f:
             assert f.read().startswith('"""')
+
+
+def test_a_buttons_left_is_its_timer_and_a_spots_next_at_its_due_time():
+    # The board's schedule (firmware.app) sleeps until these: what update() leaves in
+    # Button.left must be what timer() says, at every step of a random press sequence;
+    # and SpotSensors.next_at the time its next update has something to do, or None.
+    import random
+
+    from boardlib.inputs import Button, SpotSensors
+
+    rng = random.Random(5)
+    button = Button(debounce_ms=20, hold_ms=800)
+    sensors = SpotSensors(glitch_ms=40, stuck_ms=3000)
+    t = 0
+    for _ in range(5000):
+        t += rng.choice((1, 5, 10, 30, 200))
+        button.update(rng.random() < 0.5, t)
+        timer = button.timer(t)
+        assert button.left == (-1 if timer is None or button.idle else timer), t
+        standing = rng.choice((31, 31, 31, 0b11011, 0b10001, 0))
+        sensors.update(standing, t)
+        due = sensors.next_at
+        if due is not None:
+            # nothing changes before it with the same report; something may at it
+            before = (sensors.down, sensors.fault, sensors.flapping)
+            sensors.update(standing, due - 1)
+            assert (sensors.down, sensors.fault, sensors.flapping) == before, t
+            t = max(t, due - 1)

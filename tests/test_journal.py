@@ -15,3 +15,13 @@ test_case = device_case_tests("journal_cases")
 
 def test_every_case_is_collected():
     assert len(device_case_names(device_module("journal_cases"))) >= 10
+
+
+def test_the_reader_knows_the_writers_sizes():
+    # boardlib.journal_load repeats the format's sizes (MicroPython keeps a module's
+    # const() names to itself): they must be the writer's.
+    from boardlib import journal, journal_load
+
+    for name in ("_SNAP_HEADER", "_JOURNAL_HEADER", "_OLD_JOURNAL_HEADER", "_MAX_RECORD",
+                 "_MAX_FILE"):
+        assert getattr(journal_load, name) == getattr(journal, name), name

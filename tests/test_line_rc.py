@@ -1,9 +1,10 @@
 """TM1637 lines with capacitance: the modules' 10 kOhm pull-ups and up to 10 nF.
 
 The emulators see a released line high only once it has crossed the chip's input-high
-level (tools/simboard/chips.py); the driver waits for that (boardlib/tm1637.py,
-docs/esp32.md). Every screen must read right on ideal lines and on 10 nF ones, on both
-interpreters; a driver with the old 5 us timing must not.
+level (tools/simboard/chips.py); the bus (machine.SoftI2C, tools/simboard/softi2c.py)
+waits for CLK to read high, and its half period covers what it does not wait for
+(boardlib/tm1637.py, docs/esp32.md). Every screen must read right on ideal lines and on
+10 nF ones, on both interpreters; a bus clocked at I2C's own speeds must not.
 """
 
 import os
@@ -14,7 +15,7 @@ from test_display import CALLS, mismatches
 
 from boardlib import layout, tm1637
 from tools.simboard import tm1637_display
-from tools.simboard.pins import rise_us
+from tools.simboard.pins import read_rise_us, rise_us
 
 
 @pytest.mark.parametrize("line_nf", ["0", "10"])
@@ -35,21 +36,29 @@ def test_every_screen_reads_right_on_ideal_and_10_nf_lines(interpreter, line_nf)
 def test_rise_time_follows_from_the_rc():
     assert rise_us(0) == 0
     assert 119 < rise_us(10) < 121  # 10 kOhm * 10 nF * ln(1 / 0.3)
+    assert 138 < read_rise_us(10) < 140  # ... * ln(1 / 0.25): the ESP32 reads it later
+
+
+def test_dio_rises_between_a_stop_and_the_next_start():
+    # machine_i2c.c releases DIO at the end of a stop, then waits three half periods (the
+    # stop's last delay, the start's, and scl_release's) before the start pulls it low:
+    # the chip must have seen it high by then, at the worst RC with margin.
     worst = rise_us(10 * 1.2) * 1.05  # 20 % more capacitance, 5 % more resistance
-    assert tm1637._RISE_US >= worst + 5  # the ESP32's sleep_us(n) waits n - 5 us
+    half = 500000 // tm1637.FREQ_HZ
+    assert 3 * half >= 1.5 * worst
+    assert tm1637.TIMEOUT_US > 5 * read_rise_us(10 * 1.2) * 1.05  # CLK's rise is not a timeout
 
 
-def _shown(line_nf):
-    display, screen = tm1637_display(line_nf=line_nf)
+def _shown(line_nf, freq=None):
+    display, screen = tm1637_display(line_nf=line_nf, freq=freq)
     buf = bytearray(8)
     layout.scores(buf, 25, 130, 1)
     display.show(buf)
     return screen.visible(), screen.errors
 
 
-def test_the_old_5_us_timing_garbles_10_nf_lines(monkeypatch):
+def test_a_bus_at_i2c_speed_garbles_10_nf_lines():
     assert _shown(10) == (" . 25 130", 0)
-    monkeypatch.setattr(tm1637, "_RISE_US", 5)  # what the driver did before
-    assert _shown(0) == (" . 25 130", 0)
-    seen, errors = _shown(10)
+    assert _shown(0, freq=100000) == (" . 25 130", 0)  # ideal lines: any speed works
+    seen, errors = _shown(10, freq=100000)  # 5 us half periods
     assert seen != " . 25 130" or errors

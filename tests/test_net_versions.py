@@ -232,6 +232,20 @@ def _esp32_heap(tmp_path, path):
         assert twin.resets == ["PWR"] and twin.wdt_ms is None  # never armed
 
 
+def _esp32_heap_mpy(tmp_path, path):
+    """The same board and heap, deployed as `make deploy` ships it (.mpy files): it boots,
+    shows the scores and plays."""
+    flash(tmp_path, cfg={"watchdog_ms": 8000}, mpy=True)
+    with booted(tmp_path, version="1.29.0", interpreter=path, heap="esp32") as twin:
+        assert not twin.heap_note and twin.gc_heap == releases.ONE_GROWTH
+        twin.wait_display(scores_shown, timeout=90)
+        play_shot(twin, fallen=(1, 2))
+        time.sleep(2)
+        out = bytes(twin.output).decode(errors="replace")
+        assert "MemoryError" not in out and "Err 93" not in out, out
+        assert twin.resets == ["PWR"], twin.resets
+
+
 HEAP_INTERPRETER = upy.release_binary(releases.LATEST[releases.NEWEST], bits=32)
 
 
@@ -249,6 +263,7 @@ def boards(club, tmp_path_factory):
     jobs["no tls memory"] = lambda: _no_tls_memory(club, tmp / "mem")
     if HEAP_INTERPRETER is not None:
         jobs["esp32 heap"] = lambda: _esp32_heap(tmp / "heap", HEAP_INTERPRETER)
+        jobs["esp32 heap mpy"] = lambda: _esp32_heap_mpy(tmp / "heap-mpy", HEAP_INTERPRETER)
     running = {}
 
     def run(job, outcome):
@@ -319,9 +334,11 @@ def test_the_esp32_heap_on_a_32_bit_interpreter(boards):
     """The twin gives the firmware the GC heap of an ESP32 without PSRAM (111,936 bytes
     after its one growth, releases.gc_heap). The firmware deployed from sources does not
     fit it even without network (compiling it takes the heap): MemoryError, the display
-    says Err 93 (made at start-up, when there was room), nothing starts."""
+    says Err 93 (made at start-up, when there was room), nothing starts. The same board
+    deployed as .mpy files fits, and plays."""
     if HEAP_INTERPRETER is None:
         pytest.skip("no 32-bit MicroPython %d.%d.%d in %s or build/upy (make upy32 "
                     "MICROPYTHON_SRC=DIR builds one)"
                     % (releases.LATEST[releases.NEWEST] + (upy.UPY_DIR,)))
     _outcome(boards, "esp32 heap")
+    _outcome(boards, "esp32 heap mpy")

@@ -23,3 +23,12 @@ def test_500_shot_game_fits_in_a_few_kilobytes(tmp_path):
     records, used = micropython_value(out)
     assert records == 400 * 4
     assert used < 4096
+
+
+def test_applying_and_undoing_events_allocates_nothing_once_room_is_reserved():
+    # The board's event path: with the heap locked (micropython.heap_lock), an event
+    # that allocated would raise MemoryError on the unix port.
+    out, = run_on_micropython("rules_memory_cases", [["events_allocate_nothing", []]],
+                              timeout=60)
+    applied, undone, left = micropython_value(out)
+    assert (applied, undone) == (180, 6) and left == 174

@@ -199,3 +199,55 @@ def test_held_buttons_read_as_each_rules_id_says():
     assert asm.shot_for("russian") == (0b00100, 1, ("stop30", "foul"))
     assert asm.shot_for("ddbu") == (0b00100, 1, ("foul", "foul"))
     assert shot.BUTTON_NAMES[shot.CAROM] == "carom" and shot.BUTTON_NAMES[shot.UNDO] == "undo"
+
+
+def test_the_record_the_board_makes_is_the_one_the_rules_encode():
+    # The board writes a shot's record itself (no tuple of foul names); it must be the
+    # very record events.encode_shot makes of shot_for(), or refuse where it refuses.
+    from boardlib import shot
+    from rules_core import events
+    from rules_core.settings import RULES_IDS
+
+    asm = shot.ShotAssembler()
+    buf = bytearray(4)
+    for rules in RULES_IDS:
+        second = 1 << events.FOUL_NAMES.index(shot.SECOND_FOUL[rules])
+        casino = rules in shot.CASINO_RULES
+        for holds in range(10):
+            for presses in range(10):
+                for carom in (0, 1, 2):
+                    asm.pins, asm.carom = 0b10101, carom
+                    asm.foul_holds, asm.foul_presses = holds, presses
+                    try:
+                        expected = events.encode_shot(*asm.shot_for(rules))
+                    except events.EventError:
+                        expected = None
+                    buf[:] = b"\xee" * 4
+                    made = asm.record_into(buf, second, casino)
+                    if expected is None:
+                        assert not made and buf == b"\xee" * 4, (rules, holds, presses)
+                    else:
+                        assert made and bytes(buf) == expected, (rules, holds, presses, carom)
+
+
+def test_after_a_poll_left_is_what_timer_says():
+    # The board reads `left` after poll() instead of calling timer() as well: the two must
+    # agree after every poll of a random stream of spots and buttons.
+    import random
+
+    from boardlib import shot
+    from boardlib.inputs import HOLD, NONE, PRESS
+
+    rng = random.Random(3)
+    asm = shot.ShotAssembler(settle_ms=300)
+    t = 0
+    for _ in range(20000):
+        t += rng.choice((1, 5, 20, 100, 400))
+        roll = rng.random()
+        if roll < 0.3:
+            asm.spots(rng.choice((0, 0, 1, 5, 31)), t, rng.choice((0, 0, 0, 2)))
+        elif roll < 0.6:
+            asm.button(rng.randrange(4), rng.choice((NONE, PRESS, PRESS, HOLD)), t)
+        asm.poll(t)
+        timer = asm.timer(t)
+        assert asm.left == (-1 if timer is None else timer), t

@@ -4,10 +4,11 @@
 
 Two parts (docs/network.md, docs/scaling.md):
 
-- **Poll gaps.** The simulated board (real firmware, real umqtt, its own asyncio tasks, real
-  time) plays while the broker is up, frozen (SIGSTOP: connections stay open, nothing is
-  answered), killed (connections refused) and restarted. The largest gap between two input
-  polls in each phase; target under 50 ms.
+- **Poll gaps.** The simulated board (real firmware, real umqtt, its own loop, real time)
+  plays while the broker is up, frozen (SIGSTOP: connections stay open, nothing is
+  answered), killed (connections refused) and restarted. The longest step of the board's
+  loop in each phase (a pin that changes during a step is seen when it ends: the longest
+  the inputs can wait); target under 50 ms.
 - **Scale.** N board-shaped publishers (the firmware's own frames: boardlib.link.Link and
   rules_core.Game, one MQTT connection each, paho-mqtt) against one broker and one
   `python -m tools.logger --mqtt` process writing SQLite. At each rate every board sends

@@ -215,3 +215,78 @@ def run(args, heapsize=None, input=None, timeout=300, check=False, die_with_pare
 
 def run_file(path, args=(), **kw):
     return run([os.path.join(ROOT, path), *args], **kw)
+
+
+# -- the 32-bit interpreter ------------------------------------------------------------------
+
+# A unix port built with MICROPY_FORCE_32BIT=1 from the release line of the pinned
+# interpreter: 4-byte words and 16-byte heap blocks, as on the ESP32, so that what the
+# firmware holds in its heap is counted as the board counts it (docs/performance.md).
+# $PINBOARD_UPY32 names one (a path, relative to the repository unless absolute); otherwise
+# a 32-bit build of the pinned release line in build/upy (`make upy32`), then in UPY_DIR
+# (places32). None is required: without one, the figures that want it are taken on the
+# pinned 64-bit interpreter and say so.
+UPY32_ENV = "PINBOARD_UPY32"
+_PROBE = "import sys; print(sys.maxsize, '%d.%d' % sys.implementation.version[:2])"
+_found32 = {}
+
+
+def _probe(path):
+    """(word bits, "major.minor") of an interpreter, or None if it does not run."""
+    try:
+        proc = subprocess.run([path, "-c", _PROBE], capture_output=True, text=True,
+                              timeout=30, check=False, env={"MICROPYPATH": ""})
+        maxsize, version = proc.stdout.split()
+        return (32 if int(maxsize) == (1 << 31) - 1 else 64), version
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
+
+
+def places32(line):
+    """The 32-bit builds of release line `line` ("1.29"), as tools.upybuild names them
+    (micropython-1.29.0-32bit, micropython-1.29.0-preview-32bit): build/upy's first,
+    then UPY_DIR's, the newest patch release of each first."""
+    found = []
+    for folder in (BUILT_DIR, UPY_DIR):
+        try:
+            names = sorted(os.listdir(folder), reverse=True)
+        except OSError:
+            continue
+        found += [os.path.join(folder, name) for name in names
+                  if name.startswith("micropython-%s." % line) and name.endswith("-32bit")]
+    return found
+
+
+def interpreter32():
+    """(path, None) of a 32-bit unix port of the pinned interpreter's release line, or
+    (None, why not) in a sentence: the one place that finds it (the bench, the twin)."""
+    if "result" in _found32:
+        return _found32["result"]
+    named = os.environ.get(UPY32_ENV)
+    pinned = _probe(binary())
+    candidates = [named] if named else places32(pinned[1] if pinned else "")
+    why = "no micropython-%s.*-32bit in build/upy or %s" % (pinned[1] if pinned else "?",
+                                                            UPY_DIR)
+    result = None
+    for candidate in candidates:
+        path = candidate if os.path.isabs(candidate) else os.path.join(ROOT, candidate)
+        if not os.path.exists(path):
+            why = "%s is not there" % candidate
+            continue
+        got = _probe(path)
+        if got is None:
+            why = ("%s does not run (a 32-bit build needs the i386 C library: "
+                   "apt-get install libc6-i386)" % candidate)
+        elif got[0] != 32:
+            why = "%s is a %d-bit build" % (candidate, got[0])
+        elif pinned is not None and got[1] != pinned[1]:
+            why = "%s is MicroPython %s, the pinned interpreter %s" % (candidate, got[1],
+                                                                       pinned[1])
+        else:
+            result = (path, None)
+            break
+    if result is None:
+        result = (None, "no 32-bit interpreter: %s (set %s, or see docs/performance.md)"
+                  % (why, UPY32_ENV))
+    _found32["result"] = result
+    return result

@@ -57,7 +57,7 @@ def _recording_link():
     return RecordingLink()
 
 
-def reboot(state, cause="PWR", link=False):
+def reboot(state, cause="PWR", link=False, watchdog_ms=None):
     import os
 
     try:
@@ -66,6 +66,8 @@ def reboot(state, cause="PWR", link=False):
         pass
     sim = build(state_dir=state)
     sim.board.reset_cause = cause
+    if watchdog_ms is not None:
+        sim.board.config["watchdog_ms"] = watchdog_ms
     if link:
         sim.board.link = _recording_link()
     app = App(sim.board)
@@ -85,7 +87,7 @@ def corrupt_config(state):
     sim, app = reboot(state)
     pictures = seen(sim, app, 0, 6000)
     return {"pictures": pictures, "settle": app.config["settle_ms"],
-            "rules": app.state["rules"]}
+            "rules": app.game.state()["rules"]}
 
 
 def cut_off_journal(state, copies):
@@ -98,7 +100,7 @@ def cut_off_journal(state, copies):
         t = play(app, t, t + 200)
         sim.set_standing_mask(0x1F)
         t = play(app, t, t + 3000)
-    scores = app.state["score"]
+    scores = app.game.state()["score"]
     for copy in copies:  # the last record damaged in these copies of the journal
         path = FLASH_MOUNT + "/game/" + copy + "/game.jrn"
         with open(path, "rb") as f:
@@ -107,7 +109,7 @@ def cut_off_journal(state, copies):
             f.write(data[:-3])
     sim, app = reboot(state, link=True)
     pictures = seen(sim, app, 0, 7000)
-    return {"before": scores, "after": app.state["score"], "pictures": pictures,
+    return {"before": scores, "after": app.game.state()["score"], "pictures": pictures,
             "errors": app.link.errors}
 
 
@@ -117,13 +119,13 @@ def dark_sensor(state):
     t = play(app, 0, 185000)  # past the 3-minute stuck time
     pictures = seen(sim, app, t, t + 5000)
     t += 5005
-    score_while_stuck = list(app.state["score"])
+    score_while_stuck = list(app.game.state()["score"])
     sim.set_spot(1, False)  # a real shot meanwhile: pin 1
     t = play(app, t, t + 200)
     sim.set_spot(1, True)
     t = play(app, t, t + 3000)
     return {"pictures": pictures, "stuck": score_while_stuck,
-            "after": app.state["score"], "shots": app.state["shots"]}
+            "after": app.game.state()["score"], "shots": app.game.state()["shots"]}
 
 
 def pins_left_lying(state, end):
@@ -136,21 +138,21 @@ def pins_left_lying(state, end):
     t = play(app, t, 182000)  # past the 3-minute stuck time
     pictures = seen(sim, app, t, t + 5000)
     t += 5005
-    score_while_stuck = list(app.state["score"])
+    score_while_stuck = list(app.game.state()["score"])
     t = play(app, t, 200000)
     if end == "ok":
         sim.set_button(OK, True)
         t = play(app, t, t + 100)
         sim.set_button(OK, False)
         t = play(app, t, t + 500)
-        scored = list(app.state["score"])
+        scored = list(app.game.state()["score"])
         sim.set_spot(2, True)  # stood up afterwards: nothing more
         sim.set_spot(3, True)
     else:
         sim.set_spot(2, True)
         sim.set_spot(3, True)
         t = play(app, t, t + 3000)
-        scored = list(app.state["score"])
+        scored = list(app.game.state()["score"])
     after = seen(sim, app, t, t + 5000)
     t += 5005
     sim.set_spot(1, False)  # the next shot: pin 1 alone
@@ -158,7 +160,7 @@ def pins_left_lying(state, end):
     sim.set_spot(1, True)
     t = play(app, t, t + 3000)
     return {"pictures": pictures, "stuck": score_while_stuck, "scored": scored,
-            "after": after, "score": app.state["score"], "shots": app.state["shots"]}
+            "after": after, "score": app.game.state()["score"], "shots": app.game.state()["shots"]}
 
 
 def full_flash(state, distance, played_before):
@@ -198,7 +200,7 @@ def full_flash(state, distance, played_before):
     scores = []
     for pins in (0b00001, 0b00110, 0b00100, 0b11000) * 4:  # 16 shots on a full flash
         t = shot(t, pins)
-        scores.append(list(app.state["score"]))
+        scores.append(list(app.game.state()["score"]))
     pictures = seen(sim, app, t, t + 4000)
     t += 4005
     error_while_full = app.storage_error
@@ -253,7 +255,7 @@ def setup_menu(state):
     pictures.append(sim.visible())
     t = press(t, OK)
     pictures += seen(sim, app, t, t + 8000)
-    st = app.state
+    st = app.game.state()
     return {"pictures": pictures, "rules": st["rules"], "distance": st["distance"],
             "best_of": st["best_of"], "members": st["members"],
             "menu": app.menu is not None}
@@ -267,12 +269,13 @@ class CountingWatchdog:
 
 
 def watchdog(state, broken):
-    """Run the firmware's tasks for 1.2 s; with `broken`, the display refresh raises."""
-    import asyncio
+    """Run the firmware's loop for 1.2 s with the shortest watchdog (2 s: fed at least
+    every second); with `broken`, the display refresh raises."""
+    import time
 
     from firmware.run import Runner
 
-    sim, app = reboot(state)
+    sim, app = reboot(state, watchdog_ms=2000)
     sim.board.wdt = CountingWatchdog()
     if broken:
         def stuck(now_ms):
@@ -280,12 +283,55 @@ def watchdog(state, broken):
 
         app.refresh_display = stuck
     runner = Runner(app)
-
-    async def main():
-        try:
-            await asyncio.wait_for(runner.main(), 1.2)
-        except asyncio.TimeoutError:
-            pass
-
-    asyncio.run(main())
+    end = time.ticks_add(time.ticks_ms(), 1200)
+    while time.ticks_diff(end, time.ticks_ms()) > 0:
+        runner.once(max(0, time.ticks_diff(end, time.ticks_ms())))
     return {"feeds": sim.board.wdt.feeds, "errors": runner.errors}
+
+
+def shot_allocates_nothing(state):
+    """A whole scored shot (the inputs, the rules, the journal's two appends, the SHOT and
+    STATE frames, the display) with the heap locked: anything it allocated would raise
+    MemoryError. The simulator's chip emulators are detached (the board has real chips)
+    and the journal starts fresh (a compaction, which allocates, happens between shots)."""
+    import micropython
+
+    sim, app = reboot(state)
+    for chip in sim.chips:  # the emulators' decoding is the simulator's, not the board's
+        for name in ("clk", "dio"):
+            getattr(chip, name)._listeners = []
+
+    def run(t, ms):  # support.play, without the import inside it
+        end = t + ms
+        while t <= end:
+            tick(app, t)
+            t += 5
+        return t
+
+    def shot(t, fallen):
+        sim.set_spot(fallen, False)
+        t = run(t, 100)
+        sim.set_spot(fallen, True)
+        t = run(t, 150)
+        sim.set_button(OK, True)
+        t = run(t, 100)
+        sim.set_button(OK, False)
+        return run(t, 100)
+
+    t = play(app, 0, 1000)
+    for spot in (1, 2, 3):  # everything once: what is made at first use is made
+        t = shot(t, spot)
+    t = play(app, t, t + 3000)  # the messages are over, upkeep ran
+    app.store.compact(app.game)  # room in the journal for the next events
+    before = app.game.shots
+    micropython.heap_lock()
+    try:
+        t = shot(t, 4)
+        t = run(t, 2500)  # and the message it showed ends
+    finally:
+        micropython.heap_unlock()
+    from boardlib import layout
+
+    expected = bytearray(8)  # the scores, as the display facade last wrote them
+    layout.scores(expected, app.game.score[0], app.game.score[1], app.game.turn)
+    return app.game.shots - before, list(app.game.score), app.display._shown == expected

@@ -6,29 +6,33 @@ Plain device code, imported by the device modules on CPython and on the unix por
 
 from boardlib.max7219 import MAX7219
 from boardlib.tm1637 import TM1637
+from tools.simboard.softi2c import SoftI2C
 
 
 class MsbFirst(TM1637):
-    """Bits in the wrong order."""
+    """Bytes sent as they are: MSB first, the bus's order, not the chip's."""
 
-    def _write_byte(self, byte):
-        for bit in range(7, -1, -1):
-            self.dio.value((byte >> bit) & 1)
-            self.clk.value(1)
-            self.clk.value(0)
-        return self._ack()
+    def write(self, segs, pos=0):
+        acked = self._send(bytes([0x40]))
+        acked = self._send(bytes([0xC0 | pos]) + bytes(segs)) and acked
+        return self._send(bytes([0x88 | self._brightness])) and acked
 
 
-class NoAckClock(TM1637):
-    """No 9th clock for the acknowledge."""
+class NoAckClock(SoftI2C):
+    """A bus that gives no 9th clock for the acknowledge."""
 
-    def _write_byte(self, byte):
-        for _ in range(8):
-            self.dio.value(byte & 1)
-            byte >>= 1
-            self.clk.value(1)
-            self.clk.value(0)
-        return True
+    def _write_byte(self, val):
+        self._delay()
+        self._low(self.scl)
+        for i in range(7, -1, -1):
+            if (val >> i) & 1:
+                self._release(self.sda)
+            else:
+                self._low(self.sda)
+            self._delay()
+            self._scl_release()
+            self._low(self.scl)
+        return 0
 
 
 class WrongRegister(MAX7219):

@@ -103,7 +103,7 @@ def sweep(state):
             frames.append(sim.segments().hex())
         t += 5
     return {"item": item, "confirm": confirm, "frames": frames, "after": sim.visible(),
-            "score": app.state["score"]}
+            "score": app.game.state()["score"]}
 
 
 def changed(sim, app, t, *changes, ms=100):
@@ -131,7 +131,7 @@ def live_spots_and_leaving(state):
     t, shown = changed(sim, app, t, ms=3000)
     seen.append(shown)
     return {"seen": seen, "held": held, "in_check": still_checking,
-            "score": app.state["score"], "shots": app.state["shots"]}
+            "score": app.game.state()["score"], "shots": app.game.state()["shots"]}
 
 
 def wrong_polarity(state):

@@ -9,11 +9,12 @@ import sys
 from boardlib import layout
 from boardlib.display import Display
 from boardlib.max7219 import MAX7219
-from boardlib.tm1637 import TM1637
+from boardlib.tm1637 import FREQ_HZ, TIMEOUT_US, TM1637
 from device.broken_drivers import MsbFirst, NoAckClock, WrongRegister
 from tools.simboard import max7219_display, tm1637_display
 from tools.simboard.chips import MAX7219Emulator, TM1637Emulator, TM1637Pair
 from tools.simboard.pins import FakePin, Wire
+from tools.simboard.softi2c import SoftI2C
 from tools.simboard.softspi import SoftSPI
 
 
@@ -31,13 +32,15 @@ class Flaky:
         self.chip.write(segs)
 
 
-def tm_rig(cls):
+def tm_rig(cls, bus=SoftI2C):
     wire = Wire()
     pins = []
     for name in ("clk1", "dio1", "clk2", "dio2"):
         pins.append(FakePin(name, 1, wire, FakePin.OPEN_DRAIN))
     screen = TM1637Pair(TM1637Emulator(pins[0], pins[1]), TM1637Emulator(pins[2], pins[3]))
-    return Display.tm1637(cls(pins[0], pins[1]), cls(pins[2], pins[3])), screen
+    left = cls(bus(pins[0], pins[1], freq=FREQ_HZ, timeout=TIMEOUT_US))
+    right = cls(bus(pins[2], pins[3], freq=FREQ_HZ, timeout=TIMEOUT_US))
+    return Display.tm1637(left, right), screen
 
 
 def max_rig(cls):
@@ -187,7 +190,7 @@ def run(calls):
         "tm1637": screens(tm1637_display(), calls),
         "max7219": screens(max7219_display(), calls),
         "msb_first": screens(tm_rig(MsbFirst), calls),
-        "no_ack": screens(tm_rig(NoAckClock), calls),
+        "no_ack": screens(tm_rig(TM1637, NoAckClock), calls),
         "wrong_register": screens(max_rig(WrongRegister), calls),
         "facade_tm1637": facade(tm1637_display()),
         "facade_max7219": facade(max7219_display()),

@@ -80,11 +80,11 @@ def try_every_command(sim, app, stream, t, seq):
     and what is open stayed as they were."""
     out = {}
     for name, kind, args in commands(app):
-        before = [bytes(app.game.history), app.state, sim.visible(), app.menu is not None,
+        before = [bytes(app.game.history), app.game.state(), sim.visible(), app.menu is not None,
                   app.check is not None]
         stream.incoming += cases.command(kind, seq, args)
         t = play(app, t, t + 60)
-        after = [bytes(app.game.history), app.state, sim.visible(), app.menu is not None,
+        after = [bytes(app.game.history), app.game.state(), sim.visible(), app.menu is not None,
                  app.check is not None]
         out[name] = {"answer": answer(stream, seq), "game_kept": after[:2] == before[:2],
                      "picture_kept": after[2] == before[2], "open_kept": after[3:] == before[3:]}
@@ -99,7 +99,7 @@ def in_the_menu(state_dir):
     t = play(app, 0, 3000)
     t = knock(sim, app, t, 1)
     t = knock(sim, app, t, 2)
-    out = {"shots": app.state["shots"]}
+    out = {"shots": app.game.state()["shots"]}
     t = press(sim, app, t, OK, 1000)  # hold ok: the menu
     out["menu_picture"] = sim.visible()
     t, seq, out["commands"] = try_every_command(sim, app, stream, t, 100)
@@ -110,14 +110,15 @@ def in_the_menu(state_dir):
     out["game_picture"] = sim.visible()
     t = press(sim, app, t, OK)  # a miss: the turn passes
     t = knock(sim, app, t, 3)  # player 2's shot
-    out["after"] = {"shots": app.state["shots"], "score": app.state["score"],
-                    "rules": app.state["rules"]}
+    out["after"] = {"shots": app.game.state()["shots"], "score": app.game.state()["score"],
+                    "rules": app.game.state()["rules"]}
     stream.incoming += cases.command(0x82, seq)  # closed: an UNDO is carried out
     t = play(app, t, t + 60)
-    out["undo_after"] = [answer(stream, seq), app.state["shots"]]
+    out["undo_after"] = [answer(stream, seq), app.game.state()["shots"]]
     stream.incoming += cases.command(0x81, seq + 1, REPLACE)
     t = play(app, t, t + 60)
-    out["new_game_after"] = [answer(stream, seq + 1), app.state["rules"], app.state["shots"]]
+    state = app.game.state()
+    out["new_game_after"] = [answer(stream, seq + 1), state["rules"], state["shots"]]
     return out
 
 
@@ -127,7 +128,7 @@ def in_the_check(state_dir):
     sim, app, stream = start(state_dir)
     t = play(app, 0, 3000)
     t = knock(sim, app, t, 1)
-    out = {"shots": app.state["shots"]}
+    out = {"shots": app.game.state()["shots"]}
     t = press(sim, app, t, OK, 1000)  # the menu
     for _ in range(4):  # ddbu: distance 1, distance 2, who starts, then the check
         t = press(sim, app, t, OK)
@@ -144,10 +145,10 @@ def in_the_check(state_dir):
     t = press(sim, app, t, UNDO, 1000)  # hold undo: leave the check
     out["check_closed"] = app.check is None
     t = knock(sim, app, t, 5)  # play goes on and scores
-    out["after"] = {"shots": app.state["shots"], "score": app.state["score"]}
+    out["after"] = {"shots": app.game.state()["shots"], "score": app.game.state()["score"]}
     stream.incoming += cases.command(0x82, seq)
     t = play(app, t, t + 60)
-    out["undo_after"] = [answer(stream, seq), app.state["shots"]]
+    out["undo_after"] = [answer(stream, seq), app.game.state()["shots"]]
     return out
 
 

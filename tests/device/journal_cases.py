@@ -7,7 +7,7 @@ expected state comes from rules_core.Game playing the same events in memory.
 
 import os
 
-from boardlib import journal
+from boardlib import journal, journal_load
 from boardlib.journal import CORRUPT, NONE, OK, TRUNCATED, UNDO_RECORD, GameStore
 from device.support import Rng, check, read, scratch_dir, write
 from rules_core import Game, GameError
@@ -193,7 +193,7 @@ def case_snapshot_file_is_the_packed_game():
     for copy in COPIES:
         data = read(root + "/" + copy + "/game.snp")
         check(data[16:] == packed, copy + ": the snapshot is not snapshot.pack(game)")
-        check(journal._parse_snapshot(data)[1] is not None, copy + ": header CRC")
+        check(journal_load._parse_snapshot(data)[1] is not None, copy + ": header CRC")
 
 
 def case_load_after_every_event():
@@ -219,6 +219,25 @@ def case_resumed_store_goes_on():
         play_into(store, back, part)
     back, status = load(root)
     check(status == OK and same(back, game), "events after a resume were lost")
+
+
+def case_the_reader_is_dropped_after_boot_and_comes_back():
+    import sys
+
+    root = scratch_dir()
+    recs = make_events("ddbu", 30, 9)
+    game = stored(root, "ddbu", recs)
+    back, status = load(root)
+    check("boardlib.journal_load" in sys.modules, "load() reads with boardlib.journal_load")
+    GameStore.drop_loader()
+    check("boardlib.journal_load" not in sys.modules, "the reader is still held")
+    import boardlib
+
+    check(not hasattr(boardlib, "journal_load"), "the package still holds the reader")
+    back, status = load(root)  # imported again
+    check(status == OK and same(back, game), "a second load after the reader was dropped")
+    sys.modules["boardlib.journal_load"] = journal_load  # the one crashes_at patches
+    boardlib.journal_load = journal_load
 
 
 def case_nothing_stored():
@@ -462,16 +481,18 @@ class CrashingOs:
 def crashes_at(n, action, *args):
     # action(*args) with the journal's n-th change to the files crashing; True if it finished
     crashing = CrashingOs(n)
-    journal.os = crashing
-    journal.open = crashing.open
+    for module in (journal, journal_load):  # the writer, and the reader's repairs
+        module.os = crashing
+        module.open = crashing.open
     try:
         action(*args)
         return True
     except Crash:
         return False
     finally:
-        journal.os = os
-        del journal.open
+        for module in (journal, journal_load):
+            module.os = os
+            del module.open
 
 
 def case_compaction_crash_windows():

@@ -71,18 +71,18 @@ def scenario(state_dir):
     out["first_id"] = binascii.hexlify(app.numbering.game_id).decode()
     t = knock(sim, app, t, 1)
     t = knock(sim, app, t, 3)
-    out["shots_before_undo"] = app.state["shots"]
+    out["shots_before_undo"] = app.game.state()["shots"]
     t = send(app, stream, t, 0x82, 7)
     t = send(app, stream, t, 0x82, 7)          # the host did not hear the answer: asks again
-    out["shots_after_repeated_undo"] = app.state["shots"]
+    out["shots_after_repeated_undo"] = app.game.state()["shots"]
 
     t = send(app, stream, t, 0x81, 8, NEW)     # a new game over the unfinished one
     out["asked_picture"] = sim.visible()
     t = press(sim, app, t, UNDO)               # anything but ok: the players keep their game
-    out["after_refusal"] = [app.state["shots"], sim.visible() != out["asked_picture"]]
+    out["after_refusal"] = [app.game.state()["shots"], sim.visible() != out["asked_picture"]]
     t = send(app, stream, t, 0x81, 9, NEW)
     t = press(sim, app, t, OK)                 # ok: the new game starts
-    out["after_ok"] = [app.state["shots"], binascii.hexlify(app.numbering.game_id).decode()]
+    out["after_ok"] = [app.game.state()["shots"], binascii.hexlify(app.numbering.game_id).decode()]
     kept_id = bytes(app.kept_numbering.game_id)
     out["kept_id"] = binascii.hexlify(kept_id).decode()
     out["wire1"] = wire(stream)
@@ -97,7 +97,8 @@ def scenario(state_dir):
     out["kept_after_logged"] = [app.kept is None, files_under(FLASH_MOUNT + DATA_DIR + "-kept")]
     t = knock(sim, app, t, 2)
     t = send(app, stream, t, 0x81, 12, NEW + b"\x01")          # REPLACE: no question asked
-    out["after_replace"] = [app.state["shots"], binascii.hexlify(app.numbering.game_id).decode()]
+    out["after_replace"] = [app.game.state()["shots"],
+                            binascii.hexlify(app.numbering.game_id).decode()]
     out["wire2"] = wire(stream)
     return out
 
@@ -117,13 +118,13 @@ def restore(state_dir):
     t = send(app, stream, t, 0x88, 20, b"\x01" * 8 + bytes([2, 0]) + two)  # another game
     t = send(app, stream, t, 0x88, 21, game_id + bytes([3, 0]) + two)      # not the next
     t = send(app, stream, t, 0x88, 22, game_id + bytes([1, 0]) + two)      # already held
-    out["refused"] = [len(app.game.history) // 4, app.state["score"]]
+    out["refused"] = [len(app.game.history) // 4, app.game.state()["score"]]
     t = send(app, stream, t, 0x88, 23, game_id + bytes([2, 0]) + two)
     t = send(app, stream, t, 0x88, 23, game_id + bytes([2, 0]) + two)      # asked again
     t = send(app, stream, t, 0x88, 24, game_id + bytes([3, 0]) + three)
-    out["restored"] = [len(app.game.history) // 4, app.state["score"],
+    out["restored"] = [len(app.game.history) // 4, app.game.state()["score"],
                        binascii.hexlify(app.game.history).decode()]
     out["wire"] = wire(stream)
     sim, app, stream = boot(state_dir)                                     # journaled
-    out["after_reboot"] = [binascii.hexlify(app.game.history).decode(), app.state["score"]]
+    out["after_reboot"] = [binascii.hexlify(app.game.history).decode(), app.game.state()["score"]]
     return out

@@ -70,7 +70,7 @@ def case_exception_after_arming_shows_err_91_without_a_reset(state):
     sim = build(state_dir=state, make_watchdog=lambda timeout: Watchdog())
 
     class Broken(run.Runner):
-        async def main(self):
+        def run(self):
             raise OSError(28)  # say, ENOSPC from the flash
 
     run.Runner = Broken

@@ -1,21 +1,23 @@
 """TM1637 driver scenarios on fake pins, with and without the chip emulator.
 
 tests/test_tm1637.py calls `scenarios` on CPython and on the MicroPython unix port and
-decodes the wire logs itself.
+decodes the wire logs itself. The driver's bus is the simulator's stand-in for
+machine.SoftI2C (tools/simboard/softi2c.py), as the board's is the C one.
 """
 
-from boardlib.tm1637 import TM1637
+from boardlib.tm1637 import FREQ_HZ, TIMEOUT_US, TM1637, reverse
 from device.broken_drivers import MsbFirst, NoAckClock
 from tools.simboard.chips import TM1637Emulator
 from tools.simboard.pins import FakePin, Wire
+from tools.simboard.softi2c import SoftI2C
 
 
-def rig(cls=TM1637, chip=True):
+def rig(cls=TM1637, chip=True, bus=SoftI2C, mode=FakePin.OPEN_DRAIN):
     wire = Wire()
-    clk = FakePin("clk", 1, wire, FakePin.OPEN_DRAIN)
-    dio = FakePin("dio", 1, wire, FakePin.OPEN_DRAIN)
+    clk = FakePin("clk", 1, wire, mode)
+    dio = FakePin("dio", 1, wire, mode)
     emu = TM1637Emulator(clk, dio) if chip else None
-    tm = cls(clk, dio)
+    tm = cls(bus(clk, dio, freq=FREQ_HZ, timeout=TIMEOUT_US))
     wire.clear()
     return tm, emu, wire
 
@@ -58,26 +60,25 @@ def scenarios():
     out["no_chip"] = state(tm, emu, wire, tm.write(b"\x3f\x06\x5b\x4f"))
     tm, emu, wire = rig(MsbFirst)
     out["msb_first"] = state(tm, emu, wire, tm.write(b"\x3f\x06\x5b\x4f"))
-    tm, emu, wire = rig(NoAckClock)
+    tm, emu, wire = rig(bus=NoAckClock)
     out["no_ack"] = state(tm, emu, wire, tm.write(b"\x3f\x06\x5b\x4f"))
     # Fixed-address mode and an unknown command, through the driver's own framing.
     tm, emu, wire = rig()
-    tm._command(0x44)
-    tm._start()
-    tm._write_byte(0xC1)
-    tm._write_byte(0x06)
-    tm._write_byte(0x5B)
-    tm._stop()
-    tm._command(0x88)
+    tm._send(bytes([reverse(0x44)]))
+    tm._send(bytes([reverse(0xC1), reverse(0x06), reverse(0x5B)]))
+    tm._send(bytes([reverse(0x88)]))
     out["fixed"] = state(tm, emu, wire)
     tm, emu, wire = rig()
-    tm._command(0x00)
+    tm._send(bytes([reverse(0x00)]))
     out["unknown"] = state(tm, emu, wire)
-    # Pins handed over unconfigured (inputs, as machine.Pin(n) can be): made open drain.
-    wire = Wire()
-    clk = FakePin("clk", 1, wire, FakePin.IN)
-    dio = FakePin("dio", 1, wire, FakePin.IN)
-    emu = TM1637Emulator(clk, dio)
-    tm = TM1637(clk, dio)
+    # Pins handed over unconfigured (inputs, as machine.Pin(n) can be): the bus makes them
+    # open drain (mp_hal_pin_open_drain).
+    tm, emu, wire = rig(mode=FakePin.IN)
     out["input_pins"] = state(tm, emu, wire, tm.write(b"\x3f\x06\x5b\x4f"))
+    # A CLK line held low (a short, or a module whose line never rises): the bus times
+    # out; the driver counts the bytes as missing and does not raise.
+    tm, emu, wire = rig(chip=False)
+    tm.bus.scl.external(0)
+    out["stuck_clk"] = state(tm, emu, wire, tm.write(b"\x3f\x06\x5b\x4f"))
+    out["stuck_clk"]["us"] = wire.us
     return out

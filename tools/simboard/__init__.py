@@ -5,7 +5,7 @@ emulators, ready for the firmware's Display facade:
 
     from tools.simboard import tm1637_display, max7219_display
     display, screen = tm1637_display()     # or max7219_display()
-    display.show(buf8)                     # the real drivers bit-bang fake pins ...
+    display.show(buf8)                     # the real drivers drive fake pins ...
     screen.visible()                       # ... and the emulators decode: " . 25 130"
     screen.errors                          # protocol errors the emulators saw
 
@@ -14,13 +14,23 @@ cheap to import on their own.
 """
 
 
-def tm1637_display(wire=None, brightness=7, clock_modules=False, line_nf=None):
+def tm1637_bus(clk, dio, freq=None):
+    """The bus a TM1637 module hangs on, as firmware.hw makes it on the ESP32
+    (machine.SoftI2C at boardlib.tm1637.FREQ_HZ), on two fake pins."""
+    from boardlib import tm1637
+    from tools.simboard.softi2c import SoftI2C
+
+    return SoftI2C(clk, dio, freq=freq or tm1637.FREQ_HZ, timeout=tm1637.TIMEOUT_US)
+
+
+def tm1637_display(wire=None, brightness=7, clock_modules=False, line_nf=None, freq=None):
     """Two TM1637 modules on fake pins: (Display, TM1637Pair of emulators).
 
     clock_modules: the modules have only a colon, no decimal points; the display then
     shows the turn marker on the colon (Display.tm1637(..., colon_marker=True)).
     line_nf: nF on each line with the modules' 10 kOhm pull-ups ($PINBOARD_LINE_NF, else
-    10); the driver's delays run on the wire's virtual clock.
+    10); the bus's delays run on the wire's virtual clock. freq: the bus's clock (Hz),
+    boardlib.tm1637.FREQ_HZ unless given.
     """
     from boardlib.display import Display
     from boardlib.tm1637 import TM1637
@@ -38,8 +48,8 @@ def tm1637_display(wire=None, brightness=7, clock_modules=False, line_nf=None):
     )
     # The bus delays advance the wire's virtual clock: the emulators see the edges when
     # the lines' RC lets them, and the simulation does not wait.
-    left = TM1637(pins[0], pins[1], brightness, wire.sleep_us)
-    right = TM1637(pins[2], pins[3], brightness, wire.sleep_us)
+    left = TM1637(tm1637_bus(pins[0], pins[1], freq), brightness)
+    right = TM1637(tm1637_bus(pins[2], pins[3], freq), brightness)
     return Display.tm1637(left, right, colon_marker=clock_modules), screen
 
 

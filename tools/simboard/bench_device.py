@@ -6,6 +6,10 @@
     micropython tools/simboard/bench_device.py alloc CYCLES SHOTS
     micropython tools/simboard/bench_device.py game SHOTS DIR   # wear, frames; image in DIR
     micropython tools/simboard/bench_device.py resume LOADS DIR # load the game in DIR
+    micropython tools/simboard/bench_device.py tasks TICKS [IMAGE]   # the board's own task
+    micropython tools/simboard/bench_device.py taskshots SHOTS [IMAGE]
+    micropython tools/simboard/bench_device.py clock CALLS      # what the stand-ins cost
+    micropython tools/simboard/bench_device.py heapuse [IMAGE]  # the heap after warm-up
 
 Time is virtual, one tick every 5 ms on the schedule of the board's tasks (`firmware.run`):
 inputs every 5 ms, link every 10, display every 40, upkeep and watchdog every 250. A
@@ -17,6 +21,12 @@ calls of `gc.isenabled()`, which tools.bench has callgrind take as the window's 
 Only the window is counted: the start-up (compiling about 190 KB of source into the heap)
 is not the same work in every run (see `counted`). `idle`, `board` and `shots` with a
 count of 0 run an empty window: the difference between a count and 0 is the work itself.
+
+`tasks` and `taskshots` run the firmware's own loop (`firmware.run.Runner.run`), its waits
+included, in board time (tools/simboard/vclock.py: time moves only while the loop waits
+in its poll, in the ESP32's 10 ms ticks): TICKS idle ticks, or SHOTS shots whose inputs
+change at their times in board time, counted after the warm-up; with IMAGE the board boots from a
+copy of that flash image (a game already long). `clock` counts the stand-ins themselves.
 Every mode prints `key value` lines.
 """
 
@@ -29,7 +39,6 @@ import micropython
 
 from boardlib.link import Link
 from firmware.app import App
-from firmware.run import tick
 from tools.simboard.board import FLASH_MOUNT, build
 
 STEP_MS = 5
@@ -66,11 +75,10 @@ class SinkStream:
     any = bool  # any() in C, as machine.UART.any is: nothing has arrived
 
 
-class CPin:
-    """A pin whose value() is a C call, as machine.Pin.value is on the ESP32: the bench
-    counts the driver's work, not the simulator's fake pins and chip emulators."""
-
-    value = bool  # value(level) is a no-op in C; value() reads 0 (the chip's ACK)
+# Calls of LeanFlash's readblocks, writeblocks and ioctl: on the ESP32 each is a call into
+# C (esp32.Partition), here a Python method; tools.bench takes what the difference costs
+# out of the counts (the `clock` mode measures it), as it does for the clock's stand-ins.
+FLASH_CALLS = [0, 0, 0]
 
 
 class LeanFlash:
@@ -79,55 +87,85 @@ class LeanFlash:
     a file, not in the heap, so the heap is the size a board has and the allocator
     searches it as it would there. littlefs itself is C on both; its work is counted."""
 
-    def __init__(self, path, blocks=384, block_size=4096):
+    def __init__(self, path, blocks=384, block_size=4096, image=None):
         self.block_size = block_size
         self.blocks = blocks
         self.blank = b"\xff" * block_size
         with open(path, "wb") as f:
+            source = open(image, "rb") if image else None
             for _ in range(blocks):
-                f.write(self.blank)
+                f.write(source.read(block_size) if source else self.blank)
+            if source:
+                source.close()
+        self.formatted = image is not None
         self.file = open(path, "r+b")
 
     def readblocks(self, block, buf, offset=0):
+        FLASH_CALLS[0] += 1
         self.file.seek(block * self.block_size + offset)
         self.file.readinto(buf)
 
     def writeblocks(self, block, buf, offset=None):
+        FLASH_CALLS[1] += 1
         self.file.seek(block * self.block_size + (offset or 0))
         self.file.write(buf)
 
     def is_blank(self):
-        return True  # made blank above; mount() formats it
+        return not self.formatted  # made blank above (mount() formats it), or a copy
 
     def ioctl(self, op, arg):
+        FLASH_CALLS[2] += 1
         if op == 4:
             return self.blocks
         if op == 5:
             return self.block_size
         if op == 6:  # erase
-            self.writeblocks(arg, self.blank)
+            self.file.seek(arg * self.block_size)
+            self.file.write(self.blank)
         return 0
+
+
+class CBus:
+    """A TM1637's bus whose start(), stop() and write() are each one call into C, as
+    machine.SoftI2C's are on the ESP32 (its bit-banging is C there, not counted here):
+    every byte is acknowledged."""
+
+    start = bool
+    stop = bool
+
+    def __init__(self):
+        self.write = len  # (on the instance: a builtin in a class would bind as a method)
 
 
 def _c_speed_display(sim):
     from boardlib.display import Display
     from boardlib.tm1637 import TM1637
 
-    sim.board.display = Display.tm1637(
-        TM1637(CPin(), CPin(), sleep_us=bool), TM1637(CPin(), CPin(), sleep_us=bool)
-    )
+    sim.board.display = Display.tm1637(TM1637(CBus()), TM1637(CBus()))
 
 
 class CInput:
     """An input pin read in C: value() is a bytearray's isdigit, "1" reads high and "x"
-    low, as cheap as reading a machine.Pin on the ESP32; the bench sets the byte."""
+    low, as cheap as reading a machine.Pin on the ESP32; the bench sets the byte, and a
+    change calls the interrupt handler (handler(pin), as machine.Pin.irq's)."""
+
+    IRQ_RISING = 1
+    IRQ_FALLING = 2
 
     def __init__(self, level):
         self.level = bytearray(b"1" if level else b"x")
         self.value = self.level.isdigit
+        self.handler = None
+
+    def irq(self, handler=None, trigger=3):
+        self.handler = handler
 
     def set(self, level):
-        self.level[0] = 0x31 if level else 0x78
+        byte = 0x31 if level else 0x78
+        if self.level[0] != byte:
+            self.level[0] = byte
+            if self.handler is not None:
+                self.handler(self)
 
 
 def _c_speed_inputs(sim):
@@ -158,11 +196,11 @@ def _quiet_emulators(sim):
                 pin._listeners = []
 
 
-def make_app(state_dir=None, quiet=True):
+def make_app(state_dir=None, quiet=True, image=None):
     # Costs are measured with C-speed pins and flash (state_dir None); the wear figures
     # keep the simulator's counting flash image (state_dir given).
     sim = build(display="tm1637", state_dir=state_dir,
-                bdev=None if state_dir else LeanFlash(_SCRATCH_IMAGE))
+                bdev=None if state_dir else LeanFlash(_SCRATCH_IMAGE, image=image))
     sink = SinkStream()
     sim.board.link = Link(sink, 0)
     if quiet:
@@ -195,6 +233,8 @@ def counted(work, *args):
 
 
 def idle_steps(app, t, count):
+    from firmware.run import tick
+
     for _ in range(count):
         tick(app, t)
         t += STEP_MS
@@ -207,11 +247,16 @@ class ShotPattern:
     def __init__(self, seed=7):
         self.x = seed
 
+    def next(self):
+        """(fallen spots mask, carom) of the next shot."""
+        self.x = x = (self.x * 1103515245 + 12345) & 0x7FFFFFFF
+        return ((x >> 8) & 31) or 1, (x >> 16) & 1
+
     def play(self, sim, app, t):
         """One shot: SHOT_STEPS steps from t; returns the time after it."""
-        self.x = x = (self.x * 1103515245 + 12345) & 0x7FFFFFFF
-        fallen = ((x >> 8) & 31) or 1
-        carom = (x >> 16) & 1
+        from firmware.run import tick
+
+        fallen, carom = self.next()
         sim.set_standing_mask(31 & ~fallen)
         for i in range(SHOT_STEPS):
             offset = i * STEP_MS
@@ -335,6 +380,167 @@ def mode_game(shots, state_dir):
     flash.close()
 
 
+class Edge:
+    """A pin of the table changing at its time (a vclock action). What it costs beside
+    the pin's interrupt handler (the board's own, counted) is measured by the `clock`
+    mode and taken out by tools.bench, as the clock's stand-ins are."""
+
+    def __init__(self, pin, level):
+        self.pin = pin
+        self.level = level
+
+    def fire(self):
+        self.pin.set(self.level)
+
+
+def schedule_shots(sim, pattern, start, shots):
+    """The table's side of `shots` shots from board time `start`, at their times (the
+    same pattern as ShotPattern.play), one action per pin that changes (the pins of
+    _c_speed_inputs); returns the time after the last."""
+    from tools.simboard import vclock
+
+    board = sim.board
+    fall = 1 - board.standing_level
+    t = start
+    for _ in range(shots):
+        fallen, carom = pattern.next()
+        for i in range(5):
+            if fallen & (1 << i):
+                vclock.at(t, Edge(board.spots[i], fall).fire)
+                vclock.at(t + 100, Edge(board.spots[i], 1 - fall).fire)
+        if carom:
+            vclock.at(t + 150, Edge(board.buttons[0], 0).fire)
+            vclock.at(t + 250, Edge(board.buttons[0], 1).fire)
+        vclock.at(t + 250, Edge(board.buttons[2], 0).fire)
+        vclock.at(t + 350, Edge(board.buttons[2], 1).fire)
+        t += SHOT_MS
+    return t
+
+
+def run_tasks(ticks, shots, image=None, heap_only=False):
+    """The board's own loop for `ticks` idle 10 ms ticks, or `shots` shots, in board time,
+    counted after the warm-up; prints what the clock's stand-ins were asked meanwhile.
+    With heap_only, nothing is counted: the heap in use after the warm-up is printed
+    (tools.bench sizes the counted runs' heap with it)."""
+    from tools.simboard import vclock
+
+    vclock.install()
+    from firmware.run import Runner
+
+    sim, app, sink = make_app(image=image)
+    if image is None:
+        app.new_game(SETTINGS, vclock.now())
+    runner = Runner(app, vclock.ticks_ms)
+    pattern = ShotPattern()
+    before = app.game.shots
+    run_until(runner, vclock, vclock.now() + WARMUP_MS)
+    length = ticks * TICK_MS
+    if shots:
+        length = schedule_shots(sim, pattern, vclock.now() + TICK_MS, shots) - vclock.now()
+    gc.collect()
+    if heap_only:
+        print("used", gc.mem_alloc())
+        return
+    vclock.stop_at(vclock.now() + length)
+    calls = [tuple(vclock.calls) + tuple(FLASH_CALLS)]
+    gc.isenabled()
+    try:
+        runner.run()
+    except vclock.Stop:
+        pass
+    gc.isenabled()
+    calls.append(tuple(vclock.calls) + tuple(FLASH_CALLS))
+    print("ticks", ticks)
+    print("board_ms", length)
+    print("shots", app.game.shots - before)
+    for i, name in enumerate(("clock_ticks_ms", "clock_ipoll", "clock_waited",
+                              "clock_actions", "flash_read", "flash_write", "flash_ioctl")):
+        print(name, calls[1][i] - calls[0][i])
+    print("errors", runner.errors)
+
+
+def run_until(runner, vclock, ms):
+    """The board's loop until board time `ms`."""
+    vclock.stop_at(ms)
+    try:
+        runner.run()
+    except vclock.Stop:
+        pass
+
+
+def mode_clock(count):
+    """What the stand-ins cost, each in a counted window of its own (tools.bench takes
+    the empty loop's window from each): `count` calls of the stand-in ticks_ms() and of
+    the port's own; `count` ipoll(0) and `count` ioctl calls of an object that is never
+    ready; one ipoll waiting `count` ticks for it; `count` table actions (a pin that
+    changes, with no handler); `count` reads, programs and syncs of the block device."""
+    import time
+
+    from tools.simboard import vclock
+
+    class Never:
+        def ioctl(self, request, arg):
+            return 0
+
+    never = Never()
+    poller = vclock.poll()
+    poller.register(never, vclock.POLLIN)
+    board_ms = vclock.ticks_ms
+    port_ms = time.ticks_ms
+
+    def empty(n):
+        for _ in range(n):
+            pass
+
+    def stand_in_ms(n):
+        for _ in range(n):
+            board_ms()
+
+    def port_ticks(n):
+        for _ in range(n):
+            port_ms()
+
+    def ipoll0(n):
+        for _ in range(n):
+            poller.ipoll(0)
+
+    def ioctl(n):
+        for _ in range(n):
+            never.ioctl(3, 1)
+
+    def waited(n):
+        poller.ipoll(n * vclock.TICK_MS)
+
+    # the table's actions: a pin without a handler changing, `count` times, as the
+    # vclock wait runs them
+    quiet_pin = CInput(1)
+    start = vclock.now() + 10 * vclock.TICK_MS * count + 1000
+    for k in range(count):
+        vclock.at(start, Edge(quiet_pin, k & 1).fire)
+
+    def actions(n):
+        vclock._due(start)
+
+    flash = LeanFlash(_SCRATCH_IMAGE, blocks=4)
+    buf = bytearray(128)  # littlefs reads and programs through caches of this size
+
+    def flash_read(n):
+        for _ in range(n):
+            flash.readblocks(1, buf, 256)
+
+    def flash_write(n):
+        for _ in range(n):
+            flash.writeblocks(1, buf, 256)
+
+    def flash_ioctl(n):
+        for _ in range(n):
+            flash.ioctl(3, 0)  # sync
+
+    for work in (empty, stand_in_ms, port_ticks, ipoll0, ioctl, waited, actions,
+                 flash_read, flash_write, flash_ioctl):
+        counted(work, count)
+
+
 def mode_resume(loads, state_dir):
     from boardlib.journal import GameStore
     from firmware.app import GameNumbering
@@ -380,6 +586,14 @@ def main(argv):
         mode_game(int(argv[1]), argv[2])
     elif mode == "resume":
         mode_resume(int(argv[1]), argv[2])
+    elif mode == "tasks":
+        run_tasks(int(argv[1]), 0, argv[2] if len(argv) > 2 else None)
+    elif mode == "taskshots":
+        run_tasks(0, int(argv[1]), argv[2] if len(argv) > 2 else None)
+    elif mode == "clock":
+        mode_clock(int(argv[1]))
+    elif mode == "heapuse":
+        run_tasks(0, 0, argv[1] if len(argv) > 1 else None, heap_only=True)
     else:
         raise SystemExit("unknown mode %s" % mode)
 

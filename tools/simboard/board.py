@@ -22,6 +22,7 @@ from boardlib.shot import BUTTON_NAMES
 from boardlib.tm1637 import TM1637
 from firmware.board import Board, NoWatchdog
 from firmware.boards import esp32_devkit as profile
+from tools.simboard import tm1637_bus
 from tools.simboard.chips import MAX7219Emulator, TM1637Emulator, visible_pair
 from tools.simboard.flash import FileBlockDev, RamBlockDev, mount
 from tools.simboard.pins import FakePin, Wire, line_nf_default
@@ -116,7 +117,7 @@ class SimBoard:
             dio = FakePin("GPIO%d" % side["dio"], 1, wire)
             # colon_marker is set for the "clock" modules, which wire only the colon
             self.chips.append(TM1637Emulator(clk, dio, colon_only=colon_marker))
-            pins.append(TM1637(clk, dio, sleep_us=wire.sleep_us))
+            pins.append(TM1637(tm1637_bus(clk, dio)))
         return Display.tm1637(pins[0], pins[1], colon_marker=colon_marker)
 
     # -- the table --------------------------------------------------------------------------

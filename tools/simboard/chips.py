@@ -138,7 +138,11 @@ class TM1637Emulator:
         elif self._in_frame:
             # The CLK rise that sets up a stop was clocked as the first bit of a next
             # byte (a chip cannot tell in advance): a clean stop leaves exactly that one
-            # bit, read low.
+            # bit, read low. A stop right after the start (no clock at all: a bus being
+            # set up, machine.SoftI2C's first stop) carries no command: nothing happens.
+            if self._bits == 0 and self._index == 0:
+                self._in_frame = False
+                return
             if self._bits != 1 or self._byte != 0:
                 self._error("stop after %d bits of a byte" % self._bits)
             self._in_frame = False

@@ -1,22 +1,49 @@
 """The heap a board has, on the unix port: everything but `budget` bytes taken by ballast.
 
-    from tools.simboard.heap import pin
+    from tools.simboard.heap import pin, largest_free
     ballast = pin(111936)     # now gc.mem_free() is the budget, in one piece
+    largest_free(gc.mem_free())   # the largest block the firmware could still have
     ballast = None            # the whole heap again
 
 On the ESP32 the heap holds only what the firmware allocates (and the modules it loads);
 the unix port's heap also holds the simulator's own modules. Once they are loaded, a
 ballast takes up everything beyond the budget, so what runs next has the heap a board
 would give it: `budget` bytes, unfragmented, as a fresh heap. Used by the simulated board
-(`--heap-budget`) and by the ESP32 twin when it plays the ESP32's heap (rom.py `--heap`).
+(`--heap-budget`), by the bench's heap figures (tools/simboard/heap_device.py) and by the
+ESP32 twin when it plays the ESP32's heap (rom.py `--heap`).
 """
+
+import gc
 
 
 def pin(budget):
-    """Leave exactly `budget` bytes free; returns the ballast to keep while the budget
-    applies. ValueError when the heap is too small for it."""
-    import gc
+    """Leave exactly `budget` bytes free, in one piece; returns the ballast to keep while
+    the budget applies (pin_heap, then release_budget). ValueError when the heap is too
+    small for it.
 
+    The collector scans conservatively: any word anywhere in the heap (a buffer of flash
+    data, a float's bits) that happens to equal the budget block's address keeps that
+    block in use when it should be let go. Then that block stays where it is (the stray
+    word holds it, not the budget) and another is tried at another address, a small
+    spacer moving it."""
+    kept = []  # the spacers: out of the way for good
+    for _ in range(4):
+        ballast, holder = pin_heap(budget)
+        try:
+            release_budget(holder, budget)
+        except ValueError:
+            ballast = holder = None
+            gc.collect()
+            kept.append(bytearray(16 * (len(kept) + 1)))
+            continue
+        ballast[-1] = kept  # (its last slot is left for this: nothing new is made now)
+        return ballast
+    raise ValueError("could not set the heap budget")
+
+
+def pin_heap(budget):
+    """Leave exactly `budget` bytes of heap free, held as one block for now (release it
+    with release_budget). Raises ValueError if the heap has less."""
     gc.collect()
     if gc.mem_free() < budget:
         raise ValueError("the heap is too small for the code plus a budget of %d bytes"
@@ -25,13 +52,15 @@ def pin(budget):
     # the budget go: what is left is the budget, in one piece.
     holder = [None, None]
     _hold(holder, budget - 64)
-    ballast = _fill()
-    for i in range(len(holder)):
-        holder[i] = None
+    return _fill(), holder
+
+
+def release_budget(holder, budget):
+    """Second half of pin_heap: free the held budget and check that it is free."""
+    holder[0] = holder[1] = None
     gc.collect()
     if gc.mem_free() < budget - 256:
         raise ValueError("could not set the heap budget")
-    return ballast
 
 
 def _hold(holder, size):
@@ -42,15 +71,28 @@ def _hold(holder, size):
 
 
 def _fill():
-    import gc
-
-    blocks = [None] * 2048
+    blocks = [None] * 2048  # the last slot stays free: pin keeps its spacers there
     count = 0
     size = gc.mem_free()
-    while size >= 16 and count < len(blocks):
+    while size >= 16 and count < len(blocks) - 1:
         try:
             blocks[count] = bytearray(size)
             count += 1
         except MemoryError:
             size //= 2
     return blocks
+
+
+def largest_free(free):
+    """The largest bytearray that can be made now (at most `free` bytes): the heap's
+    largest free block, less the few bytes of the array's own header and rounding."""
+    low = 0
+    high = free
+    while high - low > 16:
+        mid = (low + high) // 2
+        try:
+            bytearray(mid)
+            low = mid
+        except MemoryError:
+            high = mid
+    return low

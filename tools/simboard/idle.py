@@ -58,7 +58,7 @@ class IdleSkip:
         self.jumps = 0  # how many stretches were jumped (for tests and curiosity)
         self.jumped_ms = 0
         self._changes = -1
-        self._state = None
+        self._state = -1  # App.changes when last looked at
         self._frames = -1
         self._inputs_since = 0
         self._state_since = 0
@@ -77,8 +77,8 @@ class IdleSkip:
         if levels.changes != self._changes:
             self._changes = levels.changes
             self._inputs_since = t
-        if self.app.state is not self._state:
-            self._state = self.app.state
+        if self.app.changes != self._state:  # the game changed (App.changes counts it)
+            self._state = self.app.changes
             self._state_since = t
         frames = self._frames_now()
         if frames != self._frames:
@@ -111,11 +111,11 @@ class IdleSkip:
             if self.clock is not None:
                 self.clock[0] = t
             self.tick(self.app, t)  # the firmware's schedule feeds the watchdog, not we
-            if self.app.state is not self._state or t >= land:
+            if self.app.changes != self._state or t >= land:
                 break  # something happened after all (a host command): step from here
             t = t + self.stride_ms if t + self.stride_ms < land else land
         self.jumped_ms += t - start
         self._state_since = self._display_since = self._inputs_since = t
-        self._state = self.app.state
+        self._state = self.app.changes
         self._frames = self._frames_now()
         return t + self.step_ms

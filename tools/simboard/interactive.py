@@ -1,20 +1,20 @@
-"""Interactive simulated table: the firmware's own asyncio tasks in real time.
+"""Interactive simulated table: the firmware's own loop in real time.
 
     run_interactive(sim, app)
 
-Reads one command a line on stdin (written by `tools.sim` from key presses):
-`spot N` knocks the pin on spot N over, or stands it up again; `press NAME` and
-`hold NAME` work a button (carom, foul, ok, undo); `quit` stops. Writes `S <json>` when
-the board state changes, and `F <hex> <json>` when the picture does: the 8 segment bytes
-decoded from the emulated display chips and, in the same line, what the terminal draws
-beside and under them (`view`). A frame is taken right after the firmware's display task
-has written the chips, so the words under the digits are those of the very picture the
-digits show: the setup menu item is the one the menu drew (`Menu.shown`), never one it
-is about to draw. On `quit` it writes `Q <json>`: whether the game on the display is the
-game on the board's flash, read back from the image as a board would read it at power-up.
+Reads one command a line on stdin (written by `tools.sim` from key presses): `spot N`
+knocks the pin on spot N over, or stands it up again; `press NAME` and `hold NAME` work a
+button (carom, foul, ok, undo); `quit` stops. Writes `S <json>` when the board state
+changes, and `F <hex> <json>` when the picture does: the 8 segment bytes decoded from the
+emulated display chips and, in the same line, what the terminal draws beside and under them
+(`view`). A frame is taken right after the firmware has written the display (and after each
+round of the board's loop, for the spots and the shot in progress), so the words under the
+digits are those of the very picture the digits show: the setup menu item is the one the
+menu drew (`Menu.shown`), never one it is about to draw. On `quit` it writes `Q <json>`:
+whether the game on the display is the game on the board's flash, read back from the image
+as a board would read it at power-up.
 """
 
-import asyncio
 import json
 import select
 import sys
@@ -25,6 +25,7 @@ from firmware.run import Runner
 
 BUTTONS = BUTTON_NAMES
 PRESS_MS = 120
+FRONT_MS = 10  # the terminal's keys and pictures are looked at this often
 
 
 class Keys:
@@ -73,14 +74,14 @@ def view(sim, app):
     carom 0/1/2, foul codes), the setup menu item on the glass (the one Menu.draw drew
     last), and whether the wiring check runs."""
     asm = app.assembler
-    rules = app.state["rules"]
+    rules = app.game.state()["rules"]
     # The marks as the firmware will score them (App._scored_shot): held fouls are the
     # rules' second code. Read from the assembler's counters: the board has no use for a
     # list of them, so it does not keep one.
     fouls = [SECOND_FOUL[rules]] * asm._holds + ["foul"] * asm._presses
     menu = app.menu
     return {
-        "standing": sim.board.read_spots(), "pins": asm.live_pins, "carom": asm.live_carom,
+        "standing": sim.board.read_spots(), "pins": asm.live_pins(), "carom": asm.live_carom(),
         "fouls": fouls, "rules": rules,
         "menu": menu.shown if menu is not None else None,
         "check": app.check is not None,
@@ -118,15 +119,15 @@ def _say(line):
     sys.stdout.write(line + "\n")
 
 
-async def _front(app, keys):
+def _front(sim, app, keys, runner, frames):
     last_state = None
     while not keys.quit:
-        now = time.ticks_ms()
-        keys.poll(now)
-        if app.state is not last_state:
-            last_state = app.state
+        runner.once(FRONT_MS)  # the board's round, waiting at most FRONT_MS
+        frames.report()  # the spots and the shot in progress change between pictures
+        keys.poll(time.ticks_ms())
+        if app.changes != last_state:
+            last_state = app.changes
             _say("S " + app.game.state_json())
-        await asyncio.sleep_ms(10)
 
 
 def saved(sim, app):
@@ -142,7 +143,7 @@ def saved(sim, app):
     from tools.simboard.flash import FileBlockDev, mount
 
     asm = app.assembler
-    shot = bool(asm.busy or asm.live_pins or asm.live_carom or asm._presses or asm._holds)
+    shot = bool(asm.busy or asm.live_pins() or asm.live_carom() or asm._presses or asm._holds)
     path = getattr(sim.flash, "path", None)
     report = {"saved": False, "shot": shot, "image": path}
     if path is None:
@@ -163,15 +164,8 @@ def saved(sim, app):
 
 
 def run_interactive(sim, app):
-    runner = Runner(app)
     keys = Keys(sim, app.config["hold_ms"])
     frames = Frames(sim, app)
-    app.refresh_display = frames.refresh_and_report  # the display task reports each frame
-
-    async def main():
-        task = asyncio.create_task(runner.main())
-        await _front(app, keys)
-        task.cancel()
-
-    asyncio.run(main())
+    app.refresh_display = frames.refresh_and_report  # the display reports each new picture
+    _front(sim, app, keys, Runner(app), frames)
     _say("Q " + json.dumps(saved(sim, app)))

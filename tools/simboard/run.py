@@ -10,8 +10,8 @@ keep pace with X times real time instead. While the network link waits on the br
 (connecting, the TLS handshake, logging in), board time keeps real time, as the broker
 does. The timeline is read as it is played, and the
 final board state is printed as one JSON line. Interactive mode runs the firmware's own
-asyncio tasks in real time; it reads key lines on stdin and writes `F <hex segments> <view>`
-when the picture changes and `S <state json>` when the board state does
+loop in real time; it reads key lines on stdin and writes `F <hex segments> <view>` when
+the picture changes and `S <state json>` when the board state does
 (tools/simboard/interactive.py). `--display-log` writes every new picture of a timeline
 run, with the setup menu item or the wiring check in words after it.
 """
@@ -19,10 +19,14 @@ run, with the setup menu item or the wiring check in words after it.
 import sys
 import time
 
+# boardlib.journal_load is imported by the boot's load(): here, before a --heap-budget is
+# set, as every module is (a frozen board's code is in flash, not in its heap)
+import boardlib.journal_load  # noqa: F401
 from firmware.app import App
-from firmware.run import DISPLAY_MS, STEP_MS, tick
+from firmware.run import STEP_MS, tick
 from tools.lines import ReadError
 from tools.simboard.board import build
+from tools.simboard.heap import largest_free, pin
 from tools.simboard.idle import IdleSkip
 
 TAIL_MS = 10000
@@ -40,7 +44,7 @@ def parse_args(argv):
         "new_game": False, "display": None, "rules": None, "distance": None, "sets": None,
         "first": None, "heap_budget": None, "show_display": False, "check": False,
         "config": None, "wifi": None, "display_log": False, "teams": False, "board_id": None,
-        "ca": None,
+        "ca": None, "frozen": None,
     }
     flags = {
         "--interactive": "interactive", "--new-game": "new_game", "--show-display": "show_display",
@@ -51,7 +55,7 @@ def parse_args(argv):
         "--timeline": "timeline", "--state": "state", "--link": "link", "--speed": "speed",
         "--display": "display", "--rules": "rules", "--distance": "distance", "--sets": "sets",
         "--first": "first", "--heap-budget": "heap_budget", "--config": "config",
-        "--wifi": "wifi", "--board-id": "board_id", "--ca": "ca",
+        "--wifi": "wifi", "--board-id": "board_id", "--ca": "ca", "--frozen": "frozen",
     }
     i = 0
     while i < len(argv):
@@ -136,9 +140,9 @@ def settings_from(opts, current):
 
 def choose_settings(app, opts):
     """New-game settings from the flags, checked against the game already on flash."""
-    settings = settings_from(opts, app.state)
+    settings = settings_from(opts, app.game.state())
     if opts["new_game"] and settings is None:
-        st = app.state
+        st = app.game.state()
         settings = {
             "rules": st["rules"], "distance": st["distance"],
             "sets": st.get("best_of", 1), "first": st.get("first", 1),
@@ -233,7 +237,7 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
                 sim.set_button(i, bool(buttons & (1 << i)))
             last_buttons = buttons
         tick(app, t)
-        if display_log and t % DISPLAY_MS == 0:  # right after the display task ran
+        if display_log:  # after the step: a picture the display was given
             shown = "[%s]" % sim.visible()
             words = under_digits(app.menu.shown if app.menu is not None else None,
                                  app.check is not None)
@@ -242,9 +246,9 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
             if shown != last_shown:
                 last_shown = shown
                 sys.stderr.write("display %d: %s\n" % (t, shown))
-        if check and app.state is not last_state:
-            last_state = app.state
-            problem = state_problem(last_state)
+        if check and app.changes != last_state:
+            last_state = app.changes
+            problem = state_problem(app.game.state())
             if problem:
                 sys.stderr.write("sim: at %d ms: %s: %s\n" % (t, problem, app.game.state_json()))
                 sys.exit(3)
@@ -274,6 +278,10 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
 
 def main(argv):
     opts = parse_args(argv)
+    if opts["frozen"]:  # the modules a stock build has frozen (tools.bench's heap figures)
+        from tools.simboard.frozenrom import mount_frozen
+
+        mount_frozen(opts["frozen"])
     if not opts["timeline"] and not opts["interactive"]:
         fail("give --timeline FILE or --interactive")
     events = end_ms = None
@@ -305,8 +313,6 @@ def main(argv):
 
         if opts["interactive"]:
             import tools.simboard.interactive  # noqa: F401
-        from tools.simboard.heap import pin
-
         try:
             ballast = pin(opts["heap_budget"])
         except ValueError as exc:
@@ -328,12 +334,13 @@ def main(argv):
 
             gc.collect()
             free = gc.mem_free()
+            largest = largest_free(free)
             # The board's life ends here: what follows is the simulator's report, which no
             # board makes, so it does not come out of the board's budget.
             ballast = None
             gc.collect()
-            sys.stderr.write("heap: %d of %d budget bytes free at the end\n" % (
-                free, opts["heap_budget"]))
+            sys.stderr.write("heap: %d of %d budget bytes free at the end, largest block "
+                             "%d\n" % (free, opts["heap_budget"], largest))
         print(app.game.state_json())
         if opts["show_display"]:
             sys.stderr.write("display: [%s]\n" % sim.visible())

@@ -163,6 +163,11 @@ class Hardware:
             elif parts and parts[0] == b"N" and self.radio_switch is not None:
                 self.radio_switch(int(parts[1]))  # the access point comes or goes
 
+    def wait_host(self, ms):
+        """Sleep up to `ms`, or until the host has sent something (a switch change)."""
+        if self._poll is not None:
+            self._poll.poll(ms)
+
     def set_input(self, gpio, level):
         self.pin(gpio, FakePin.IN).external(level)
 

@@ -5,13 +5,15 @@
 
 Follows ports/esp32: machine_pin.c (a Pin is the GPIO's one object), machine_hw_spi.c
 (SPI(2) takes sck 18, mosi 23 and miso 19 unless told otherwise: miso=None leaves 19
-alone), machine_wdt.c (WDT(timeout=ms) with ms > 0, feed(), no way to stop it; the host
-side enforces it across soft resets), modmachine.c (reset() is a hard reset,
-reset_cause() names the last hard reset, or SOFT_RESET after a soft one).
+alone), extmod/machine_i2c.c (SoftI2C, tools/simboard/softi2c.py), machine_wdt.c
+(WDT(timeout=ms) with ms > 0, feed(), no way to stop it; the host side enforces it across
+soft resets), modmachine.c (reset() is a hard reset, reset_cause() names the last hard
+reset, or SOFT_RESET after a soft one).
 """
 
 from tools.simboard.pins import FakePin
-from tools.simboard.softspi import SoftSPI  # imported now: later the board's flash is /
+from tools.simboard.softi2c import SoftI2C as _SoftI2C  # imported now: later the board's
+from tools.simboard.softspi import SoftSPI  # flash is /
 
 PWRON_RESET = 1
 HARD_RESET = 2
@@ -141,6 +143,14 @@ class SPI:
 
     def deinit(self):
         pass
+
+
+class SoftI2C(_SoftI2C):
+    """machine.SoftI2C (extmod/machine_i2c.c): bit-banged on the GPIOs' own pins, which
+    stay plain pins (no peripheral claims them)."""
+
+    def __init__(self, scl, sda, *, freq=400000, timeout=50000):
+        _SoftI2C.__init__(self, scl, sda, freq=freq, timeout=timeout)
 
 
 def _gpio(pin):

@@ -322,6 +322,7 @@ def main(argv):
     chip_id = opts["--unique-id"]
     machine.attach(hardware, opts["--cause"], row,
                    bytes(int(chip_id[i:i + 2], 16) for i in (0, 2, 4)) if chip_id else None)
+    espselect.attach(hardware)
     espsys_obj = espsys.Sys(version)
     idf_left = opts["--idf-left"]
     espnet.install(sys.modules, row, opts["--radio"],

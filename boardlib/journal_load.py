@@ -1,0 +1,323 @@
+"""Reading a stored game back at boot (boardlib.journal.GameStore.load): the three named
+steps of docs/persistence.md and the checks of every file they read.
+
+    game, status = store.load()   # GameStore.load imports this module and calls load()
+
+Apart from boardlib.journal, which writes: a board reads its game once, when it starts, and
+then drops this module (firmware.app), so that its code does not stay in the heap.
+"""
+
+import os
+import struct
+
+from boardlib.crc32 import crc32
+from boardlib.journal import (
+    _BAK,
+    _COPIES,
+    _JOURNAL_MAGIC,
+    _JRN,
+    _OLD_JOURNAL_MAGIC,
+    _SNAP_MAGIC,
+    CORRUPT,
+    NONE,
+    OK,
+    TRUNCATED,
+    UNDO_RECORD,
+    _exists,
+    _newer_first,
+    _read_file,
+)
+
+try:
+    from micropython import const
+except ImportError:  # CPython: the integer itself
+    const = int
+
+# The sizes of boardlib.journal's format (compile-time constants there, which MicroPython
+# keeps out of the module's names: so given again; tests/test_journal.py checks them).
+_SNAP_HEADER = const(16)
+_JOURNAL_HEADER = const(12)
+_OLD_JOURNAL_HEADER = const(8)
+_MAX_RECORD = const(64)
+_MAX_FILE = const(65536)
+
+
+class _Found:
+    """What `_find_snapshots` read from the copies."""
+
+    def __init__(self):
+        self.snapshots = []  # (generation, path) of every snapshot with a valid CRC
+        self.fallbacks = []  # paths of the snapshots before the current ones (game.bak)
+        self.journals = []  # (generation, data, header size), valid header
+        self.proven = 0  # the highest generation a valid file says was stored
+        self.damaged_journal = 0  # bytes of the longest journal whose header is damaged
+        self.files = False  # anything at all was there
+        self.damaged = False  # some file failed its checks
+        self.old_layout = False  # files of the single-directory layout
+        self.copies = []  # per copy: (snapshot generation or -1, journal bytes)
+        self.header = None  # the first valid snapshot header: another copy's that equals
+        # it is taken as valid without reading its payload again
+
+
+def load(store):
+    """Read the stored game back: (game or None, status). Never raises on bad data."""
+    store._close_journals()
+    store._old_layout_gone = False
+    store._slots = []
+    found = _find_snapshots(store)
+    store.generation = found.proven
+    game, base = _choose_base(store, found)
+    if game is None:
+        store.needs_snapshot = True
+        return None, (CORRUPT if found.files else NONE)
+    return game, _replay_and_repair(store, game, base, found)
+
+
+def _find_snapshots(store):
+    """Step 1: what every copy holds. A snapshot is checked as it streams past (no file
+    is held in memory here; only the one chosen is read whole), and the second copy's
+    only if its header differs from the first's valid one. The older firmware's
+    layout is looked at only when neither copy has a snapshot."""
+    found = _Found()
+    for name in _COPIES:
+        _read_copy(store, store._path(name), found, True)
+    if not found.snapshots:
+        _read_copy(store, store.dirpath, found, False)
+    return found
+
+
+def _read_copy(store, where, found, is_copy):
+    snap_gen = -1
+    newer, older = _newer_first(where)
+    path = where + "/" + newer
+    gen, valid = _scan_snapshot(path, found)
+    if valid is not None:
+        found.files = True
+        if valid:
+            snap_gen = gen
+            found.proven = max(found.proven, gen)
+            found.snapshots.append((gen, path))
+        else:
+            found.damaged = True  # its header cannot be trusted to say which
+    found.fallbacks.append(where + "/" + older)
+    journal = _read_file(where + "/" + _JRN)
+    if journal:  # an empty file: created, and the power went before its header
+        found.files = True
+        gen, header = _journal_header(journal)
+        if header:
+            found.journals.append((gen, journal, header))
+            found.proven = max(found.proven, gen)
+        else:
+            found.damaged = True
+            found.damaged_journal = max(found.damaged_journal, len(journal))
+    if is_copy:
+        found.copies.append((snap_gen, journal))
+        # the copy's next snapshot goes over its older one (or over a damaged newer one)
+        store._slots.append(newer if valid is False else older)
+    elif snap_gen >= 0 or journal or _exists(where + "/" + _BAK):
+        found.old_layout = True
+
+
+def _choose_base(store, found):
+    """Step 2: the highest generation's snapshot that unpacks, as (game, generation);
+    the snapshots before the current ones (game.bak) only if none does."""
+    game, gen = _first_that_unpacks(store, found.snapshots, found)
+    if game is None:
+        older = []
+        for path in found.fallbacks:
+            bak_gen, valid = _scan_snapshot(path, None)
+            if valid is not None:
+                found.files = True
+            if valid:
+                older.append((bak_gen, path))
+        game, gen = _first_that_unpacks(store, older, found)
+    return game, gen
+
+
+def _first_that_unpacks(store, snapshots, found):
+    snapshots.sort(key=lambda s: -s[0])
+    refused = -1
+    for gen, path in snapshots:
+        if gen == refused:
+            continue  # the other copy's, the same bytes: refused the same way
+        data = _read_file(path)
+        payload = None if data is None else _parse_snapshot(data)[1]
+        if payload is None:  # damaged where only its header was compared
+            found.damaged = True
+            continue
+        refused = gen
+        try:
+            return store._unpack(payload), gen
+        except MemoryError:
+            raise  # not bad data: the game on flash is fine and must not be replaced
+        except Exception:  # any rejection by the codec means this copy is unusable
+            found.damaged = True
+    return None, 0
+
+
+def _replay_and_repair(store, game, base, found):
+    """Step 3: the longest journal of generation `base` onto `game`; the status; then
+    the copies made alike again: a copy whose journal lacks the last frames (the power
+    went between the two appends) gets them, anything else is settled by a fresh
+    generation in both copies."""
+    journal = None
+    header = 0
+    count = 0
+    clean = False
+    proven_frames = 0  # frames some copy proves were stored (a damaged one counts)
+    for gen, data, size in found.journals:
+        if gen != base:
+            continue
+        valid, whole = _frames(data, size, gen, None)
+        proven_frames = max(proven_frames, valid if whole else valid + 1)
+        if journal is None or valid > count:
+            journal, header, count, clean = data, size, valid, whole
+    applied = 0
+    if journal is not None:
+        applied = _frames(journal, header, base, game)[0]
+    status = OK
+    replayed = 0 if journal is None else len(journal)  # its bytes, if all were valid
+    if applied < proven_frames or found.proven > base or found.damaged_journal > replayed:
+        status = TRUNCATED
+    store.records = applied
+    store._game = game
+    if clean and journal is not None and applied == count \
+            and _catch_up(store, found, base, journal):
+        store._open_journals(len(journal))
+    else:
+        store.needs_snapshot = True
+        try:
+            store.compact(game)
+        except OSError:  # flash trouble at boot: keep the game; the next record retries
+            store.needs_snapshot = True
+    return status
+
+
+def _catch_up(store, found, base, journal):
+    """True if both copies now hold the snapshot of generation `base` and `journal`:
+    they did, or a copy's journal was the start of it and got the rest appended."""
+    if found.damaged or found.old_layout or _header_size(journal) != _JOURNAL_HEADER:
+        return False
+    if len(found.copies) != len(_COPIES):
+        return False
+    for snap_gen, data in found.copies:
+        if snap_gen != base or data is None or journal[: len(data)] != data:
+            return False
+    for i in range(len(_COPIES)):
+        have = len(found.copies[i][1])
+        if have < len(journal):
+            try:
+                with open(store._path(_COPIES[i], _JRN), "ab") as f:
+                    f.write(memoryview(journal)[have:])
+            except OSError:  # the flash fails: a fresh generation will settle it
+                return False
+    return True
+
+
+def _scan_snapshot(path, found=None):
+    """(generation, valid) of a snapshot file, reading it in small pieces; valid is None
+    when there is no such file, or it is empty. With a `_Found`, a header equal to the one
+    it holds is valid at once; the first valid header is kept there."""
+    try:
+        size = os.stat(path)[6]
+        if not size:  # created, and the power went before its contents were committed
+            return 0, None
+        f = open(path, "rb")
+    except OSError:
+        return 0, None
+    try:
+        header = f.read(_SNAP_HEADER)
+        if len(header) < _SNAP_HEADER or header[0:4] != _SNAP_MAGIC:
+            return 0, False
+        gen, length, crc = struct.unpack_from("<III", header, 4)
+        if size != _SNAP_HEADER + length or size > _MAX_FILE:
+            return 0, False
+        if found is not None and found.header == header:
+            return gen, True
+        check = crc32(memoryview(header)[4:12])
+        piece = bytearray(256)
+        left = length
+        while left:
+            n = f.readinto(piece)
+            if not n:
+                return 0, False
+            n = min(n, left)
+            check = crc32(memoryview(piece)[:n], check)
+            left -= n
+        if check != crc:
+            return 0, False
+        if found is not None and found.header is None:
+            found.header = header
+        return gen, True
+    except OSError:  # unreadable: damaged
+        return 0, False
+    finally:
+        f.close()
+
+
+def _parse_snapshot(data):
+    """(generation, payload) of a valid snapshot file, else (0, None)."""
+    if len(data) < _SNAP_HEADER or len(data) > _MAX_FILE or data[0:4] != _SNAP_MAGIC:
+        return 0, None
+    gen, length, crc = struct.unpack_from("<III", data, 4)
+    if len(data) != _SNAP_HEADER + length:
+        return 0, None
+    payload = memoryview(data)[_SNAP_HEADER:]  # no copy of a long game's history
+    if crc32(payload, crc32(memoryview(data)[4:12])) != crc:
+        return 0, None
+    return gen, payload
+
+
+def _header_size(data):
+    """The size of a journal's header by its magic (0: not a journal)."""
+    if data[0:4] == _JOURNAL_MAGIC:
+        return _JOURNAL_HEADER
+    if data[0:4] == _OLD_JOURNAL_MAGIC:
+        return _OLD_JOURNAL_HEADER
+    return 0
+
+
+def _journal_header(data):
+    """(generation, header size) of a journal whose header is valid, else (0, 0)."""
+    size = _header_size(data)
+    if not size or len(data) < size:
+        return 0, 0
+    if size == _JOURNAL_HEADER and crc32(memoryview(data)[0:8]) != struct.unpack_from(
+        "<I", data, 8
+    )[0]:
+        return 0, 0
+    return struct.unpack_from("<I", data, 4)[0], size
+
+
+def _frames(journal, pos, gen, game):
+    """Walk the journal's frames from `pos`: (valid frames, whole journal valid). With a
+    game, apply each frame to it, stopping at one the game refuses."""
+    salt = bytearray(8)
+    struct.pack_into("<I", salt, 0, gen)
+    count = 0
+    end = len(journal)
+    view = memoryview(journal)
+    while pos < end:
+        size = journal[pos]
+        stop = pos + 1 + size + 4
+        if size < 1 or size > _MAX_RECORD or stop > end:
+            return count, False
+        struct.pack_into("<I", salt, 4, count)
+        if crc32(view[pos: pos + 1 + size], crc32(salt)) != struct.unpack_from(
+            "<I", journal, pos + 1 + size
+        )[0]:
+            return count, False
+        if game is not None:
+            record = journal[pos + 1: pos + 1 + size]
+            try:
+                if record == UNDO_RECORD:
+                    game.undo()
+                else:
+                    game.apply(record)
+            except MemoryError:
+                raise  # not bad data: better a reset and another try than a shorter game
+            except Exception:  # a record the game refuses: the rest cannot follow from it
+                return count, False
+        count += 1
+        pos = stop
+    return count, True
