@@ -118,8 +118,11 @@ SAFE_WORD = "SAFE"
 _NO_MEMORY = bytearray(8)
 layout.error(_NO_MEMORY, errors.NO_MEMORY)
 # Used once, to build the ESP32 board: firmware.hw, the board profile and the configuration
-# file's reader and checks (tools.bench counts them apart, as boot_mpy_bytes).
-BOOT_MODULES = ("firmware.hw", "firmware.boards.esp32_devkit", "boardlib.config")
+# file's reader and checks, the `net` settings' too (boardlib.netconfig: a networked board
+# checks them at boot, and the link keeps the checked values, not the checks); tools.bench
+# counts them apart, as boot_mpy_bytes.
+BOOT_MODULES = ("firmware.hw", "firmware.boards.esp32_devkit", "boardlib.config",
+                "boardlib.netconfig")
 
 
 def hold_word(board):

@@ -59,3 +59,22 @@ def test_the_bench_counts_the_mpy_files_deploy_ships(tmp_path):
     for rel in ("rules_core/game.py", "boardlib/journal.py", "firmware/app.py"):
         counted = bench.compile_tree((), str(tmp_path / "bench"), "xtensawin", only=[rel])
         assert counted == os.path.getsize(stage / (rel[:-3] + ".mpy")), rel
+
+
+FIRMWARE_PACKAGES = ("rules_core", "boardlib", "firmware", "umqtt")
+
+
+def test_the_heap_figures_count_the_firmware_alone(tmp_path):
+    """ram32_code_net_bytes (and the peaks built on it) counts what a networked board holds:
+    the firmware's modules and umqtt, none of the simulator's stand-ins or the bench's own
+    code (on a board those are C, or not there), and not the modules dropped after boot
+    (the configuration's checks, boardlib.netconfig with them)."""
+    interp = bench.Interpreter.find()
+    stage = bench.stage_tree(str(tmp_path), "mpy", True)
+    frozen = bench.frozen_image(stage, str(tmp_path))
+    out = bench.heap_device(["code", "net"], stage, interp, frozen)
+    loaded = out["modules"].split(",")
+    assert "boardlib.mqttlink" in loaded and "firmware.app" in loaded
+    assert [m for m in loaded if m.split(".")[0] not in FIRMWARE_PACKAGES] == []
+    assert [m for m in map(module_name, bench.BOOT_MODULES) if m in loaded] == []
+    assert 0 < int(out["held"]) < bench.ESP32_HEAP

@@ -173,3 +173,33 @@ def _drain(stream):
         if not chunk:
             return got
         got += chunk
+
+
+HEAP_MAIN = """import gc, sys
+gc.collect()
+print('heap', gc.mem_free(), ','.join(sorted(sys.modules)))
+"""
+
+
+def test_the_esp32_heap_is_the_boards_alone(tmp_path):
+    """On the twin that plays the ESP32's heap, main.py finds the GC heap a stock board
+    gives (releases.gc_heap) free: the twin's own Python (the emulated machine, network,
+    socket and tls modules, the chips, the flash's block device) is loaded before the heap
+    is set and takes none of it; the modules it stands in for are C on the board."""
+    from tools import upy
+    from tools.simboard.esp32 import releases
+
+    path = upy.release_binary(releases.LATEST[releases.NEWEST], bits=32)
+    if path is None:
+        pytest.skip("no 32-bit interpreter of MicroPython %d.%d (docs/performance.md)"
+                    % releases.NEWEST)
+    flash(tmp_path, firmware=False, files={"main.py": HEAP_MAIN})
+    with booted(tmp_path, version="1.29.0", interpreter=path, heap="esp32") as twin:
+        assert twin.gc_heap == releases.ONE_GROWTH
+        twin.wait_output("heap ", timeout=30)
+        time.sleep(0.5)
+    line = next(t for t in bytes(twin.output).decode().splitlines() if t.startswith("heap "))
+    free, modules = int(line.split()[1]), line.split()[2].split(",")
+    # the heap pinned to within its rounding, and nothing of this tree in it
+    assert abs(free - releases.ONE_GROWTH) <= 512, free
+    assert [m for m in modules if m.split(".")[0] in ("tools", "boardlib", "firmware")] == []

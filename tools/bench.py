@@ -607,8 +607,7 @@ def mpy_cross():
 # The network link (docs/network.md): imported only by a board with `net` settings, so
 # its size is counted apart (net_mpy_bytes) from the firmware every board loads.
 NET_MODULES = tuple(os.path.join("boardlib", name + ".py")
-                    for name in ("mqttlink", "netsock", "linkpair", "hmac256", "netconfig",
-                                 "framesign"))
+                    for name in ("mqttlink", "netsock", "linkpair", "hmac256", "framesign"))
 # The builders' wiring check (docs/building.md): imported only when a builder chooses it in
 # the setup menu or runs `make check`, so it is counted apart too (check_mpy_bytes).
 CHECK_MODULES = (os.path.join("firmware", "check.py"),)
@@ -616,7 +615,7 @@ CHECK_MODULES = (os.path.join("firmware", "check.py"),)
 # and the game read (firmware/run.py, BOOT_MODULES): boot_mpy_bytes.
 BOOT_MODULES = (os.path.join("firmware", "hw.py"),
                 os.path.join("firmware", "boards", "esp32_devkit.py"),
-                os.path.join("boardlib", "config.py"))
+                os.path.join("boardlib", "config.py"), os.path.join("boardlib", "netconfig.py"))
 # Read once at boot (GameStore.load), then dropped by firmware.app: load_mpy_bytes.
 LOAD_MODULES = (os.path.join("boardlib", "journal_load.py"),)
 # The setup menu: imported only when a player opens it (menu_mpy_bytes).
