@@ -46,9 +46,10 @@ CFG ?= board.cfg
 config: $(STAMP)
 	$(BIN)/python -m tools.config $(if $(CHECK),check,ask) $(CFG)
 
+# .mpy files by default (what fits a stock ESP32's heap, docs/building.md); SRC=1: sources.
 deploy: $(STAMP)
-	@test -n "$(PORT)" || { echo "usage: make deploy PORT=/dev/ttyUSB0 [MPY=1] [CA=ca.der] [CONFIG=board.cfg]" >&2; exit 2; }
-	$(BIN)/python -m tools.deploy --port $(PORT) $(if $(MPY),--mpy) $(if $(CA),--ca $(CA)) $(if $(CONFIG),--config $(CONFIG))
+	@test -n "$(PORT)" || { echo "usage: make deploy PORT=/dev/ttyUSB0 [SRC=1] [CA=ca.der] [CONFIG=board.cfg]" >&2; exit 2; }
+	$(BIN)/python -m tools.deploy --port $(PORT) $(if $(SRC),--src) $(if $(CA),--ca $(CA)) $(if $(CONFIG),--config $(CONFIG))
 
 check: $(STAMP)
 	@test -n "$(PORT)" || { echo "usage: make check PORT=/dev/ttyUSB0" >&2; exit 2; }

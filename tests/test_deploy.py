@@ -32,8 +32,8 @@ def test_deploy_copies_every_board_module_and_they_import(board, tmp_path):
     cfg = tmp_path / "my.cfg"
     save_config(str(cfg), {"display": "max7219", "buzzer_pin": 2})
     proc = subprocess.run(
-        [sys.executable, "-m", "tools.deploy", "--port", port, "--no-reset", "--config",
-         str(cfg)],
+        [sys.executable, "-m", "tools.deploy", "--port", port, "--no-reset", "--src",
+         "--config", str(cfg)],
         capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -49,10 +49,10 @@ def test_deploy_copies_every_board_module_and_they_import(board, tmp_path):
     assert out.returncode == 0 and "imported" in out.stdout, out.stdout + out.stderr
 
 
-def test_deploy_mpy_copies_compiled_modules(board):
+def test_deploy_copies_compiled_modules_by_default(board):
     port, root = board
-    proc = subprocess.run(
-        [sys.executable, "-m", "tools.deploy", "--port", port, "--no-reset", "--mpy"],
+    proc = subprocess.run(  # no option: what fits a stock ESP32's heap (docs/building.md)
+        [sys.executable, "-m", "tools.deploy", "--port", port, "--no-reset"],
         capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr

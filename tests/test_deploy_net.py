@@ -9,7 +9,7 @@ import json
 import os
 
 import pytest
-from twin_helpers import booted, flash, list_flash, mpremote, read_flash, run_deploy
+from twin_helpers import booted, flash, list_flash, mpremote, run_deploy
 
 from tools import deploy, upy, upylib
 
@@ -53,11 +53,15 @@ def test_deploy_installs_the_pinned_umqtt_on_a_board_with_net_settings(tmp_path)
         # the club's CA certificate, for TLS, beside board.cfg
         got = mpremote(twin.usb_path, "exec", "print(open('ca.der', 'rb').read().hex())")
         assert got.stdout.split()[-1] == ca.hex(), got.stdout + got.stderr
-    assert list_flash(tmp_path, "lib/umqtt") == ["simple.py"]
-    with open(os.path.join(upy.UPYLIB, "umqtt", "simple.py"), "rb") as f:
-        pinned = f.read()
-    on_board = read_flash(tmp_path, "lib/umqtt/simple.py").encode()
-    assert hashlib.sha256(on_board).hexdigest() == hashlib.sha256(pinned).hexdigest()
+        # compiled, as the firmware is (make deploy's default), from the pinned release's
+        # file
+        got = mpremote(twin.usb_path, "exec",
+                       "print(open('lib/umqtt/simple.mpy', 'rb').read().hex())")
+        on_board = bytes.fromhex(got.stdout.split()[-1])
+    assert list_flash(tmp_path, "lib/umqtt") == ["simple.mpy"]
+    pinned = tmp_path / "pinned.mpy"
+    deploy._compile(os.path.join(upy.UPYLIB, "umqtt", "simple.py"), str(pinned))
+    assert hashlib.sha256(on_board).digest() == hashlib.sha256(pinned.read_bytes()).digest()
 
 
 def test_deploy_takes_the_ca_certificate_as_der_only(tmp_path):

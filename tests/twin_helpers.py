@@ -90,9 +90,9 @@ def mpremote(port, *args, timeout=60):
                           timeout=timeout)
 
 
-def make_deploy(port, mpy=False, timeout=180):
-    """`make deploy PORT=...` as a builder types it."""
-    cmd = ["make", "--no-print-directory", "deploy", "PORT=" + port] + (["MPY=1"] if mpy else [])
+def make_deploy(port, mpy=True, timeout=180):
+    """`make deploy PORT=...` as a builder types it (.mpy files); mpy=False: `SRC=1`."""
+    cmd = ["make", "--no-print-directory", "deploy", "PORT=" + port] + ([] if mpy else ["SRC=1"])
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=upy.ROOT)
 
 

@@ -1,7 +1,7 @@
 """Copy the firmware to an ESP32 running MicroPython, over its USB-serial port.
 
-    python -m tools.deploy --port /dev/ttyUSB0          # sources
-    python -m tools.deploy --port /dev/ttyUSB0 --mpy    # compiled with mpy-cross first
+    python -m tools.deploy --port /dev/ttyUSB0          # compiled with mpy-cross (.mpy)
+    python -m tools.deploy --port /dev/ttyUSB0 --src    # sources, compiled by the board
     python -m tools.deploy --port /dev/ttyUSB0 --net    # umqtt too, with no net settings yet
     python -m tools.deploy --port /dev/ttyUSB0 --ca club/ca.der   # the club's CA, for TLS
     python -m tools.deploy --port /dev/ttyUSB0 --config board.cfg # checked, as /board.cfg
@@ -9,6 +9,9 @@
 
 The board gets `rules_core/`, `boardlib/` and `firmware/` as packages at the root of its
 filesystem, and `firmware/boot.py` and `firmware/main.py` as its `boot.py` and `main.py`.
+The modules go as `.mpy` files by default (`--src`: sources): a board that compiles the
+sources itself needs more heap than a stock ESP32 has (docs/building.md, "Which deployment
+fits which board").
 A board whose /board.cfg has `net` settings (or any board, with --net) also gets the MQTT
 client the network link imports, micropython-lib's `umqtt.simple`, in `lib/umqtt/`: the
 very files `make test` runs, the release pinned with its hash in upy-requirements.txt
@@ -379,7 +382,7 @@ def board_config(path):
         return f.read()
 
 
-def deploy(port, mpy=False, reset=True, say=print, net=False, remove_copies=False, ca=None,
+def deploy(port, mpy=True, reset=True, say=print, net=False, remove_copies=False, ca=None,
            config=None):
     # a folder of this run's own: two deploys at once (two boards) never stage into one
     dest = os.path.join(ROOT, "build", "deploy", str(os.getpid()))
@@ -437,7 +440,11 @@ def deploy(port, mpy=False, reset=True, say=print, net=False, remove_copies=Fals
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m tools.deploy", description=__doc__.split("\n")[0])
     p.add_argument("--port", help="the board's serial port, e.g. /dev/ttyUSB0")
-    p.add_argument("--mpy", action="store_true", help="copy compiled .mpy files")
+    p.add_argument("--mpy", action="store_true",
+                   help="copy compiled .mpy files (the default; kept for older scripts)")
+    p.add_argument("--src", action="store_true",
+                   help="copy the sources instead: the board compiles them into its heap, "
+                   "which needs a board with PSRAM (docs/building.md); tracebacks name lines")
     p.add_argument("--net", action="store_true",
                    help="install umqtt even if the board's board.cfg has no net settings yet")
     p.add_argument("--ca", metavar="FILE",
@@ -474,7 +481,7 @@ def main(argv=None):
             sys.stderr.write("deploy: %s\n" % exc)
             return 2  # bad input: refused before the board is touched
     try:
-        deploy(args.port, mpy=args.mpy, reset=not args.no_reset, net=args.net,
+        deploy(args.port, mpy=not args.src, reset=not args.no_reset, net=args.net,
                remove_copies=args.remove_copies, ca=args.ca, config=args.config)
     except DeployError as exc:
         sys.stderr.write("deploy: %s\n" % exc)
