@@ -64,6 +64,9 @@ def test_days_offline_lose_nothing(tmp_path, broker, hostile_report, restart):
         proc = sim(tmp_path, _timeline(events), cfg, "--rules", "ddbu", "--distance", "999",
                    "--display", "max7219", wait=False)
         assert lg.wait(lambda: any(p.startswith(b"offline") for p in seen), 60), seen
+        # the broker may tell of the board's will before the logger has stored the frames
+        # the board sent just before its WiFi went (a loaded machine): wait for them
+        assert lg.wait(lambda: (lg.logger.last_state or {}).get("shots", 0) >= 4, 60)
         before = lg.logger.last_state
         if restart:  # the logger stopped while the board is away, started again on its file
             lg.stop()
@@ -79,7 +82,8 @@ def test_days_offline_lose_nothing(tmp_path, broker, hostile_report, restart):
         lg.stop()
         watcher.loop_stop()
         watcher.disconnect()
-    assert before is not None and before["shots"] == 4  # what it had when the WiFi went
+    # what it had when the WiFi went (4 shots; more only if the board was back already)
+    assert before is not None and before["shots"] >= 4
     game = check_store(db, expected)  # every shot stored once, in order
     assert game["complete"]
     gaps, missing, repeated = sqlite3.connect(db).execute(
