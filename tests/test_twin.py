@@ -173,3 +173,18 @@ def _drain(stream):
         if not chunk:
             return got
         got += chunk
+
+
+def test_the_flash_takes_real_time_to_erase(tmp_path):
+    """Ten sectors' worth of file on a stock twin: ten erases at least, 45 ms each
+    (tools/simboard/flash.py, TYPICAL), during which the chip runs nothing; its clock,
+    time.ticks_ms, sees them pass."""
+    code = ("import time\nt=time.ticks_ms()\nf=open('big.bin','wb')\nf.write(bytes(40960))\n"
+            "f.close()\nprint('took', time.ticks_diff(time.ticks_ms(), t))")
+    with booted(tmp_path) as twin:
+        started = time.monotonic()
+        out = mpremote(twin.usb_path, "exec", code)
+        assert out.returncode == 0, out.stdout + out.stderr
+        took = int(out.stdout.split("took")[1].split()[0])
+        assert took >= 10 * 45, out.stdout
+        assert time.monotonic() - started >= 0.45

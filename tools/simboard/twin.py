@@ -14,6 +14,11 @@
                 interpreter="release", heap="esp32")        # 1.23's own, its 32-bit heap
     twin.set_wifi(False)              # the access point goes away (and back: True)
 
+The flash takes the time a real chip takes to erase and program (`flash`: "typical", the
+default, "max" for the datasheet's maximum, a worn or hot chip, or "none";
+tools/simboard/flash.py), in real time: the chip runs nothing meanwhile, and the watchdog
+keeps counting.
+
 The release played (`version`) is one of tools/simboard/esp32/releases.py: the chip takes
 away and renames what it lacks, and finds the Python modules its stock build freezes
 (umqtt, ...) in `.frozen` before /lib: the folder tools/simboard/portfrozen.py made for
@@ -54,6 +59,7 @@ from firmware.boards import esp32_devkit as profile
 from tools import upy
 from tools.simboard import frozen, portfrozen
 from tools.simboard.esp32 import releases
+from tools.simboard.flash import TIMINGS
 
 ROM = os.path.join("tools", "simboard", "esp32", "rom.py")
 BUTTONS = BUTTON_NAMES
@@ -77,8 +83,12 @@ class Twin:
     def __init__(self, state_dir, version="1.24.1", line_nf=10, ticks_start=0,
                  display="tm1637", baud=115200, link_path=None, heapsize="4M",
                  standing_level=profile.SPOT_STANDING_LEVEL, inputs=None, on_event=None,
-                 radio=None, interpreter="pinned", heap=None, idf_left=None):
+                 radio=None, interpreter="pinned", heap=None, idf_left=None,
+                 flash="typical"):
         self.state_dir = os.path.abspath(state_dir)
+        if flash not in TIMINGS:
+            raise ValueError("flash: one of %s" % ", ".join(sorted(TIMINGS)))
+        self.flash_timing = flash
         self.radio = radio
         # machine.unique_id() in hex: Espressif's prefix, then this board's own
         self.chip_id = "240ac4" + hashlib.sha256(self.state_dir.encode()).hexdigest()[:6]
@@ -265,7 +275,8 @@ class Twin:
             args += ["--link", self.link_path]
         if frozen.is_frozen(self.state_dir):  # the firmware it was flashed with
             args += ["--frozen", frozen.folder(self.state_dir)]
-        args += ["--port-frozen", self.port_frozen, "--unique-id", self.chip_id[6:]]
+        args += ["--port-frozen", self.port_frozen, "--unique-id", self.chip_id[6:],
+                 "--flash-timing", self.flash_timing]
         if self.radio is not None:
             args += ["--radio", self.radio.chip_config()]
         if self.gc_heap:
