@@ -13,6 +13,7 @@
     twin = Twin("state-dir", version="1.23.0", radio=radio,  # the club's WiFi in reach
                 interpreter="release", heap="esp32")        # 1.23's own, its 32-bit heap
     twin.set_wifi(False)              # the access point goes away (and back: True)
+    Twin(state, radio=radio, wifi=False)  # ... or is away from power-up
 
 The flash takes the time a real chip takes to erase and program (`flash`: "typical", the
 default, "max" for the datasheet's maximum, a worn or hot chip, or "none";
@@ -84,12 +85,13 @@ class Twin:
                  display="tm1637", baud=115200, link_path=None, heapsize="4M",
                  standing_level=profile.SPOT_STANDING_LEVEL, inputs=None, on_event=None,
                  radio=None, interpreter="pinned", heap=None, idf_left=None,
-                 flash="typical"):
+                 flash="typical", wifi=True):
         self.state_dir = os.path.abspath(state_dir)
         if flash not in TIMINGS:
             raise ValueError("flash: one of %s" % ", ".join(sorted(TIMINGS)))
         self.flash_timing = flash
         self.radio = radio
+        self.wifi = wifi  # the club's access point is on: it stays as it is through resets
         # machine.unique_id() in hex: Espressif's prefix, then this board's own
         self.chip_id = "240ac4" + hashlib.sha256(self.state_dir.encode()).hexdigest()[:6]
         self.release = releases.parse(version)
@@ -167,6 +169,7 @@ class Twin:
     def set_wifi(self, up):
         """The club's access point comes back (True) or goes away (False)."""
         with self._lock:
+            self.wifi = bool(up)
             self._send_ctl("N %d\n" % (1 if up else 0))
 
     def set_spot(self, spot, standing):
@@ -278,7 +281,7 @@ class Twin:
         args += ["--port-frozen", self.port_frozen, "--unique-id", self.chip_id[6:],
                  "--flash-timing", self.flash_timing]
         if self.radio is not None:
-            args += ["--radio", self.radio.chip_config()]
+            args += ["--radio", self.radio.chip_config(), "--wifi", "1" if self.wifi else "0"]
         if self.gc_heap:
             args += ["--heap", str(self.gc_heap)]
         if self.idf_left is not None:

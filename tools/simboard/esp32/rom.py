@@ -30,7 +30,8 @@ taken away (an import of a module it does not have fails, `next()` takes no defa
 (espnet.py). --port-frozen DIR: the Python modules a stock build of that release freezes
 (umqtt and the rest, tools/simboard/portfrozen.py), read-only at /.port, which
 sys.path has where the ESP32 has `.frozen`: before /lib. --radio FILE: the club's WiFi
-(tools/simboard/radio.py); without it no access point is in reach. --heap BYTES: the GC
+(tools/simboard/radio.py); without it no access point is in reach; --wifi 0: its access
+point is off at power-up (the host's `N 1` brings it). --heap BYTES: the GC
 heap the board has (the twin's own modules are not counted: a ballast takes the rest of
 the unix port's heap); --idf-left BYTES: what the ESP-IDF heap has for WiFi and TLS.
 --flash-timing: how long the flash takes to erase a sector and program a page
@@ -60,7 +61,7 @@ def parse(argv):
             "--line-nf": "10", "--inputs": "", "--ctl-in": None, "--ctl-out": None,
             "--link": None, "--frozen": None, "--port-frozen": None, "--radio": None,
             "--heap": "0", "--idf-left": None, "--unique-id": None,
-            "--flash-timing": "typical"}
+            "--flash-timing": "typical", "--wifi": "1"}
     for i in range(0, len(argv) - 1, 2):
         if argv[i] not in opts:
             raise SystemExit("rom: unknown option " + argv[i])
@@ -337,6 +338,7 @@ def main(argv):
     idf_left = opts["--idf-left"]
     espnet.install(sys.modules, row, opts["--radio"],
                    None if idf_left is None else int(idf_left))
+    espnet.set_up(opts["--wifi"] != "0")  # the access point may be away from power-up
     # What the firmware imports is the ESP32's, and nothing of this tree but what is on
     # the board's own filesystem.
     for name in list(sys.modules):
