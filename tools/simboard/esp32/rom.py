@@ -313,7 +313,7 @@ def main(argv):
         releases,
     )
     from tools.simboard.esp32.hardware import Hardware
-    from tools.simboard.heap import pin
+    from tools.simboard.heap import own_qstr_pool, pin
 
     row = releases.row(version) or releases.ROWS[-1]
     lacks = espnet.hidden(row)
@@ -363,7 +363,8 @@ def main(argv):
     _play(row, lacks)
     ballast = None
     if int(opts["--heap"]):
-        ballast = pin(int(opts["--heap"]))
+        # the firmware's names in a pool of their own, in its heap (heap.own_qstr_pool)
+        ballast = pin(int(opts["--heap"]) - own_qstr_pool())
         hardware.ballast = ballast  # the emulators may need a little of it
 
     chip = Chip(opts, hardware, esptime)
