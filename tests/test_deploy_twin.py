@@ -23,6 +23,7 @@ from twin_helpers import (
 )
 
 from tools import deploy
+from tools.simboard import frozen
 
 pytestmark = pytest.mark.realtime
 
@@ -60,6 +61,7 @@ def test_deploy_refuses_an_unsupported_micropython_and_leaves_the_game(tmp_path)
     # older than 1.22 shows Err 92 instead: tests/test_net_versions.py)
     with booted(tmp_path, version="1.30.0") as twin:
         scores = _game_in_progress(twin)
+        armed = _spy_while_armed(twin)
         mark = len(twin.displays)
         out = run_deploy(twin.usb_path)
         assert out.returncode == 1
@@ -67,6 +69,10 @@ def test_deploy_refuses_an_unsupported_micropython_and_leaves_the_game(tmp_path)
         # reset back into the firmware it had: the game goes on
         twin.wait_display(lambda text: "HArd" in text, timeout=60, since=mark)
         twin.wait_display(lambda text: text == scores, timeout=60, since=mark)
+        # deploy asked the board nothing while its watchdog ran: it held the firmware first
+        _only_the_hold(armed)
+    files = list_flash(tmp_path)
+    assert "main.py" in files and not {"main.py.off", "deploy.hold"} & set(files), files
 
 
 def test_check_board_names_what_deploy_cannot_do():
@@ -109,3 +115,63 @@ def test_uart0_link_needs_safe_mode_to_get_back_in_and_the_game_survives(tmp_pat
         assert twin.resets == ["PWR", "PWR"]
         twin.power_cycle()
         twin.wait_display(lambda text: text == scores, timeout=60)
+
+
+def _spy_while_armed(twin):
+    """What the host sends the board while its watchdog is armed, from now on."""
+    sent = []
+    to_chip = twin._to_chip
+
+    def spy(data):
+        if twin.wdt_ms is not None:
+            sent.append(bytes(data))
+        to_chip(data)
+
+    twin._to_chip = spy
+    return sent
+
+
+def _only_the_hold(armed):
+    """While the watchdog ran, the board was sent the hold and nothing else of deploy's:
+    not its probe (sys.implementation), not a removal (os.ilistdir), not a file."""
+    sent = b"".join(armed)
+    assert deploy.HOLD_FILE.encode() in sent, sent
+    for word in (b"implementation", b"ilistdir", b"a2b_base64"):
+        assert word not in sent, sent
+
+
+def test_remove_copies_works_with_no_watchdog_running(tmp_path):
+    """A frozen board whose flash holds a copy of the firmware and a folder of 200 old
+    modules beside it, on a worn flash chip (the datasheet's maximum times: removing them
+    takes about 3 s of erases and programs), with a 2 s watchdog. Deploy holds the
+    firmware and resets the board before it asks or changes anything: `--remove-copies`
+    runs with no watchdog, the copies are gone and the game goes on."""
+    old = {"firmware/old/module%03d.py" % i: "# an older module\n" * 12 for i in range(200)}
+    flash(tmp_path, cfg=CFG, files=old)
+    frozen.build(str(tmp_path))
+    with booted(tmp_path, flash="max") as twin:
+        twin.wait_display(scores_shown, timeout=60)
+        scores = play_shot(twin, fallen=(1, 2))
+        armed = _spy_while_armed(twin)
+
+        mark = len(twin.displays)
+        out = run_deploy(twin.usb_path, "--remove-copies")
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "removed /boardlib, /firmware, /rules_core" in out.stdout
+        twin.wait_display(lambda text: text == scores, timeout=60, since=mark)
+        assert "WDT" not in twin.resets, twin.resets
+        _only_the_hold(armed)
+    files = list_flash(tmp_path)
+    assert not {"boardlib", "firmware", "rules_core", "deploy.hold"} & set(files), files
+    assert {"board.cfg", "game", "main.py"} <= set(files), files
+
+
+def test_deploy_without_resets_refuses_a_running_scoreboard(tmp_path):
+    """--no-reset is for a board whose firmware is not running: one that is has a watchdog
+    nothing stops, which would reset the board in the middle of the copy."""
+    flash(tmp_path, cfg=CFG)
+    with booted(tmp_path) as twin:
+        twin.wait_display(scores_shown, timeout=60)
+        out = run_deploy(twin.usb_path, "--no-reset")
+        assert out.returncode == 1 and "without --no-reset" in out.stderr, out.stderr
+        assert "copied" not in out.stdout

@@ -15,10 +15,12 @@ import hashlib
 import http.server
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 from twin_helpers import (
@@ -151,6 +153,25 @@ def test_mip_install_then_a_frozen_build_over_its_files(tmp_path):
     assert {"board.cfg", "game"} <= set(files), files  # the settings and the game are kept
 
 
+def _wait_for_boot(port, timeout=60):
+    """Read the twin's USB serial until its ROM's reset banner: the chip has started and is
+    about to run boot.py. A Ctrl-C sent before, while the chip formats its blank flash (in
+    the flash's real time), is a byte for the REPL, as on the ESP32 (its interrupt
+    character is on only while code runs): mpremote would wait for a raw REPL that never
+    comes. The twin holds the port open, so the banner waits there to be read."""
+    fd = os.open(port, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    try:
+        seen = b""
+        deadline = time.monotonic() + timeout
+        while b"POWERON_RESET" not in seen:
+            left = deadline - time.monotonic()
+            assert left > 0, seen
+            if select.select([fd], [], [], left)[0]:
+                seen = seen[-64:] + os.read(fd, 4096)
+    finally:
+        os.close(fd)
+
+
 def test_sim_frozen_flashes_the_build_and_stock_takes_it_away(tmp_path):
     def sim(*flags):
         return subprocess.Popen([sys.executable, "-m", "tools.sim", "--state", str(tmp_path),
@@ -169,6 +190,7 @@ def test_sim_frozen_flashes_the_build_and_stock_takes_it_away(tmp_path):
             assert first.startswith("usb: /dev/pts/"), first
             built = os.path.isfile(os.path.join(frozen.folder(str(tmp_path)), "main.py"))
             assert built == (errno == 30)
+            _wait_for_boot(first.split()[1])
             out = mpremote(first.split()[1], "resume", "run", probe)
             # the build is where the ESP32 has .frozen, and the board cannot write it (EROFS)
             assert out.stdout.splitlines() == [path, "errno %d" % errno], out.stdout + out.stderr

@@ -125,7 +125,8 @@ def test_a_fourth_rules_system_is_one_row(tmp_path):
 DATA = {"boardlib/config.py", "tools/club/demo.py", "tools/testing/sample.py",
         "tools/testing/screens.py", "tools/testing/clubbench.py", "tools/bench.py",
         "tools/netbench.py", "tools/simboard/bench_device.py", "tools/simboard/linkplay.py",
-        "tools/simboard/seal_bench_device.py", "tools/simboard/bitflip.py"}
+        "tools/simboard/seal_bench_device.py", "tools/simboard/bitflip.py",
+        "tools/simboard/flashgap_device.py"}
 
 
 def _product_files():

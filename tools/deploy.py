@@ -20,12 +20,17 @@ The files are staged in `build/deploy/` first, so nothing else in the tree reach
 
 A board that runs the scoreboard has an armed watchdog that nothing can stop, and may
 have its REPL's Ctrl-C turned off (`link: "uart0"`). So a deploy (docs/esp32.md):
-1. interrupts the firmware and checks the board's MicroPython version (supported:
-   SUPPORTED below) and that the firmware is not a frozen build (a frozen build runs its
-   own packages: `--remove-copies` removes copies an earlier deploy left on its flash);
-2. renames `main.py` to `main.py.off` and hard-resets the board: it comes back without
-   starting the firmware, so without the watchdog and with the REPL free;
-3. copies every file (main.py last), checks them by SHA-256 and removes `main.py.off`;
+1. interrupts the firmware and, in one short command, holds it: renames `main.py` to
+   `main.py.off` and writes `/deploy.hold` (a frozen build's own main.py, which no rename
+   reaches, waits while it is there); then hard-resets the board: it comes back without
+   starting the firmware, so without the watchdog and with the REPL free. Nothing else
+   happens while the watchdog runs, however long the flash takes to erase;
+2. checks the board's MicroPython version (supported: SUPPORTED below) and that the
+   firmware is not a frozen build (a frozen build runs its own packages: `--remove-copies`
+   removes copies an earlier deploy left on its flash); a refusal lets the firmware go
+   (`main.py` back, `/deploy.hold` removed) and resets the board into its game;
+3. copies every file (main.py last), checks them by SHA-256, removes `main.py.off` and
+   `/deploy.hold`;
 4. hard-resets the board: the new firmware starts by itself and resumes the game.
 A deploy cut short leaves a board that starts without the firmware: run it again.
 """
@@ -53,10 +58,44 @@ CHUNK = 2048  # bytes one raw-REPL command writes (about 3 KB of source to compi
 BOOT_WAIT_S = 20.0  # after a reset: the board boots
 ANSWER_WAIT_S = 15.0  # a board that is up answers at once (a loaded host: slower)
 
-# What deploy asks the board first: version, .mpy version, whether the firmware is frozen,
-# the copies of its packages on the flash, main.py. A frozen module's __file__ does not say
-# that it is frozen (py/builtinimport.c drops the '.frozen/' prefix): the probe imports the
-# package again from sys.path without the flash ('' and '/lib'), then puts things back.
+# Holds the firmware (step 1 above): the one command deploy runs while the firmware's
+# watchdog may be armed. A rename and a small file: littlefs makes each whole or not at all.
+HOLD_FILE = "/deploy.hold"
+HOLD = """import os
+try:
+ os.rename('main.py', 'main.py.off')
+except OSError:
+ pass
+open(%r, 'w').close()
+""" % HOLD_FILE
+# Lets the firmware go again: main.py back if nothing replaced it (a refusal), else the old
+# one dropped (a deploy copied a new one), and no hold.
+UNHOLD = """import os
+try:
+ os.stat('main.py')
+ _k = 1
+except OSError:
+ _k = 0
+try:
+ if _k:
+  os.remove('main.py.off')
+ else:
+  os.rename('main.py.off', 'main.py')
+except OSError:
+ pass
+try:
+ os.remove(%r)
+except OSError:
+ pass
+""" % HOLD_FILE
+HOLD_TRIES = 3  # a board reset by its watchdog before the hold landed is held again
+
+# What deploy asks the board: version, .mpy version, whether the firmware is frozen, the
+# copies of its packages on the flash, net settings, whether the firmware ran this boot
+# (it arms the watchdog once the game is loaded: firmware.app imported), and whether the
+# board is held. A frozen module's __file__ does not say that it is frozen
+# (py/builtinimport.c drops the '.frozen/' prefix): the probe imports the package again
+# from sys.path without the flash ('' and '/lib'), then puts things back.
 PROBE = """import sys, os
 _p = sys.path[:]
 _o = sys.modules.pop('firmware', None)
@@ -72,19 +111,19 @@ if _o is not None:
     sys.modules['firmware'] = _o
 _k = sorted(n for n in os.listdir() if n in %r)
 try:
-    os.stat('main.py')
-    _m = 1
-except OSError:
-    _m = 0
-try:
     import json
     with open('board.cfg') as _c:
         _n = int('net' in json.load(_c))
 except Exception:
     _n = 0
+try:
+    os.stat(%r)
+    _h = 1
+except OSError:
+    _h = 0
 print(repr((tuple(sys.implementation.version[:3]), getattr(sys.implementation, '_mpy', 0),
-            _f, _k, _m, _n)))
-""" % (PACKAGES,)
+            _f, _k, _n, int('firmware.app' in sys.modules), _h)))
+""" % (PACKAGES, HOLD_FILE)
 # Removes folders from the board's flash (the copies a frozen build does not use).
 REMOVE = """import os
 def _rm(p):
@@ -102,6 +141,17 @@ for p in %r:
 
 class DeployError(Exception):
     pass
+
+
+# The firmware ran this boot (and so armed its watchdog): with --no-reset deploy cannot
+# stop it; after a held reset, the board's main.py does not know the hold (a frozen build
+# made before it), so the firmware keeps starting.
+RAN = ("the scoreboard was running on the board and its watchdog cannot be stopped: deploy "
+       "without --no-reset (it resets the board into a boot without the firmware first)")
+RAN_WITH_HOLD = ("the board's firmware starts although deploy holds it (%s): its main.py is "
+                 "older than this deploy (a frozen build?). Hold undo while you reset the "
+                 "board (safe mode: the display says SAFE), then run deploy again with "
+                 "--no-reset" % HOLD_FILE)
 
 
 def device_files():
@@ -382,6 +432,36 @@ def board_config(path):
         return f.read()
 
 
+class Probe:
+    """What PROBE found on the board."""
+
+    def __init__(self, board):
+        (self.version, self.mpy, self.frozen, self.copies, self.has_net, self.ran,
+         self.held) = eval(board.run(PROBE).strip())
+
+
+def hold(board, port):
+    """Step 1: hold the firmware and hard-reset the board; returns the board, connected
+    again, and its Probe. The hold is the only command sent while the watchdog may be
+    armed. A builder who stopped the firmware a while ago (mpremote, say) left the watchdog
+    running unfed: it may reset the board before or during the command; then the firmware
+    starts again, with a fresh timeout, and it is held once more."""
+    for _ in range(HOLD_TRIES):
+        try:
+            board.run(HOLD)
+            board.reset()
+        except Exception:  # noqa: BLE001 - mpremote's errors: the board reset under it
+            board.close()
+        time.sleep(0.5)  # the chip restarts; what is sent meanwhile is lost
+        board = connect(port, BOOT_WAIT_S)
+        probe = Probe(board)
+        if probe.held:
+            return board, probe
+    raise DeployError("the board kept resetting before deploy could hold its firmware "
+                      "(its watchdog): hold undo while you reset it (safe mode: the display "
+                      "says SAFE), then run deploy again")
+
+
 def deploy(port, mpy=True, reset=True, say=print, net=False, remove_copies=False, ca=None,
            config=None):
     # a folder of this run's own: two deploys at once (two boards) never stage into one
@@ -392,43 +472,45 @@ def deploy(port, mpy=True, reset=True, say=print, net=False, remove_copies=False
         stage(dest, mpy=mpy)
     board = connect(port, ANSWER_WAIT_S)
     try:
-        version, mpy_version, frozen, copies, has_main, has_net = eval(
-            board.run(PROBE).strip())
-        if remove_copies:
-            if not frozen:
-                if reset and has_main:
-                    board.reset()
-                raise DeployError("the board's firmware is not frozen: the packages on its "
-                                  "flash are its firmware; nothing was removed")
-            board.run(REMOVE % (copies,))
-            say("removed %s" % (", ".join("/" + c for c in copies) or "nothing"))
+        if reset:
+            # Come back without the firmware first: no watchdog, the REPL free, whatever
+            # the firmware on the board does (even an older one).
+            board, probe = hold(board, port)
+        else:
+            probe = Probe(board)
+
+        def refuse(problem):
             if reset:
-                board.reset()
-            return
-        problem = check_board(version, mpy_version, frozen, copies, port)
-        if problem:
-            if reset and (has_main or frozen):
+                board.run(UNHOLD)
                 board.reset()  # back to the game it was playing
             raise DeployError(problem)
-        say("board: MicroPython %s" % ".".join(str(v) for v in version))
-        if has_net or net or (cfg_bytes is not None and b'"net"' in cfg_bytes):
+
+        if probe.ran:  # it started and armed its watchdog, which runs on unfed
+            refuse(RAN_WITH_HOLD if reset else RAN)
+        if remove_copies:
+            if not probe.frozen:
+                refuse("the board's firmware is not frozen: the packages on its flash are "
+                       "its firmware; nothing was removed")
+            board.run(REMOVE % (probe.copies,))
+            say("removed %s" % (", ".join("/" + c for c in probe.copies) or "nothing"))
+            if reset:
+                board.run(UNHOLD)
+                board.reset()
+            return
+        problem = check_board(probe.version, probe.mpy, probe.frozen, probe.copies, port)
+        if problem:
+            refuse(problem)
+        say("board: MicroPython %s" % ".".join(str(v) for v in probe.version))
+        if probe.has_net or net or (cfg_bytes is not None and b'"net"' in cfg_bytes):
             stage(dest, mpy=mpy, libraries=True)
             say("%s %s to lib/umqtt (%s)" % (UMQTT, UMQTT_VERSION, "the board has net settings"
-                                              if has_net else "--net"))
+                                              if probe.has_net else "--net"))
         for name, data in (("ca.der", ca_bytes), ("board.cfg", cfg_bytes)):
             if data is not None:
                 with open(os.path.join(dest, name), "wb") as f:
                     f.write(data)  # staged after stage() emptied the folder
-        if reset:
-            # Come back without the firmware: no watchdog, the REPL free, whatever the
-            # firmware on the board does (even an older one).
-            board.run("import os\ntry:\n os.rename('main.py', 'main.py.off')\n"
-                      "except OSError:\n pass")
-            board.reset()
-            time.sleep(0.5)  # the chip restarts; what is sent meanwhile is lost
-            board = connect(port, BOOT_WAIT_S)
         copy(board, dest, say)
-        board.run("import os\ntry:\n os.remove('main.py.off')\nexcept OSError:\n pass")
+        board.run(UNHOLD)
         if reset:
             say("resetting the board: the new firmware starts")
             board.reset()

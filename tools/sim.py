@@ -27,6 +27,10 @@ real one keeps its firmware, until --stock flashes a stock MicroPython (docs/esp
 
 --line-nf N (any mode) is the capacitance on each TM1637 line with the modules' 10 kOhm
 pull-ups: 10 nF by default, as on common modules; 0 for ideal lines.
+--flash typical|max|none (any mode): how long the board's flash takes to erase and program
+(tools/simboard/flash.py): a datasheet's typical times by default, its maximum (a worn or
+hot chip), or no time at all. The board runs nothing meanwhile: in virtual time its clock
+moves on by that much, in real time (interactive, --usb) it waits.
 
 Interactive keys: 1-5 knock the pin on that spot over or stand it up again; c f o u press
 carom, foul, ok, undo; C F O U hold them; q quits. The display is drawn as large 7-segment
@@ -178,6 +182,9 @@ def parse_args(argv):
     p.add_argument("--line-nf", type=float, default=None, metavar="N",
                    help="nF on each TM1637 line with the modules' 10 kOhm pull-ups "
                    "(default 10, as common modules; 0: ideal lines)")
+    p.add_argument("--flash", choices=("typical", "max", "none"), default="typical",
+                   help="how long the flash takes to erase and program (default: a "
+                   "datasheet's typical times)")
     p.add_argument("--ticks-start", type=int, default=0, metavar="MS",
                    help="with --usb: ticks_ms at power-up (it wraps at 2**30)")
     p.add_argument("--baud", type=int, default=115200, help="with --usb: serial speed")
@@ -248,6 +255,8 @@ def device_args(args, link_path=None, state_dir=None):
         out.append("--check")
     if getattr(args, "display_log", False):
         out.append("--display-log")
+    if getattr(args, "flash", "typical") != "typical":
+        out += ["--flash-timing", args.flash]
     if link_path:
         out += ["--link", link_path]
     if state_dir and not args.state:
@@ -350,7 +359,7 @@ def run_usb(args):
     twin = Twin(args.state, version=args.micropython, line_nf=line_nf,
                 ticks_start=args.ticks_start, display=args.display or "tm1637",
                 baud=args.baud, interpreter=args.interpreter,
-                heap="esp32" if args.esp32_heap else None)
+                heap="esp32" if args.esp32_heap else None, flash=args.flash)
     print("usb: %s" % twin.usb_path, flush=True)
     if twin.heap_note:
         print("heap: %s" % twin.heap_note, flush=True)

@@ -35,7 +35,7 @@ IMAGE_NAME = "flash.img"
 class SimBoard:
     def __init__(self, display="tm1637", state_dir=None, link_path=None, bdev=None,
                  config=None, wlan=None, reset_cause="PWR", make_watchdog=None, line_nf=None,
-                 board_id=b"sim", ca=None):
+                 board_id=b"sim", ca=None, flash_timing=None, flash_wait=None):
         # The emulators listen; no log to grow. The TM1637 lines carry line_nf nF each
         # ($PINBOARD_LINE_NF or 10): the display bus runs on the wire's virtual clock.
         line_nf = line_nf_default() if line_nf is None else line_nf
@@ -45,7 +45,9 @@ class SimBoard:
             FakePin("GPIO%d" % profile.BUTTONS[name], 1, wire)
             for name in BUTTON_NAMES
         ]
-        self.flash = self._mount_flash(state_dir, bdev)
+        # flash_timing: the erase and program times the flash takes (tools.simboard.flash
+        # TIMINGS), in board time (`flash.busy_us`), or in real time with flash_wait
+        self.flash = self._mount_flash(state_dir, bdev, flash_timing, flash_wait)
         cfg_path = FLASH_MOUNT + profile.CONFIG_PATH
         if config is not None:  # as `mpremote cp board.cfg :board.cfg` would
             with open(cfg_path, "wb") as f:
@@ -89,7 +91,7 @@ class SimBoard:
             config=cfg, config_error=cfg_error, make_watchdog=make_watchdog, net=self.net,
         )
 
-    def _mount_flash(self, state_dir, bdev=None):
+    def _mount_flash(self, state_dir, bdev=None, timing=None, wait=None):
         if bdev is not None:
             pass
         elif state_dir:
@@ -97,9 +99,9 @@ class SimBoard:
                 os.mkdir(state_dir)
             except OSError:
                 pass
-            bdev = FileBlockDev(state_dir + "/" + IMAGE_NAME)
+            bdev = FileBlockDev(state_dir + "/" + IMAGE_NAME, timing=timing, wait=wait)
         else:
-            bdev = RamBlockDev()
+            bdev = RamBlockDev(timing=timing, wait=wait)
         mount(bdev, FLASH_MOUNT)
         return bdev
 

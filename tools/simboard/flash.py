@@ -19,6 +19,16 @@ power had gone. A failure is reported the block-device way, as -EIO, which littl
 into OSError(EIO) for the code that was writing. `record=True` keeps a log of every program and
 erase, so a test can rebuild the flash as it was after any number of operations
 (`replay_into`) without running the game again.
+
+Flash timing: a real SPI flash chip takes tens of milliseconds to erase a 4 KB sector and
+a fraction of one to program a page, and an ESP32 runs nothing of MicroPython meanwhile
+(docs/esp32.md, "Flash timing"). `timing` plays that: a (sector erase, page program) pair
+of microseconds, TYPICAL or MAXIMUM below (`TIMINGS` by name), and every erase and every
+program command adds its time to `busy_us`, the board time the flash has taken so far:
+
+    bdev = RamBlockDev(timing=TYPICAL)                 # virtual time: the caller reads
+    before = bdev.busy_us; ...; took_us = bdev.busy_us - before   # and moves its clock
+    bdev = FileBlockDev(path, timing=TYPICAL, wait=time.sleep_us)  # real time: it waits
 """
 
 import io
@@ -33,11 +43,42 @@ _IOCTL_BLOCK_SIZE = 5
 _IOCTL_ERASE = 6
 _ERASED = 0xFF
 
+# Sector erase (4 KB) and page program, in microseconds, of the SPI NOR flash an ESP32-WROOM
+# module carries: Winbond W25Q32JV datasheet, "AC Electrical Characteristics": tSE 45 ms
+# typical, 400 ms maximum; tPP 0.4 ms typical, 3 ms maximum. GigaDevice's GD25Q32/GD25Q64
+# are of the same order; ESP-IDF waits up to 600 ms for one sector erase before it calls
+# the chip broken (components/spi_flash/spi_flash_chip_generic.c,
+# SPI_FLASH_GENERIC_SECTOR_ERASE_TIMEOUT_MS). The maximum is what a worn or hot chip takes.
+TYPICAL = (45000, 400)
+MAXIMUM = (400000, 3000)
+TIMINGS = {"typical": TYPICAL, "max": MAXIMUM, "none": None}
+# ESP-IDF programs at most 64 bytes with one command, and never across a 256-byte page
+# (components/hal/include/hal/spi_flash_hal.h: SPI_FLASH_HAL_MAX_WRITE_BYTES; the chip
+# driver's write_data_slicer); each command is charged the chip's whole page program time.
+_PAGE = 256
+_COMMAND_BYTES = 64
+
+
+def program_commands(addr, length):
+    """How many page program commands ESP-IDF sends to write `length` bytes at `addr`."""
+    count = 0
+    while length > 0:
+        room = min(_COMMAND_BYTES, _PAGE - addr % _PAGE)
+        step = min(room, length)
+        addr += step
+        length -= step
+        count += 1
+    return count
+
 
 class _FaultyFlash:
     """Counting, power cuts and the operation log; subclasses store the bytes."""
 
-    def _init_counters(self, block_size, blocks, cut_after_writes, torn, record):
+    def _init_counters(self, block_size, blocks, cut_after_writes, torn, record,
+                       timing=None, wait=None):
+        self.timing = timing  # (erase us, program us) or None: the flash takes no time
+        self.wait = wait  # called with the microseconds each operation takes (real time)
+        self.busy_us = 0  # board time the erases and programs took, altogether
         self.block_size = block_size
         self.blocks = blocks
         self.writes = 0
@@ -75,7 +116,10 @@ class _FaultyFlash:
         last = self.cut_after_writes is not None and self.writes + 1 >= self.cut_after_writes
         if last and self.torn:
             landing = bytes(buf)[: len(buf) // 2]
-        self._write(block * self.block_size + offset, landing)
+        addr = block * self.block_size + offset
+        self._write(addr, landing)
+        if self.timing is not None:
+            self._busy(self.timing[1] * program_commands(addr, len(landing)))
         self.writes += 1
         self.bytes_written += len(landing)
         if self.log is not None:
@@ -91,10 +135,17 @@ class _FaultyFlash:
             return -_EIO
         self._check_range(block, 0, self.block_size)
         self._write(block * self.block_size, self._blank)
+        if self.timing is not None:
+            self._busy(self.timing[0])
         self.erases += 1
         if self.log is not None:
             self.log.append((block, -1, None))
         return 0
+
+    def _busy(self, us):
+        self.busy_us += us
+        if self.wait is not None:
+            self.wait(us)
 
     def ioctl(self, op, arg):
         if op == _IOCTL_BLOCK_COUNT:
@@ -144,8 +195,8 @@ class RamBlockDev(_FaultyFlash):
     """Flash held in memory: fast, for tests. `image` starts it from given bytes."""
 
     def __init__(self, block_size=4096, blocks=384, image=None, cut_after_writes=None,
-                 torn=False, record=False):
-        self._init_counters(block_size, blocks, cut_after_writes, torn, record)
+                 torn=False, record=False, timing=None, wait=None):
+        self._init_counters(block_size, blocks, cut_after_writes, torn, record, timing, wait)
         if image is None:
             image = self._blank * blocks
         elif len(image) != block_size * blocks:
@@ -164,8 +215,8 @@ class FileBlockDev(_FaultyFlash):
     """Flash kept in an image file that outlives the process (the sim's --state DIR)."""
 
     def __init__(self, path, block_size=4096, blocks=384, cut_after_writes=None, torn=False,
-                 record=False):
-        self._init_counters(block_size, blocks, cut_after_writes, torn, record)
+                 record=False, timing=None, wait=None):
+        self._init_counters(block_size, blocks, cut_after_writes, torn, record, timing, wait)
         self.path = path
         try:
             existing = os.stat(path)[6]
@@ -188,6 +239,30 @@ class FileBlockDev(_FaultyFlash):
             self._stream.flush()
             self._stream.close()
             self._stream = None
+
+
+class Stall:
+    """The board time a timed flash took, handed to a virtual clock in whole steps.
+
+        stall = Stall(bdev, 5)
+        tick(app, t)                 # the firmware erased and programmed meanwhile
+        t += stall.take_ms() + 5     # the next poll comes after the flash is done
+
+    What is left over (less than a step) is kept for the next call: no time is lost."""
+
+    def __init__(self, bdev, step_ms):
+        self.bdev = bdev
+        self.step_us = step_ms * 1000
+        self._seen = bdev.busy_us
+        self._owed = 0
+
+    def take_ms(self):
+        busy = self.bdev.busy_us
+        self._owed += busy - self._seen
+        self._seen = busy
+        steps = self._owed // self.step_us
+        self._owed -= steps * self.step_us
+        return steps * self.step_us // 1000
 
 
 def mount(bdev, path="/flash", format_blank=True):

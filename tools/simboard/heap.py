@@ -63,6 +63,44 @@ def release_budget(holder, budget):
         raise ValueError("could not set the heap budget")
 
 
+def own_qstr_pool():
+    """Start the pool the next new names (qstrs) go into, and return the bytes it took.
+
+    On the ESP32 the interpreter's own names and the frozen modules' are in pools that are
+    full by construction (in flash), so the firmware's first new name starts a pool of its
+    own, taken from the GC heap (py/qstr.c, `qstr_add`: each new pool twice the last). On
+    the unix port the simulator's own modules leave a pool part used, and the firmware's
+    first names would go into its free end, outside the budget, before a pool of twice its
+    size is needed: how many depends on how many names the simulator has, so where the
+    board runs out of memory would move with any change to it. Filled with names of its
+    own until a new pool is made, the firmware starts on that pool, as on the board;
+    `pin(budget - own_qstr_pool())` counts it in the budget."""
+    import gc
+
+    gc.collect()
+    gc.disable()
+    try:
+        box = _Names()
+        i = 0
+        while True:
+            name = "_q%d" % i
+            free = gc.mem_free()
+            getattr(box, name, None)  # makes the name a qstr
+            took = free - gc.mem_free()
+            if took > _POOL_MIN:  # a pool (a string chunk takes 128 bytes)
+                return took
+            i += 1
+    finally:
+        gc.enable()
+
+
+class _Names:
+    pass
+
+
+_POOL_MIN = 1024
+
+
 def _hold(holder, size):
     holder[0] = bytearray(size)
     # The collector scans the C stack conservatively: the address of the last object

@@ -8,7 +8,10 @@ timeline mode time is virtual: the poll loop runs as fast as it can, 5 ms of boa
 step, and in strides over idle stretches (tools/simboard/idle.py); `--speed X` makes it
 keep pace with X times real time instead. While the network link waits on the broker
 (connecting, the TLS handshake, logging in), board time keeps real time, as the broker
-does. The timeline is read as it is played, and the
+does. The flash takes the time a real chip takes to erase and program (`--flash-timing
+typical|max|none`, tools/simboard/flash.py; typical by default): nothing runs meanwhile,
+so the board's clock moves on by that much before its next poll (in interactive mode, in
+real time). The timeline is read as it is played, and the
 final board state is printed as one JSON line. Interactive mode runs the firmware's own
 loop in real time; it reads key lines on stdin and writes `F <hex segments> <view>` when
 the picture changes and `S <state json>` when the board state does
@@ -26,6 +29,7 @@ from firmware.app import App
 from firmware.run import STEP_MS, tick
 from tools.lines import ReadError
 from tools.simboard.board import build
+from tools.simboard.flash import TIMINGS, Stall
 from tools.simboard.heap import largest_free, pin
 from tools.simboard.idle import IdleSkip
 
@@ -44,7 +48,7 @@ def parse_args(argv):
         "new_game": False, "display": None, "rules": None, "distance": None, "sets": None,
         "first": None, "heap_budget": None, "show_display": False, "check": False,
         "config": None, "wifi": None, "display_log": False, "teams": False, "board_id": None,
-        "ca": None, "frozen": None,
+        "ca": None, "frozen": None, "flash_timing": "typical",
     }
     flags = {
         "--interactive": "interactive", "--new-game": "new_game", "--show-display": "show_display",
@@ -56,6 +60,7 @@ def parse_args(argv):
         "--display": "display", "--rules": "rules", "--distance": "distance", "--sets": "sets",
         "--first": "first", "--heap-budget": "heap_budget", "--config": "config",
         "--wifi": "wifi", "--board-id": "board_id", "--ca": "ca", "--frozen": "frozen",
+        "--flash-timing": "flash_timing",
     }
     i = 0
     while i < len(argv):
@@ -70,6 +75,8 @@ def parse_args(argv):
         else:
             fail("unknown option %s" % arg)
         i += 1
+    if opts["flash_timing"] not in TIMINGS:
+        fail("--flash-timing takes %s" % ", ".join(sorted(TIMINGS)))
     try:
         opts["speed"] = float(opts["speed"])
     except ValueError:
@@ -84,7 +91,7 @@ def parse_args(argv):
     return opts
 
 
-def build_board(opts, config=None, wlan=None):
+def build_board(opts, config=None, wlan=None, flash_wait=None):
     """The simulated board, or exit 2 when the --state folder's flash image is unreadable.
 
     An image that does not exist yet is made erased (all 0xFF), and an erased image is
@@ -102,7 +109,8 @@ def build_board(opts, config=None, wlan=None):
             fail("cannot read %s" % opts["ca"])
     try:
         return build(display=opts["display"], state_dir=state, link_path=opts["link"],
-                     config=config, wlan=wlan, **extra)
+                     config=config, wlan=wlan, flash_timing=TIMINGS[opts["flash_timing"]],
+                     flash_wait=flash_wait, **extra)
     except (OSError, ValueError) as exc:
         if state is None:
             raise
@@ -220,6 +228,7 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
         if skip is not None:
             skip.stride_ms = link.HEARTBEAT_MS  # every heartbeat the board would send
     paced_from = None  # (board time, real time) since the link began waiting on the broker
+    stall = Stall(sim.flash, STEP_MS)
     if display_log:
         from tools.words import under_digits
     t = 0
@@ -253,6 +262,9 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
                 sys.stderr.write("sim: at %d ms: %s: %s\n" % (t, problem, app.game.state_json()))
                 sys.exit(3)
             checked += 1
+        # What the flash took in that step (an erase is tens of ms) the board spent stalled:
+        # its clock moves on by that much before its next poll.
+        t += stall.take_ms()
         if speed > 0:
             ahead = int(t / speed) - time.ticks_diff(time.ticks_ms(), started)
             if ahead > 0:
@@ -302,7 +314,9 @@ def main(argv):
     # The simulated hardware first: on a board it is not in the heap.
     now = [0]  # the board's time, for the simulated WiFi
     config, wlan = network(opts, (lambda: now[0]) if events is not None else time.ticks_ms)
-    sim = build_board(opts, config, wlan)
+    # Timeline mode: the flash's time is board time (run_timeline moves the clock);
+    # interactive mode runs in real time, and so does the flash.
+    sim = build_board(opts, config, wlan, None if events is not None else time.sleep_us)
     levels = None
     if events is not None:
         levels = timeline.Levels(events, end_ms=end_ms)
@@ -350,4 +364,5 @@ def main(argv):
     run_interactive(sim, app)
 
 
-main(sys.argv[1:])
+if __name__ == "__main__":  # tests import run_timeline
+    main(sys.argv[1:])

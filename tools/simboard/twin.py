@@ -13,6 +13,12 @@
     twin = Twin("state-dir", version="1.23.0", radio=radio,  # the club's WiFi in reach
                 interpreter="release", heap="esp32")        # 1.23's own, its 32-bit heap
     twin.set_wifi(False)              # the access point goes away (and back: True)
+    Twin(state, radio=radio, wifi=False)  # ... or is away from power-up
+
+The flash takes the time a real chip takes to erase and program (`flash`: "typical", the
+default, "max" for the datasheet's maximum, a worn or hot chip, or "none";
+tools/simboard/flash.py), in real time: the chip runs nothing meanwhile, and the watchdog
+keeps counting.
 
 The release played (`version`) is one of tools/simboard/esp32/releases.py: the chip takes
 away and renames what it lacks, and finds the Python modules its stock build freezes
@@ -54,6 +60,7 @@ from firmware.boards import esp32_devkit as profile
 from tools import upy
 from tools.simboard import frozen, portfrozen
 from tools.simboard.esp32 import releases
+from tools.simboard.flash import TIMINGS
 
 ROM = os.path.join("tools", "simboard", "esp32", "rom.py")
 BUTTONS = BUTTON_NAMES
@@ -77,9 +84,14 @@ class Twin:
     def __init__(self, state_dir, version="1.24.1", line_nf=10, ticks_start=0,
                  display="tm1637", baud=115200, link_path=None, heapsize="4M",
                  standing_level=profile.SPOT_STANDING_LEVEL, inputs=None, on_event=None,
-                 radio=None, interpreter="pinned", heap=None, idf_left=None):
+                 radio=None, interpreter="pinned", heap=None, idf_left=None,
+                 flash="typical", wifi=True):
         self.state_dir = os.path.abspath(state_dir)
+        if flash not in TIMINGS:
+            raise ValueError("flash: one of %s" % ", ".join(sorted(TIMINGS)))
+        self.flash_timing = flash
         self.radio = radio
+        self.wifi = wifi  # the club's access point is on: it stays as it is through resets
         # machine.unique_id() in hex: Espressif's prefix, then this board's own
         self.chip_id = "240ac4" + hashlib.sha256(self.state_dir.encode()).hexdigest()[:6]
         self.release = releases.parse(version)
@@ -157,6 +169,7 @@ class Twin:
     def set_wifi(self, up):
         """The club's access point comes back (True) or goes away (False)."""
         with self._lock:
+            self.wifi = bool(up)
             self._send_ctl("N %d\n" % (1 if up else 0))
 
     def set_spot(self, spot, standing):
@@ -265,9 +278,10 @@ class Twin:
             args += ["--link", self.link_path]
         if frozen.is_frozen(self.state_dir):  # the firmware it was flashed with
             args += ["--frozen", frozen.folder(self.state_dir)]
-        args += ["--port-frozen", self.port_frozen, "--unique-id", self.chip_id[6:]]
+        args += ["--port-frozen", self.port_frozen, "--unique-id", self.chip_id[6:],
+                 "--flash-timing", self.flash_timing]
         if self.radio is not None:
-            args += ["--radio", self.radio.chip_config()]
+            args += ["--radio", self.radio.chip_config(), "--wifi", "1" if self.wifi else "0"]
         if self.gc_heap:
             args += ["--heap", str(self.gc_heap)]
         if self.idf_left is not None:

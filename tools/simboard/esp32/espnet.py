@@ -15,7 +15,9 @@ What the port does, and this plays (docs/esp32.md):
   raises OSError(-202) when none answers; a `.local` name waits up to 5 s for mDNS
   (ports/esp32/modsocket.c: MDNS_QUERY_TIMEOUT_MS). A numeric address is not looked up.
 - `WLAN.active(True)` waits for the driver's STA_START; a join takes a second and a half;
-  `status()` says what the release's network_wlan.c says (releases.py: "status");
+  `status()` says what the release's network_wlan.c says (releases.py: "status"): from
+  1.22 the reason of the last failed join first, kept through `disconnect()` (there is no
+  association to leave) and `connect()` until the new join ends;
   `config(pm=...)` and the PM_* constants exist from 1.21.
 - TLS: the module is `ssl` (1.22) or `tls` (1.23+); `load_verify_locations` takes what the
   release takes; an SSLSocket has `recv`/`send` only from 1.25; each connection takes
@@ -199,9 +201,14 @@ class WLAN:
         self.joins += 1
 
     def disconnect(self):
+        # network_wlan.c keeps the last reason until a STA_DISCONNECTED event brings
+        # another (or GOT_IP clears it); leaving an association brings ASSOC_LEAVE, but a
+        # station whose join failed has none to leave: its reason (201, 202) stays, and
+        # the next join's first status() still says it (1.22+).
+        if self._connected:
+            self._reason = STAT_ASSOC_LEAVE
         self._requested = False
         self._connected = False
-        self._reason = STAT_ASSOC_LEAVE
 
     def _update(self):
         radio = _state["radio"]

@@ -4,7 +4,7 @@
         [--mode friendly|raw] [--version 1.24.1] [--ticks-start MS] [--uptime-ms MS]
         [--display tm1637|max7219] [--line-nf N] [--inputs GPIO=LEVEL,...]
         [--ctl-in FD --ctl-out FD] [--link PTY] [--frozen DIR] [--port-frozen DIR]
-        [--radio FILE] [--heap BYTES] [--idf-left BYTES]
+        [--radio FILE] [--heap BYTES] [--idf-left BYTES] [--flash-timing typical|max|none]
 
 Started by tools.simboard.twin (the host side), once per boot: a soft or hard reset ends
 this process and the host starts the next. Follows ports/esp32/main.c: the board's
@@ -30,9 +30,13 @@ taken away (an import of a module it does not have fails, `next()` takes no defa
 (espnet.py). --port-frozen DIR: the Python modules a stock build of that release freezes
 (umqtt and the rest, tools/simboard/portfrozen.py), read-only at /.port, which
 sys.path has where the ESP32 has `.frozen`: before /lib. --radio FILE: the club's WiFi
-(tools/simboard/radio.py); without it no access point is in reach. --heap BYTES: the GC
+(tools/simboard/radio.py); without it no access point is in reach; --wifi 0: its access
+point is off at power-up (the host's `N 1` brings it). --heap BYTES: the GC
 heap the board has (the twin's own modules are not counted: a ballast takes the rest of
 the unix port's heap); --idf-left BYTES: what the ESP-IDF heap has for WiFi and TLS.
+--flash-timing: how long the flash takes to erase a sector and program a page
+(tools/simboard/flash.py TIMINGS; typical by default): the chip waits that long, in real
+time, running nothing, as an ESP32 does while its flash is busy.
 """
 
 import os
@@ -56,7 +60,8 @@ def parse(argv):
             "--ticks-start": "0", "--uptime-ms": "0", "--display": "tm1637",
             "--line-nf": "10", "--inputs": "", "--ctl-in": None, "--ctl-out": None,
             "--link": None, "--frozen": None, "--port-frozen": None, "--radio": None,
-            "--heap": "0", "--idf-left": None, "--unique-id": None}
+            "--heap": "0", "--idf-left": None, "--unique-id": None,
+            "--flash-timing": "typical", "--wifi": "1"}
     for i in range(0, len(argv) - 1, 2):
         if argv[i] not in opts:
             raise SystemExit("rom: unknown option " + argv[i])
@@ -250,15 +255,19 @@ class Chip:
                 return -1
 
 
-def _mount_flash(state_dir):
+def _mount_flash(state_dir, timing):
+    import time  # the unix port's own (esptime replaces it later): real time
+
     from tools.simboard.esp32.vfs import TwinVfs
-    from tools.simboard.flash import FileBlockDev
+    from tools.simboard.flash import TIMINGS, FileBlockDev
 
     try:
         os.mkdir(state_dir)
     except OSError:
         pass
-    bdev = FileBlockDev(state_dir + "/flash.img")
+    # While the flash erases or programs, the ESP32 runs nothing (its cache is off): the
+    # chip process sleeps as long, and the host's watchdog keeps counting.
+    bdev = FileBlockDev(state_dir + "/flash.img", timing=TIMINGS[timing], wait=time.sleep_us)
     if bdev.is_blank():
         os.VfsLfs2.mkfs(bdev)
     return TwinVfs(os.VfsLfs2(bdev))
@@ -289,6 +298,9 @@ def _play(row, lacks):
 
 
 def main(argv):
+    # Nothing interrupts the chip's own start-up (the flash is mounted, and on a blank one
+    # formatted, which takes the flash's time): a Ctrl-C meanwhile is a byte for the REPL.
+    micropython.kbd_intr(-1)
     opts = parse(argv)
     version = tuple(int(x) for x in opts["--version"].split(".")) + ("",)
     from tools.simboard.esp32 import (
@@ -301,7 +313,7 @@ def main(argv):
         releases,
     )
     from tools.simboard.esp32.hardware import Hardware
-    from tools.simboard.heap import pin
+    from tools.simboard.heap import own_qstr_pool, pin
 
     row = releases.row(version) or releases.ROWS[-1]
     lacks = espnet.hidden(row)
@@ -317,7 +329,7 @@ def main(argv):
                         opts["--link"], esptime.uptime_us)
     hardware.radio_switch = espnet.set_up
     esptime.idle = hardware.settle
-    vfs = _mount_flash(opts["--state"])
+    vfs = _mount_flash(opts["--state"], opts["--flash-timing"])
     vfs.version = version
     chip_id = opts["--unique-id"]
     machine.attach(hardware, opts["--cause"], row,
@@ -327,6 +339,7 @@ def main(argv):
     idf_left = opts["--idf-left"]
     espnet.install(sys.modules, row, opts["--radio"],
                    None if idf_left is None else int(idf_left))
+    espnet.set_up(opts["--wifi"] != "0")  # the access point may be away from power-up
     # What the firmware imports is the ESP32's, and nothing of this tree but what is on
     # the board's own filesystem.
     for name in list(sys.modules):
@@ -349,10 +362,10 @@ def main(argv):
         vfs.overlay(FROZEN_MOUNT, os.VfsPosix(opts["--frozen"]))
         sys.path.insert(1, FROZEN_MOUNT)
     _play(row, lacks)
-    micropython.kbd_intr(-1)
     ballast = None
     if int(opts["--heap"]):
-        ballast = pin(int(opts["--heap"]))
+        # the firmware's names in a pool of their own, in its heap (heap.own_qstr_pool)
+        ballast = pin(int(opts["--heap"]) - own_qstr_pool())
         hardware.ballast = ballast  # the emulators may need a little of it
 
     chip = Chip(opts, hardware, esptime)
