@@ -76,7 +76,7 @@ def test_days_offline_lose_nothing(tmp_path, broker, hostile_report, restart):
         assert json.loads(out) == expected
         assert lg.wait(lambda: lg.logger.last_state == expected, 60)
         assert lg.wait(lambda: lg.logger.store.db.execute(
-            "SELECT complete FROM games").fetchone() == (1,), 30)
+            "SELECT complete FROM games").fetchone() == (1,), 90)
         time.sleep(0.3)
     finally:
         lg.stop()
