@@ -1,17 +1,16 @@
 """What the application sees of a board: pins read as masks, and the parts it drives.
 
-    board = Board(spots, buttons, display, link, data_dir, config_path, wdt, reset_cause,
-                  standing_level=0, config=cfg, config_error=0, make_watchdog=machine.WDT)
+    board = assemble(parts, profile)   # firmware.assemble: the one place a Board is made
     board.read_spots()      # bit i set: spot i+1 reports a pin standing
     board.read_buttons()    # bit i set: button i (carom, foul, ok, undo) is held down
     board.read_inputs()     # both in one call: read_spots() | read_buttons() << 8
     board.arm_watchdog()    # once the game is loaded: config["watchdog_ms"], never stopped
     board.watch_inputs(on_spot, on_button)   # on_spot(pin) when a spot's pin changes, ...
 
-The pins and parts are made elsewhere (firmware.hw on the ESP32, tools.simboard in the
-simulator, from the same profile) and handed in whole: nothing here creates hardware, and
-nothing is attached afterwards. The simulator's pins are fakes; this reading code is the
-same on both.
+The pins and parts are made elsewhere (firmware.assemble, from the profile, with the parts
+of firmware.hw on the ESP32 and of tools.simboard in the simulator) and handed in whole:
+nothing here creates hardware, and nothing is attached afterwards. The simulator's pins are
+fakes; this reading code is the same on both.
 """
 
 UNDO_BUTTON = 3  # index in `buttons`: carom, foul, ok, undo
@@ -20,23 +19,22 @@ UNDO_BUTTON = 3  # index in `buttons`: carom, foul, ok, undo
 class Board:
     net = None  # the network link (boardlib.mqttlink.NetLink) when the board has one (net=)
 
-    def __init__(
-        self, spots, buttons, display, link, data_dir, config_path, wdt, reset_cause,
-        standing_level=0, config=None, config_error=0, make_watchdog=None, net=None,
-    ):
+    def __init__(self, spots, buttons, display, link, data_dir, config_path, reset_cause,
+                 config=None, config_error=0, make_watchdog=None, net=None):
         self.spots = spots
         self.buttons = buttons  # carom, foul, ok, undo: pressed reads 0
         self.display = display
         self.link = link
         self.data_dir = data_dir
         self.config_path = config_path
-        self.wdt = wdt  # NoWatchdog until arm_watchdog()
+        self.wdt = NoWatchdog()  # until arm_watchdog()
         self.reset_cause = reset_cause
-        self.standing_level = standing_level
         if config is None:
             from boardlib.config import defaults
 
             config = defaults()
+        # the level a standing pin reads: board.cfg's, else the profile's (assemble)
+        self.standing_level = config.get("standing_level") or 0
         self.config = config
         self.config_error = config_error
         # machine.WDT on the ESP32: called with timeout=ms once, when the firmware is up.

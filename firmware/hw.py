@@ -3,19 +3,17 @@
     from firmware import hw
     board = hw.build()        # machine.Pin, SPI, SoftI2C and UART objects, wired per profile
 
-The only module of the application that touches `machine`; everything it makes is handed
-to the application through `firmware.board.Board`, built whole here. The watchdog is not
+The only module of the application that touches `machine`: its `Parts` make the pins, buses
+and UART that firmware.assemble (the builder the simulator and the twin share) puts into
+one `firmware.board.Board`. The watchdog is not
 started here: `Board.arm_watchdog()` does that once the game is loaded (firmware.run).
 """
 
 import machine
 
-from boardlib.config import load_config
 from boardlib.display import Display
-from boardlib.shot import BUTTON_NAMES
-from firmware.board import Board, NoWatchdog
+from firmware.assemble import assemble
 from firmware.boards import esp32_devkit as profile
-from firmware.errors import NO_MEMORY
 
 _CAUSES = (
     (machine.PWRON_RESET, "PWR"),
@@ -81,57 +79,44 @@ def _link(cfg):
     return Link(uart, time.ticks_ms(), board_id=machine.unique_id())
 
 
-def _net(cfg, serial_link):
-    """The MQTT link beside the serial one when /board.cfg has a `net` object: (net link,
-    link, error code). A board whose heap cannot hold the network link plays without it
-    and shows Err 93 (errors.NO_MEMORY)."""
-    if "net" not in cfg:
-        return None, serial_link, 0
-    import network
-
-    try:
-        from boardlib.linkpair import Both
-        from boardlib.mqttlink import NetLink
-
-        net = NetLink(cfg["net"], network.WLAN(network.STA_IF), 0,
-                      board_id=machine.unique_id())
-    except MemoryError:
-        print("pinboard: no memory for the network link: playing without it (Err %d)"
-              % NO_MEMORY)
-        return None, serial_link, NO_MEMORY
-    return net, (net if serial_link is None else Both(serial_link, net)), 0
-
-
 CPU_HZ = 240_000_000  # stock MicroPython starts the ESP32 at 160 MHz (docs/performance.md)
+
+
+class Parts:
+    """What firmware.assemble asks of the ESP32: machine's pins, buses and UART."""
+
+    watchdog = machine.WDT
+
+    def configure(self, cfg):
+        pass
+
+    def spot(self, gpio):
+        Pin = machine.Pin
+        return Pin(gpio, Pin.IN, Pin.PULL_UP) if profile.SPOT_PULL_UP else Pin(gpio, Pin.IN)
+
+    def button(self, gpio):
+        return machine.Pin(gpio, machine.Pin.IN, machine.Pin.PULL_UP)
+
+    def display(self, cfg):
+        return _display(cfg)
+
+    def serial(self, cfg):
+        return _link(cfg)
+
+    def wlan(self):
+        import network
+
+        return network.WLAN(network.STA_IF)
+
+    def board_id(self, cfg):
+        return machine.unique_id()
+
+    def reset_cause(self):
+        return reset_cause()
 
 
 def build():
     # The full clock: the shot figures of `make bench` are for 240 MHz; at 160 MHz a shot
     # would take longer than its 30 ms target.
     machine.freq(CPU_HZ)
-    cfg, cfg_error = load_config(profile.CONFIG_PATH)
-    Pin = machine.Pin
-    spots = [
-        Pin(n, Pin.IN, Pin.PULL_UP) if profile.SPOT_PULL_UP else Pin(n, Pin.IN)
-        for n in profile.SPOTS
-    ]
-    buttons = [
-        Pin(profile.BUTTONS[name], Pin.IN, Pin.PULL_UP) for name in BUTTON_NAMES
-    ]
-    try:
-        import os
-
-        os.mkdir(profile.DATA_DIR)
-    except OSError:
-        pass  # already there
-    display = _display(cfg)  # first: a board short of memory can still say so (Err 93)
-    try:
-        net, link, net_error = _net(cfg, _link(cfg))
-    except MemoryError:
-        net, link, net_error = None, None, NO_MEMORY
-    return Board(
-        spots, buttons, display, link, profile.DATA_DIR, profile.CONFIG_PATH,
-        NoWatchdog(), reset_cause(),
-        standing_level=cfg.get("standing_level", profile.SPOT_STANDING_LEVEL),
-        config=cfg, config_error=cfg_error or net_error, make_watchdog=machine.WDT, net=net,
-    )
+    return assemble(Parts(), profile)

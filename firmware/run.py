@@ -117,12 +117,12 @@ SAFE_WORD = "SAFE"
 # the strings that drawing it takes (a new qstr pool is a block of its own).
 _NO_MEMORY = bytearray(8)
 layout.error(_NO_MEMORY, errors.NO_MEMORY)
-# Used once, to build the ESP32 board: firmware.hw, the board profile and the configuration
-# file's reader and checks, the `net` settings' too (boardlib.netconfig: a networked board
-# checks them at boot, and the link keeps the checked values, not the checks); tools.bench
-# counts them apart, as boot_mpy_bytes.
-BOOT_MODULES = ("firmware.hw", "firmware.boards.esp32_devkit", "boardlib.config",
-                "boardlib.netconfig")
+# Used once, to build the ESP32 board: firmware.hw and firmware.assemble, the board profile
+# and the configuration file's reader and checks, the `net` settings' too
+# (boardlib.netconfig: a networked board checks them at boot, and the link keeps the
+# checked values, not the checks); tools.bench counts them apart, as boot_mpy_bytes.
+BOOT_MODULES = ("firmware.hw", "firmware.assemble", "firmware.boards.esp32_devkit",
+                "boardlib.config", "boardlib.netconfig")
 
 
 def hold_word(board):
@@ -185,6 +185,11 @@ def start(board=None, clock=time.ticks_ms):
 def _build():
     """The ESP32 board (firmware.hw); then BOOT_MODULES are forgotten, so that nothing
     holds them once the board is built and the collector can take them."""
+    # The rules first, from here: theirs is the deepest chain of imports (rules_core, its
+    # game, saved state, settings, each rules system), and each nested import takes C
+    # stack; under hw, assemble and the configuration's reader it would start three
+    # levels deeper (the application keeps rules_core loaded in any case).
+    import rules_core  # noqa: F401
     from firmware import hw
 
     board = hw.build()

@@ -9,7 +9,6 @@ MicroPython only (the simulated board's flash is littlefs). The board is
 
 from device.support import play
 from firmware.app import App
-from firmware.board import Board, NoWatchdog
 from firmware.check import STEP_MS, STEPS
 from firmware.run import tick
 from tools.simboard.board import FLASH_MOUNT, build
@@ -28,12 +27,9 @@ def board(state, standing_level=0, wired_level=0):
     except OSError:
         pass
     sim = build(state_dir=state)
-    old = sim.board
-    b = Board(sim.spot_pins, sim.button_pins, old.display, None, old.data_dir,
-              old.config_path, NoWatchdog(), "PWR", standing_level=standing_level)
-    b.config = old.config
-    b.config_error = old.config_error
-    sim.board = b
+    b = sim.board
+    b.standing_level = standing_level  # what the configuration says, whatever is wired
+    b.link = None
     sim.wired_level = wired_level
     for pin in sim.spot_pins:
         pin.value(wired_level)

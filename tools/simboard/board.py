@@ -15,12 +15,10 @@ configured `standing_level`) runs here too.
 
 import os
 
-from boardlib.config import load_config
 from boardlib.display import Display
 from boardlib.max7219 import MAX7219
-from boardlib.shot import BUTTON_NAMES
 from boardlib.tm1637 import TM1637
-from firmware.board import Board, NoWatchdog
+from firmware.assemble import assemble
 from firmware.boards import esp32_devkit as profile
 from tools.simboard import tm1637_bus
 from tools.simboard.chips import MAX7219Emulator, TM1637Emulator, visible_pair
@@ -32,6 +30,57 @@ FLASH_MOUNT = "/flash"
 IMAGE_NAME = "flash.img"
 
 
+class _Parts:
+    """What firmware.assemble asks of the simulated board: fake pins on one wire, the
+    display chips' emulators, a pty for the serial link, the simulated WiFi."""
+
+    def __init__(self, sim, display, link_path, wlan, reset_cause, make_watchdog, board_id):
+        self.sim = sim
+        self.shown = display
+        self.link_path = link_path
+        self._wlan = wlan
+        self.cause = reset_cause
+        self.watchdog = make_watchdog
+        self.serial_id = board_id
+
+    def configure(self, cfg):
+        if self.shown:
+            cfg["display"] = self.shown
+
+    def spot(self, gpio):
+        pin = FakePin("GPIO%d" % gpio, 1, self.sim.wire)
+        self.sim.spot_pins.append(pin)
+        return pin
+
+    def button(self, gpio):
+        pin = FakePin("GPIO%d" % gpio, 1, self.sim.wire)
+        self.sim.button_pins.append(pin)
+        return pin
+
+    def display(self, cfg):
+        return self.sim._display(cfg["display"], cfg["colon_marker"])
+
+    def serial(self, cfg):
+        if not self.link_path:
+            return None
+        from boardlib.link import Link
+        from tools.simboard.uart import PtyUART
+
+        # A real board says machine.unique_id(); simulated tables side by side (the
+        # club demo) each need their own.
+        return Link(PtyUART(self.link_path), 0, board_id=self.serial_id)
+
+    def wlan(self):
+        return self._wlan  # None: no simulated WiFi, the board plays without the network
+
+    def board_id(self, cfg):
+        # The id names the board in its HELLO too: boards on one broker stay apart.
+        return cfg["net"]["id"].encode() or b"sim"
+
+    def reset_cause(self):
+        return self.cause
+
+
 class SimBoard:
     def __init__(self, display="tm1637", state_dir=None, link_path=None, bdev=None,
                  config=None, wlan=None, reset_cause="PWR", make_watchdog=None, line_nf=None,
@@ -39,57 +88,24 @@ class SimBoard:
         # The emulators listen; no log to grow. The TM1637 lines carry line_nf nF each
         # ($PINBOARD_LINE_NF or 10): the display bus runs on the wire's virtual clock.
         line_nf = line_nf_default() if line_nf is None else line_nf
-        self.wire = wire = Wire(keep=False, line_nf=line_nf)
-        self.spot_pins = [FakePin("GPIO%d" % n, 1, wire) for n in profile.SPOTS]
-        self.button_pins = [
-            FakePin("GPIO%d" % profile.BUTTONS[name], 1, wire)
-            for name in BUTTON_NAMES
-        ]
+        self.wire = Wire(keep=False, line_nf=line_nf)
         # flash_timing: the erase and program times the flash takes (tools.simboard.flash
         # TIMINGS), in board time (`flash.busy_us`), or in real time with flash_wait
         self.flash = self._mount_flash(state_dir, bdev, flash_timing, flash_wait)
-        cfg_path = FLASH_MOUNT + profile.CONFIG_PATH
         if config is not None:  # as `mpremote cp board.cfg :board.cfg` would
-            with open(cfg_path, "wb") as f:
+            with open(FLASH_MOUNT + profile.CONFIG_PATH, "wb") as f:
                 f.write(config)
         if ca is not None:  # the club's CA certificate, beside board.cfg
             with open(FLASH_MOUNT + "/ca.der", "wb") as f:
                 f.write(ca)
-        cfg, cfg_error = load_config(cfg_path)
-        if display:
-            cfg["display"] = display
-        self.standing_level = cfg.get("standing_level", profile.SPOT_STANDING_LEVEL)
-        for i in range(len(self.spot_pins)):
-            self.spot_pins[i].value(self.standing_level)  # every pin standing at power-up
-        self.chips = []
-        disp = self._display(cfg["display"], cfg["colon_marker"])
-        link = None
-        if link_path:
-            from boardlib.link import Link
-            from tools.simboard.uart import PtyUART
-
-            # A real board says machine.unique_id(); simulated tables side by side (the
-            # club demo) each need their own.
-            link = Link(PtyUART(link_path), 0, board_id=board_id)
-        self.net = None
-        if "net" in cfg and wlan is not None:
-            from boardlib.linkpair import Both
-            from boardlib.mqttlink import NetLink
-
-            # The id names the board in its HELLO too: boards on one broker stay apart.
-            self.net = NetLink(cfg["net"], wlan, 0, board_id=cfg["net"]["id"].encode() or b"sim",
-                               ca_path=FLASH_MOUNT + "/ca.der")  # beside board.cfg
-            link = self.net if link is None else Both(link, self.net)
-        data_dir = FLASH_MOUNT + profile.DATA_DIR
-        try:
-            os.mkdir(data_dir)
-        except OSError:
-            pass
-        self.board = Board(
-            self.spot_pins, self.button_pins, disp, link, data_dir, cfg_path,
-            NoWatchdog(), reset_cause, standing_level=self.standing_level,
-            config=cfg, config_error=cfg_error, make_watchdog=make_watchdog, net=self.net,
-        )
+        self.spot_pins, self.button_pins, self.chips = [], [], []
+        parts = _Parts(self, display, link_path, wlan, reset_cause, make_watchdog, board_id)
+        # the firmware's own builder (firmware.assemble), over fake pins and emulators
+        self.board = assemble(parts, profile, FLASH_MOUNT)
+        self.net = self.board.net
+        self.standing_level = self.board.standing_level
+        for pin in self.spot_pins:
+            pin.value(self.standing_level)  # every pin standing at power-up
 
     def _mount_flash(self, state_dir, bdev=None, timing=None, wait=None):
         if bdev is not None:
