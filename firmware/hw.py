@@ -3,16 +3,15 @@
     from firmware import hw
     board = hw.build()        # machine.Pin, SPI, SoftI2C and UART objects, wired per profile
 
-The only module of the application that touches `machine`: its `Parts` make the pins, buses
-and UART that firmware.assemble (the builder the simulator and the twin share) puts into
-one `firmware.board.Board`. The watchdog is not
-started here: `Board.arm_watchdog()` does that once the game is loaded (firmware.run).
+The only module of the application that touches `machine`: its functions make the pins,
+buses and UART that firmware.assemble (the builder the simulator and the twin share) puts
+into one `firmware.board.Board`. The watchdog is not started here: `Board.arm_watchdog()`
+does that once the game is loaded (firmware.run).
 """
 
 import machine
 
 from boardlib.display import Display
-from firmware.assemble import assemble
 from firmware.boards import esp32_devkit as profile
 
 _CAUSES = (
@@ -32,7 +31,7 @@ def reset_cause():
     return "?"
 
 
-def _display(cfg):
+def display(cfg):
     Pin = machine.Pin
     # Each driver is imported only by a board that has its display: a board loads one.
     if cfg["display"] == "max7219":
@@ -58,7 +57,7 @@ def _display(cfg):
     return None
 
 
-def _link(cfg):
+def serial(cfg):
     from boardlib.link import Link, repl_stream
 
     kind = cfg["link"]
@@ -82,41 +81,59 @@ def _link(cfg):
 CPU_HZ = 240_000_000  # stock MicroPython starts the ESP32 at 160 MHz (docs/performance.md)
 
 
-class Parts:
-    """What firmware.assemble asks of the ESP32: machine's pins, buses and UART."""
+def bare_display():
+    """The display alone, its kind read from board.cfg as plain JSON (the TM1637 modules
+    when it cannot be read): for Err 93 when the board itself does not fit the heap."""
+    cfg = {"display": "tm1637", "colon_marker": False}
+    try:
+        import json
 
-    watchdog = machine.WDT
-
-    def configure(self, cfg):
+        with open(profile.CONFIG_PATH) as f:
+            given = json.load(f)
+        if given.get("display") in ("tm1637", "max7219"):
+            cfg["display"] = given["display"]
+        cfg["colon_marker"] = given.get("colon_marker") is True
+    except Exception:  # noqa: BLE001 - no file, not JSON: the default display
         pass
+    return display(cfg)
 
-    def spot(self, gpio):
-        Pin = machine.Pin
-        return Pin(gpio, Pin.IN, Pin.PULL_UP) if profile.SPOT_PULL_UP else Pin(gpio, Pin.IN)
 
-    def button(self, gpio):
-        return machine.Pin(gpio, machine.Pin.IN, machine.Pin.PULL_UP)
+# What firmware.assemble asks of the ESP32, as this module's own names (the module is the
+# parts: no class to load at boot): machine's pins, buses and UART.
+watchdog = machine.WDT
 
-    def display(self, cfg):
-        return _display(cfg)
 
-    def serial(self, cfg):
-        return _link(cfg)
+def configure(cfg):
+    pass
 
-    def wlan(self):
-        import network
 
-        return network.WLAN(network.STA_IF)
+def spot(gpio):
+    Pin = machine.Pin
+    return Pin(gpio, Pin.IN, Pin.PULL_UP) if profile.SPOT_PULL_UP else Pin(gpio, Pin.IN)
 
-    def board_id(self, cfg):
-        return machine.unique_id()
 
-    def reset_cause(self):
-        return reset_cause()
+def button(gpio):
+    return machine.Pin(gpio, machine.Pin.IN, machine.Pin.PULL_UP)
+
+
+def wlan():
+    import network
+
+    return network.WLAN(network.STA_IF)
+
+
+def board_id(cfg):
+    return machine.unique_id()
 
 
 def build():
     # The full clock: the shot figures of `make bench` are for 240 MHz; at 160 MHz a shot
     # would take longer than its 30 ms target.
     machine.freq(CPU_HZ)
-    return assemble(Parts(), profile)
+    import sys
+
+    # here, not at the top: a board too short of memory to be built can still import this
+    # module for its display alone (bare_display, Err 93)
+    from firmware.assemble import assemble
+
+    return assemble(sys.modules[__name__], profile)

@@ -189,12 +189,46 @@ def _build():
     # game, saved state, settings, each rules system), and each nested import takes C
     # stack; under hw, assemble and the configuration's reader it would start three
     # levels deeper (the application keeps rules_core loaded in any case).
-    import rules_core  # noqa: F401
-    from firmware import hw
+    try:
+        import rules_core  # noqa: F401
+        from firmware import hw
 
-    board = hw.build()
+        board = hw.build()
+    except MemoryError as exc:  # not even the board fits: the display alone says so
+        _no_room_to_build(exc)
     forget(BOOT_MODULES)
     return board
+
+
+class _Bare:
+    """The display alone, where the board could not be built (no watchdog runs yet)."""
+
+    def __init__(self, display):
+        self.display = display
+        self.wdt = self
+
+    def feed(self):
+        pass
+
+
+def _no_room_to_build(exc):
+    """Drop what the failed build loaded, make the display alone (firmware.hw.bare_display)
+    and show Err 93 on it for good."""
+    import gc
+
+    for name in list(sys.modules):
+        if name.startswith(("rules_core", "firmware.assemble", "firmware.board",
+                            "boardlib.config", "boardlib.shot", "boardlib.netconfig")):
+            sys.modules.pop(name, None)
+    gc.collect()
+    display = None
+    try:
+        from firmware import hw
+
+        display = hw.bare_display()
+    except MemoryError:
+        pass
+    _halt(_Bare(display), exc, _NO_MEMORY)
 
 
 def forget(names):
