@@ -93,6 +93,19 @@ _BAK = "game.bak"
 # game.bad: read, then removed.
 _OLD_FILES = (_SNP, _TMP, _BAK, _JRN, "game.bad")
 _PAD = "settle.pad"
+# A compaction in pieces (GameStore.maintain_piece): the snapshot is written _PIECE bytes
+# a piece, so that a piece begins at most one block of littlefs's (a block holds 4 KB less
+# a few pointers, and a file's first block is begun once it outgrows its inline 128
+# bytes): at most one sector erased, 45 ms, and 16 page programs, 6.4 ms (W25Q32JV
+# typical; docs/persistence.md, "Compaction in pieces").
+_PIECE = const(1024)
+# Of each long buffer of the game's own that a snapshot writes (its history, checkpoints),
+# the last _TAIL bytes are copied aside when the compaction begins: an undo takes them
+# from the game (a record, a checkpoint) before record() finishes the compaction.
+_TAIL = const(32)
+_WRITE = const(0)  # a compaction's stages, per copy
+_CLOSE = const(1)
+_JOURNAL = const(2)
 
 
 def _default_codec():
@@ -134,6 +147,10 @@ class GameStore:
         self._frames = {}
         self._game = None  # the game last stored, for maintain()
         self._last_frame = _FRAME_EXTRA + 4  # size of the last frame appended
+        self._job = None  # the compaction under way (_Compaction), if any
+        # Called between the pieces of a compaction done all at once (compact(), or
+        # record() finishing one): the board feeds its watchdog there.
+        self.between = None
         try:
             os.mkdir(dirpath)
         except OSError:  # already there (the usual case)
@@ -165,6 +182,7 @@ class GameStore:
         reading code go: firmware.app drops the module.)"""
         from boardlib import journal_load
 
+        self._drop_compaction()
         return journal_load.load(self)
 
     @staticmethod
@@ -194,6 +212,11 @@ class GameStore:
         (Its work is split so that each frame fits on the C stack: a bigger one comes
         from the heap at every call, docs/performance.md.)
         """
+        if self._job is not None:
+            # A compaction under way (maintain_piece) is finished first: its snapshot is
+            # the game before this event, which then goes into the new journal.
+            self._size_of(record)  # (a record that cannot be framed: nothing written)
+            self._finish_compaction()
         frame = self._frame_of(record)  # (checked, in its buffer)
         self._game = game
         if self.needs_snapshot or self._journal_bytes + len(frame) > self.journal_limit:
@@ -257,14 +280,13 @@ class GameStore:
         progress, so that a scored shot costs only its small append. Returns True if it
         wrote a snapshot. A flash failure is kept for the next record() to retry."""
         game = self._game
-        if game is None:
-            return False
-        if not self.needs_snapshot and (
-            self._journal_bytes + self._last_frame <= self.journal_limit
-        ):
+        if game is None or not self.behind():
             return False
         try:
-            self.compact(game)
+            if self._job is not None:
+                self._finish_compaction()
+            else:
+                self.compact(game)
         except OSError:  # the flash failed: record() retries the snapshot
             return False
         return True
@@ -275,8 +297,49 @@ class GameStore:
 
     def compact(self, game):
         """Write `game` as the next generation's snapshot, with an empty journal, in both
-        copies. Raises OSError when the flash fails (ENOSPC when it is full); the copy not
-        yet rewritten still holds the game as it was before."""
+        copies, all at once. Raises OSError when the flash fails (ENOSPC when it is full);
+        the copy not yet rewritten still holds the game as it was before."""
+        self._finish_compaction()  # one under way first: the flash as it was meant to be
+        self._begin(game)
+        self._finish_compaction()
+
+    # ---- compaction in pieces ----------------------------------------------------------
+
+    def behind(self):
+        """True when the flash wants work before the next event: a compaction is under
+        way, or the journal cannot take another frame, or a snapshot is due."""
+        return self.needs_snapshot or (
+            self._journal_bytes + self._last_frame > self.journal_limit)
+
+    def maintain_piece(self):
+        """One piece of maintain()'s work: a compaction is begun when the journal is full
+        and then goes on by a piece at each call, each piece beginning at most one fresh
+        block of the flash (a 4 KB sector erased: 45 ms, up to 400 ms on a worn chip).
+        Returns True while a compaction is under way: call again soon (the board does at
+        its next step, its inputs polled in between). Meanwhile the flash holds the game
+        as it was before the compaction, and record() finishes the compaction before it
+        appends. A flash failure is kept for the next record() to retry, as maintain()'s."""
+        job = self._job
+        try:
+            if job is None:
+                game = self._game
+                if game is None or not self.behind():
+                    return False
+                self._begin(game)
+            self._piece()
+        except OSError:
+            return False
+        return self._job is not None
+
+    @property
+    def compacting(self):
+        """True while a compaction is under way (maintain_piece)."""
+        return self._job is not None
+
+    def _begin(self, game):
+        """Set up the compaction of `game`: its generation, headers and what it writes.
+        Nothing is written yet; the journals are closed (the game goes on flash again
+        whole)."""
         self._close_journals()
         self.needs_snapshot = True
         self._game = game
@@ -304,38 +367,82 @@ class GameStore:
         struct.pack_into("<I", jheader, 4, gen)
         struct.pack_into("<I", jheader, 8, crc32(memoryview(jheader)[0:8]))
         self._make_copies()
-        slots = self._slots
-        if len(slots) != len(_COPIES):
-            slots = self._slots = [_older_name(self._path(name)) for name in _COPIES]
-        journals = []
+        if len(self._slots) != len(_COPIES):
+            self._slots = [_older_name(self._path(name)) for name in _COPIES]
+        self._job = _Compaction(header, parts, jheader)
+
+    def _finish_compaction(self):
+        """The pieces left of a compaction under way, one after the other (with the
+        `between` call after each: the board feeds its watchdog there)."""
+        while self._job is not None:
+            self._piece()
+            between = self.between
+            if between is not None and self._job is not None:
+                between()
+
+    def _piece(self):
+        """The next piece of the compaction under way. Per copy, in order: the snapshot
+        over the copy's older snapshot slot, _PIECE bytes at a time; its close, which
+        commits it (littlefs replaces a file's contents only when it is closed, whole, so
+        until then a power cut leaves the older snapshot as it was; the newer one stays
+        beside it: if both copies of the new one are ever damaged, the game goes back one
+        generation, and says so, not to none); the new journal's header, committed before
+        the next copy is touched (the file stays open for the appends: opening it again
+        would cost a path search)."""
+        job = self._job
+        i = job.copy
         try:
-            for i in range(len(_COPIES)):
-                name = _COPIES[i]
-                # The snapshot goes over the copy's older one: littlefs replaces a file's
-                # contents only when it is closed, whole, so a power cut before that
-                # leaves the older snapshot as it was. The newer one stays beside it: if
-                # both copies of the new one are ever damaged, the game goes back one
-                # generation (and says so), not to none.
-                with open(self._path(name, slots[i]), "wb") as f:
-                    f.write(header)
-                    for part in parts:
-                        f.write(part)
-                slots[i] = _SNP if slots[i] == _BAK else _BAK
+            if job.stage == _WRITE:
+                if job.file is None:
+                    job.file = open(self._path(_COPIES[i], self._slots[i]), "wb")
+                    job.file.write(job.header)
+                    job.check = crc32(memoryview(job.header)[4:12])
+                if job.write_piece():
+                    job.stage = _CLOSE
+                return
+            if job.stage == _CLOSE:
+                f = job.file
+                job.file = None
+                f.close()
+                if not job.whole():
+                    # The game changed under the snapshot in a way it could not follow:
+                    # what was written is no snapshot (its CRC fails: read as damage) and
+                    # the copy's slot stays. The game as it is now, as a new generation.
+                    _close_all(job.journals)
+                    self._job = None
+                    self._begin(self._game)
+                    return
                 # From here a power cut resumes from the new snapshot: the old journal's
                 # generation no longer matches it, so its events (all in the snapshot) are
                 # not applied twice.
-                # The new journal's header, committed before the next copy is touched; the
-                # file stays open for the appends (opening it again would cost a path search)
-                journal = open(self._path(name, _JRN), "wb")
-                journals.append(journal)
-                journal.write(jheader)
-                journal.flush()
+                self._slots[i] = _SNP if self._slots[i] == _BAK else _BAK
+                job.stage = _JOURNAL
+                return
+            path = self._path(_COPIES[i], _JRN)
+            journal = open(path, "wb")
+            job.journals.append(journal)
+            journal.write(job.jheader)
+            journal.flush()
+            # Opened again for the appends: littlefs (v2.11) reads at open whether its
+            # directory's block has room left, and a file opened while it had none keeps
+            # compacting the directory (a sector erased) at every append until it is
+            # opened again (docs/persistence.md, "Compaction in pieces").
+            job.journals.pop()
+            journal.close()
+            journal = open(path, "ab")
+            job.journals.append(journal)
         except OSError:
-            for journal in journals:
-                _close(journal)
+            if job.file is not None:
+                _close(job.file)
+            _close_all(job.journals)
+            self._job = None
             raise
+        if i + 1 < len(_COPIES):
+            job.next_copy()
+            return
+        self._job = None
         self.records = 0
-        self._journal_a, self._journal_b = journals
+        self._journal_a, self._journal_b = job.journals
         self._journals_opened(_JOURNAL_HEADER)
         if not self._old_layout_gone:
             if self._old_layout_there():
@@ -345,11 +452,16 @@ class GameStore:
                 self._old_layout_gone = True
 
     def close(self):
-        self._close_journals()
+        """Finish a compaction under way, then close the journals."""
+        try:
+            self._finish_compaction()
+        finally:
+            self._close_journals()
 
     def erase(self):
         """Remove the stored game: every file of both copies (and of the older layout).
         The directories stay; the next write starts a generation past the last one."""
+        self._drop_compaction()
         self._close_journals()
         for copy in _COPIES:
             for name in (_SNP, _TMP, _BAK, _JRN):
@@ -360,6 +472,17 @@ class GameStore:
         self._game = None
 
     # ---- internals ---------------------------------------------------------------------
+
+    def _drop_compaction(self):
+        # (what it wrote and did not commit is littlefs's to take back; a snapshot it
+        # leaves short fails its CRC, read as damage)
+        job = self._job
+        if job is not None:
+            self._job = None
+            if job.file is not None:
+                _close(job.file)
+            _close_all(job.journals)
+            self.needs_snapshot = True
 
     def _make_copies(self):
         """The copies' directories, the first time; then the store's directory (and its
@@ -450,6 +573,89 @@ def _same_filesystem(a, b):
     except OSError:
         return False
     return sa[0] == sb[0] and sa[2] == sb[2]
+
+
+class _Compaction:
+    """A compaction under way: what it writes (the game's buffers as they were when it
+    began) and how far it got."""
+
+    def __init__(self, header, parts, jheader):
+        self.header = header
+        self.jheader = jheader
+        # Per part: (buffer, length, tail). A short part, or one that is not the game's own
+        # buffer, is kept as bytes; a long bytearray of the game (history, checkpoints)
+        # is written from the game, up to the length it had, but for its last bytes, kept
+        # here (an undo cuts them off; an event only adds after them).
+        sources = []
+        for part in parts:
+            n = len(part)
+            if type(part) is bytes:
+                sources.append((part, n, None))
+            elif n <= 2 * _TAIL:
+                sources.append((bytes(part), n, None))
+            else:
+                sources.append((part, n, bytes(memoryview(part)[n - _TAIL:])))
+        self.sources = sources
+        self.journals = []  # the copies' new journals, open
+        self.file = None  # the snapshot being written
+        self.copy = 0  # in _COPIES
+        self.stage = _WRITE
+        self.part = 0  # the next byte to write: part, offset in it
+        self.offset = 0
+        self.check = 0  # the CRC of what this copy's snapshot has been given so far
+        self.spoiled = False  # a part could not be written as it was
+
+    def next_copy(self):
+        self.copy += 1
+        self.stage = _WRITE
+        self.part = 0
+        self.offset = 0
+        self.spoiled = False
+
+    def write_piece(self):
+        """Up to _PIECE bytes more of the snapshot into self.file; True once all are."""
+        room = _PIECE
+        sources = self.sources
+        f = self.file
+        while room and self.part < len(sources):
+            buf, n, tail = sources[self.part]
+            at = self.offset
+            end = at + room if at + room < n else n
+            if tail is None:
+                view = memoryview(buf)[at:end]
+            else:
+                cut = n - len(tail)
+                if at >= cut:
+                    view = memoryview(tail)[at - cut:end - cut]
+                else:
+                    if end > cut:
+                        end = cut
+                    if len(buf) < end:  # the game lost bytes the snapshot needs
+                        self.spoiled = True
+                        end = len(buf) if len(buf) > at else at
+                    view = memoryview(buf)[at:end]
+            if end > at:
+                f.write(view)
+                self.check = crc32(view, self.check)
+            room -= end - at
+            if end >= n:
+                self.part += 1
+                self.offset = 0
+            elif self.spoiled:
+                self.part += 1  # short: the CRC says so
+                self.offset = 0
+            else:
+                self.offset = end
+        return self.part >= len(sources)
+
+    def whole(self):
+        """True if the snapshot written is the one its header's CRC describes."""
+        return not self.spoiled and self.check == struct.unpack_from("<I", self.header, 12)[0]
+
+
+def _close_all(files):
+    for f in files:
+        _close(f)
 
 
 def _close(f):

@@ -85,6 +85,7 @@ class App:
         self.screens = Screens(self.display)
         self.numbering = GameNumbering()
         self.store = GameStore(board.data_dir, codec=self.numbering)
+        self.store.between = self._feed_between
         # The last game replaced while it had events, until the host says it has it all
         # (CMD_LOGGED): a new game never takes a game away before it is logged.
         self.kept_numbering = GameNumbering()
@@ -456,12 +457,16 @@ class App:
         self._link_at = link.due if self._link_times else ticks_add(now_ms, LINK_MS)
 
     def upkeep(self, now_ms):
-        if self.assembler.busy:
+        store = self.store
+        if store.compacting:
+            self._compact_piece(now_ms)
+            return
+        if self.assembler.busy and not store.behind():
             self._upkeep_at = ticks_add(now_ms, UPKEEP_MS)  # after the shot
             return
         self.game.reserve()  # room for the next events, taken between them
         if not self.storage_error:
-            self.store.maintain()
+            self._compact_piece(now_ms)  # begun when the journal is full
         elif ticks_diff(now_ms, self._storage_retry_at) >= 0:
             # a failing or full flash is tried again now and then: a whole snapshot of
             # the game, so that nothing is missing once it works
@@ -471,6 +476,26 @@ class App:
             self._upkeep_at = self._storage_retry_at
 
     # -- storage ----------------------------------------------------------------------------
+
+    # The journal's compaction goes on in pieces, one a step, each erasing at most one
+    # sector of the flash: the inputs are polled between them (docs/persistence.md,
+    # "Compaction in pieces"). It is begun as soon as the journal is full, and goes on
+    # while a shot is in progress; an event that comes meanwhile finishes it first.
+
+    def _compact_piece(self, now_ms):
+        # (a flash failure is kept: the next event's record() tries the snapshot again)
+        if self.store.maintain_piece():
+            self._upkeep_at = now_ms  # the next piece at the next step
+
+    def _compaction_due(self):
+        # after an event: a journal that is now full is compacted from the next step on
+        if self.store.behind() and not self.storage_error:
+            self._upkeep_at = ticks_add(self._now, 1)  # type: ignore[type-var]
+
+    def _feed_between(self):
+        # between the pieces of a compaction done at once: the watchdog, as _feed does
+        if not self._failed:
+            self.board.wdt.feed()
 
     def _record_event(self, game, record):
         """store.record, as _store does it, without making a bound method or a tuple."""
@@ -482,6 +507,7 @@ class App:
         if self.storage_error and not self.store.needs_snapshot:
             self.storage_error = 0
             self._storage_changed()
+        self._compaction_due()
 
     def _journal(self, game, record):
         """store.record(game, record): None, or the OSError it raised. (A function of its
@@ -505,6 +531,7 @@ class App:
         if self.storage_error and not self.store.needs_snapshot:
             self.storage_error = 0
             self._storage_changed()
+        self._compaction_due()
         return True
 
     def _store_failed(self, exc):

@@ -58,3 +58,84 @@ def timeline_steps(shots, timing):
     got = flashgap_device.measure(shots, timing)
     return {"polls": got["polls"], "compactions": got["compactions"], "shots": got["shots"],
             "gap_ms": got["gap_ms"]}
+
+
+def case_a_long_games_compaction_erases_at_most_a_sector_a_piece():
+    # A 1000-shot game's snapshot spans two blocks: written a piece at a time, no piece
+    # erases more than one sector or takes the flash longer than 75 ms less the step's
+    # 5 ms (W25Q32JV typical), and the game read back after it is the game.
+    micropython_only("littlefs over the block device (os.VfsLfs2)")
+    from boardlib.journal import GameStore
+    from rules_core import Game, events
+
+    dev = RamBlockDev(4096, 384, timing=TYPICAL)
+    mount(dev, "/p")
+    store = GameStore("/p/game")
+    game = Game("ddbu", distance=(9999, 9999))
+    for k in range(1000):
+        game.apply(events.encode_shot(k % 31 + 1, k & 1, ()))
+    store.new_game(game)
+    worst_erases = worst_us = pieces = 0
+    for k in range(40):  # events until a few compactions have gone by, piece by piece
+        rec = events.encode_shot(k % 5 + 1, 0, ())
+        game.apply(rec)
+        store.record(game, rec)
+        while True:
+            erases, busy = dev.erases, dev.busy_us
+            going = store.maintain_piece()
+            pieces += going
+            worst_erases = max(worst_erases, dev.erases - erases)
+            worst_us = max(worst_us, dev.busy_us - busy)
+            if not going:
+                break
+    check(store.generation >= 4, "compactions happened: generation %d" % store.generation)
+    # each compaction (new_game was the first): per copy, five pieces of its 5 KB, the
+    # close, the journal; all but the last call say that more is to come
+    check(pieces >= 13 * (store.generation - 1), "%d pieces" % pieces)
+    check(worst_erases == 1, "a piece erased %d sectors" % worst_erases)
+    check(worst_us <= 70000, "a piece took the flash %d us" % worst_us)
+    store.close()
+    back, status = GameStore("/p/game").load()
+    check(status == GameStore.OK and back.history == game.history, "the game came back")
+    os.umount("/p")
+
+
+def case_an_event_during_a_compaction_finishes_it_first():
+    # Events that come while a compaction is under way (a shot, an undo) are on flash
+    # when record() returns, and the game reads back whole after each.
+    micropython_only("littlefs over the block device (os.VfsLfs2)")
+    from boardlib.journal import UNDO_RECORD, GameStore
+    from rules_core import Game, events
+
+    dev = RamBlockDev(4096, 384, timing=TYPICAL)
+    mount(dev, "/q")
+    store = GameStore("/q/game")
+    game = Game("ddbu", distance=(9999, 9999))
+    for k in range(600):
+        game.apply(events.encode_shot(k % 31 + 1, 0, ()))
+    store.new_game(game)
+    finished = 0
+    for k in range(60):
+        if k % 4 == 3:
+            game.undo()
+            rec = UNDO_RECORD
+        else:
+            rec = events.encode_shot(k % 7 + 1, 1, ())
+            game.apply(rec)
+        during = store.compacting
+        store.record(game, rec)
+        finished += during
+        check(not store.compacting, "record() left a compaction under way")
+        for _ in range(k % 6):  # a few pieces, then the next event comes
+            store.maintain_piece()
+        # the flash as it stands (a power cut now): read on a copy of it
+        mount(RamBlockDev(4096, 384, image=bytes(dev.data)), "/r")
+        reader = GameStore("/r/game")
+        back, status = reader.load()
+        reader.close()
+        os.umount("/r")
+        check(status == GameStore.OK and back.history == game.history,
+              "event %d: the game read back is not the game" % k)
+    check(finished >= 3, "events came during a compaction only %d times" % finished)
+    store.close()
+    os.umount("/q")
