@@ -91,7 +91,25 @@ def test_recorded_game_is_what_the_test_says():
 
 def test_power_cut_at_every_write(game_events, hostile_report):
     events, keys = game_events
-    call = ["sweep", [as_text(events), BLOCKS]]
+    cuts, continued = sweep_and_check(events, keys, True)
+    hostile_report("flash: power cut after every write", cuts=cuts,
+                   resumed_as_recorded=cuts, played_on_after=continued)
+
+
+def test_power_cut_at_every_write_of_compactions_in_pieces(hostile_report):
+    # As the board compacts: a piece at a time between events (maintain_piece), and
+    # events that come while a compaction is under way (record() finishes it first).
+    events = make_game(seed=11, shots=120)
+    keys = reference_keys(events)
+    cuts, continued = sweep_and_check(events, keys, "pieces")
+    hostile_report("flash: power cut after every write, compaction in pieces", cuts=cuts,
+                   resumed_as_recorded=cuts, played_on_after=continued)
+
+
+def sweep_and_check(events, keys, upkeep):
+    """The power cut after every write (tests/device/powercut_cases.py, sweep), each
+    resume checked; returns (cuts, cuts played on after)."""
+    call = ["sweep", [as_text(events), BLOCKS, upkeep]]
     _, ends, cuts = micropython_value(run_on_micropython("powercut_cases", [call], timeout=600)[0])
     assert len(ends) == len(events) + 1  # new_game and every event completed uncut
     assert len(cuts) > len(events) * 2  # every write of the game was cut, whole and torn
@@ -116,8 +134,7 @@ def test_power_cut_at_every_write(game_events, hostile_report):
             assert out[1] == out[2] == out[3] == keys[keys.index(out[3])], cut
             assert out[3] in keys, "events recorded after a resume were not all kept"
     assert continued > 10
-    hostile_report("flash: power cut after every write", cuts=len(cuts),
-                   resumed_as_recorded=len(cuts), played_on_after=continued)
+    return len(cuts), continued
 
 
 def test_cut_device_matches_rebuilt_flash(game_events):

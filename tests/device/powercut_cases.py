@@ -40,7 +40,11 @@ class Recorder:
         self.ref = []  # key after new_game and after each event, as played here
 
     def play(self, dev, count=None, upkeep=True):
-        """new_game, then the events; returns the log length after each (new_game first)."""
+        """new_game, then the events; returns the log length after each (new_game first).
+
+        upkeep: True, maintain() after each event; False, none (record() compacts); "pieces",
+        a compaction in pieces (maintain_piece) as the board's loop does, 0 to 4 pieces
+        between two events, so that events also come while one is under way."""
         ends = []
         mount(dev, "/f")
         store = GameStore("/f")
@@ -49,10 +53,14 @@ class Recorder:
             store.new_game(game)
             ends.append(len(dev.log) if dev.log is not None else dev.writes)
             self.ref.append(key(game))
-            for rec in self.events[:count]:
+            for i, rec in enumerate(self.events[:count]):
+                if upkeep == "pieces":
+                    # (these belong to the event before: its record() had returned)
+                    for _ in range(i % 5):
+                        store.maintain_piece()
                 step(game, rec)
                 store.record(game, rec)
-                if upkeep:
+                if upkeep is True:
                     store.maintain()  # as the application does between shots
                 ends.append(len(dev.log) if dev.log is not None else dev.writes)
                 self.ref.append(key(game))
@@ -147,17 +155,18 @@ class CutFlash(RamBlockDev):
         own.write(data)
 
 
-def sweep(events, blocks):
+def sweep(events, blocks, upkeep=True):
     """Rebuild the flash as it stood after every operation (and a torn half of every
     program) and resume from it. Returns (operations, ends, cuts) with a cut
-    (op, torn, events done, status, keys) or (op, torn, done, "raised", repr)."""
+    (op, torn, events done, status, keys) or (op, torn, done, "raised", repr).
+    upkeep: as Recorder.play's."""
     rec = Recorder(events, blocks)
     dev = RamBlockDev(4096, blocks, record=True)
     mount(dev, "/f")
     os.umount("/f")
     formatted = bytes(dev.data)
     dev.log = []
-    ends = rec.play(dev)
+    ends = rec.play(dev, upkeep=upkeep)
     log = dev.log
     cuts = []
     work = RamBlockDev(4096, blocks, image=formatted)
