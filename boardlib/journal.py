@@ -13,6 +13,8 @@ power cut nor one damaged spot on the flash costs a scored event.
     game.undo()
     store.record_undo(game)              # undo is an event of its own in the journal
     store.maintain()                     # between shots: compact if the journal is full
+    while store.maintain_piece():        # or so, a piece (one sector erased at most) a
+        ...                              # step of the board's loop, inputs read between
 
 Two copies, `a/` and `b/` in the store's directory, each its own directory and so its own
 littlefs metadata pair. Every write goes to both, copy a first:
@@ -40,9 +42,11 @@ them. `load()` works in three named steps:
    copy; if anything proves more was stored than that, the status is TRUNCATED; if the
    copies were not alike, both are rewritten as a fresh generation.
 
-Compaction (`maintain()` between shots once the journal is full, or `record()` if an event
-finds it full) writes, in each copy in turn, the next generation's snapshot over the older
-snapshot slot and starts an empty journal of the new generation. littlefs replaces a
+Compaction (`maintain()` or `maintain_piece()` once the journal is full, or `record()` if an
+event finds it full) writes, in each copy in turn, the next generation's snapshot over the
+older snapshot slot and starts an empty journal of the new generation; `maintain_piece()`
+does it a piece at a call, each beginning at most one flash block, and `record()` finishes
+a compaction under way before it appends. littlefs replaces a
 file's contents only when it is closed, whole, so no rename is needed (a rename costs
 littlefs a walk through the directory's whole metadata log). The journal stays within
 littlefs's inline file size, so an append erases no data block.

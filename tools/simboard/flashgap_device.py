@@ -5,8 +5,8 @@
 Plays SHOTS shots (pins fall, are stood up, `ok`; a carom now and then) through the
 simulator's timeline mode (tools/simboard/run.py, `run_timeline`) on a board whose flash
 takes the time a real chip takes (tools/simboard/flash.py: TYPICAL or MAXIMUM). Nothing of
-the firmware runs while the flash erases or programs, so a step that compacts the journal
-(two snapshots written, blocks erased) holds the next input poll back by that long. Every
+the firmware runs while the flash erases or programs, so a step that erases (a piece of a
+journal compaction, littlefs compacting a directory) holds the next poll back by that long. Every
 step is timed in board time; printed, one `key value` a line:
 
     gap_ms        the longest time from one input poll to the next (STEP_MS + the flash's
