@@ -114,6 +114,8 @@ def case_an_event_during_a_compaction_finishes_it_first():
     for k in range(600):
         game.apply(events.encode_shot(k % 31 + 1, 0, ()))
     store.new_game(game)
+    fed = []
+    store.between = lambda: fed.append(store.compacting)  # the board feeds its watchdog
     finished = 0
     for k in range(60):
         if k % 4 == 3:
@@ -137,5 +139,7 @@ def case_an_event_during_a_compaction_finishes_it_first():
         check(status == GameStore.OK and back.history == game.history,
               "event %d: the game read back is not the game" % k)
     check(finished >= 3, "events came during a compaction only %d times" % finished)
+    # between the pieces a record() finished at once: the compaction still under way
+    check(len(fed) >= finished and all(fed), "between() called %d times" % len(fed))
     store.close()
     os.umount("/q")
