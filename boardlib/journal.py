@@ -590,7 +590,7 @@ class _Compaction:
         # buffer, is kept as bytes; a long bytearray of the game (history, checkpoints)
         # is written from the game, up to the length it had, but for its last bytes, kept
         # here (an undo cuts them off; an event only adds after them).
-        sources = []
+        sources: list = []
         for part in parts:
             n = len(part)
             if type(part) is bytes:
