@@ -60,21 +60,31 @@ def timeline_steps(shots, timing):
             "gap_ms": got["gap_ms"]}
 
 
-def case_a_long_games_compaction_erases_at_most_a_sector_a_piece():
-    # A 1000-shot game's snapshot spans two blocks: written a piece at a time, no piece
-    # erases more than one sector or takes the flash longer than 75 ms less the step's
-    # 5 ms (W25Q32JV typical), and the game read back after it is the game.
+def long_game(where, shots):
+    """A flash with typical timing mounted at `where`, and a store there holding a new
+    game of `shots` shots: (flash, store, game)."""
     micropython_only("littlefs over the block device (os.VfsLfs2)")
     from boardlib.journal import GameStore
     from rules_core import Game, events
 
     dev = RamBlockDev(4096, 384, timing=TYPICAL)
-    mount(dev, "/p")
-    store = GameStore("/p/game")
+    mount(dev, where)
+    store = GameStore(where + "/game")
     game = Game("ddbu", distance=(9999, 9999))
-    for k in range(1000):
+    for k in range(shots):
         game.apply(events.encode_shot(k % 31 + 1, k & 1, ()))
     store.new_game(game)
+    return dev, store, game
+
+
+def case_a_long_games_compaction_erases_at_most_a_sector_a_piece():
+    # A 1000-shot game's snapshot spans two blocks: written a piece at a time, no piece
+    # erases more than one sector or takes the flash longer than 75 ms less the step's
+    # 5 ms (W25Q32JV typical), and the game read back after it is the game.
+    from boardlib.journal import GameStore
+    from rules_core import events
+
+    dev, store, game = long_game("/p", 1000)
     worst_erases = worst_us = pieces = 0
     for k in range(40):  # events until a few compactions have gone by, piece by piece
         rec = events.encode_shot(k % 5 + 1, 0, ())
@@ -103,17 +113,10 @@ def case_a_long_games_compaction_erases_at_most_a_sector_a_piece():
 def case_an_event_during_a_compaction_finishes_it_first():
     # Events that come while a compaction is under way (a shot, an undo) are on flash
     # when record() returns, and the game reads back whole after each.
-    micropython_only("littlefs over the block device (os.VfsLfs2)")
     from boardlib.journal import UNDO_RECORD, GameStore
-    from rules_core import Game, events
+    from rules_core import events
 
-    dev = RamBlockDev(4096, 384, timing=TYPICAL)
-    mount(dev, "/q")
-    store = GameStore("/q/game")
-    game = Game("ddbu", distance=(9999, 9999))
-    for k in range(600):
-        game.apply(events.encode_shot(k % 31 + 1, 0, ()))
-    store.new_game(game)
+    dev, store, game = long_game("/q", 600)
     fed = []
     store.between = lambda: fed.append(store.compacting)  # the board feeds its watchdog
     finished = 0
