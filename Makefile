@@ -6,9 +6,10 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.txt upy-requirements.txt | 
 PORT ?=
 DB ?= $(HOME)/.pinboard/games.db
 SIM_STATE ?= sim-state
-# The suite on two workers, then the modules that race real time in one process
-# (tests/conftest.py says which and why); PYTEST_WORKERS= runs it all in one process.
-PYTEST_WORKERS ?= -n 2 --dist loadfile --no-loadscope-reorder
+# The suite on two computing workers and a third for the modules that race real time, one
+# after another (they mostly wait; tests/conftest.py says which and why);
+# PYTEST_WORKERS= runs it all in one process.
+PYTEST_WORKERS ?= -n 3 --dist loadgroup --no-loadscope-reorder
 
 .PHONY: venv test lint sim club config deploy check log bench upy32 clean
 
@@ -27,8 +28,7 @@ lint: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m tools.typecheck
-	$(BIN)/python -m pytest $(PYTEST_WORKERS) $(if $(PYTEST_WORKERS),-m "not realtime")
-	$(if $(PYTEST_WORKERS),$(BIN)/python -m pytest -m realtime)
+	$(BIN)/python -m pytest $(PYTEST_WORKERS)
 
 sim: $(STAMP)
 	$(BIN)/python -m tools.sim --state $(SIM_STATE) --db $(DB)

@@ -1,5 +1,7 @@
 import os
+import shutil
 import sys
+import tempfile
 
 import pytest
 
@@ -7,24 +9,27 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-# `make test` runs the modules on two workers (pytest-xdist, `-n 2 --dist loadfile
-# --no-loadscope-reorder`). Each module goes to one worker whole, so that its module-scoped
-# set-ups (a broker, the bench's smoke run, the one unix-port process of a device module)
-# are made once. A module says in its own `pytestmark` how long it runs and how it must
-# run:
+# `make test` runs the modules on pytest-xdist workers (`-n 3 --dist loadgroup
+# --no-loadscope-reorder`, scheduled by `ModulesAndRealtime` below). Each module goes to one
+# worker whole, so that its module-scoped set-ups (a broker, the bench's smoke run, the one
+# unix-port process of a device module) are made once. A module says in its own
+# `pytestmark` how long it runs and how it must run:
 #
 #     pytestmark = [pytest.mark.long(80), pytest.mark.realtime]
 #
 # `long(seconds)`: about how long the module takes on one worker; the longest are handed
-# out first, so that no long one starts when the other worker has run out of work (a
-# plain `pytest` runs them in that order too). `realtime`: its tests race real time on
-# the ESP32 twin (a board booting while deploy or mpremote knocks), so a second worker's
-# load makes them miss; `make test` runs them after the others, in one process
-# (`-m realtime`).
+# out first, so that no long one starts when the other workers have run out of work (a
+# plain `pytest` runs them in that order too). `realtime`: its tests race real time on the
+# ESP32 twin (a board booting while deploy or mpremote knocks) and mostly wait on it, so
+# they run one after another on a worker of their own, the "realtime" group, which is
+# handed out first as one unit of their summed `long` seconds: a third worker beside the
+# two that compute, on two cores, because it mostly sleeps. Once the group is done that
+# worker takes modules like the others.
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "realtime: races real time; run without a second worker")
+    config.addinivalue_line("markers", "realtime: races real time; runs with the other realtime "
+                            "modules, one after another")
     config.addinivalue_line("markers", "long(seconds): the module runs about this long on one "
                             "worker; the longest are handed out first")
 
@@ -34,8 +39,64 @@ def _seconds(item):
     return marker.args[0] if marker is not None else 0
 
 
+REALTIME_GROUP = "realtime"
+_REALTIME_LIST = "realtime_modules_file"  # workerinput key: where a worker names them
+
+
+def _realtime(item):
+    return item.get_closest_marker("realtime") is not None
+
+
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: -_seconds(item))  # stable: the rest keep their order
+    realtime = {item.module: _seconds(item) for item in items if _realtime(item)}
+    together = sum(realtime.values())  # the realtime group is handed out as one unit
+
+    def seconds(item):
+        return together if _realtime(item) else _seconds(item)
+
+    items.sort(key=lambda item: -seconds(item))  # stable: the rest keep their order
+    path = getattr(config, "workerinput", {}).get(_REALTIME_LIST)
+    if path is not None:
+        # xdist schedules from node ids alone (its `xdist_group` suffix on them is lost on
+        # pytest 9.2, pytest-dev/pytest-xdist#1386): the worker names the realtime modules
+        # in a file the scheduler reads, before it sends its collection
+        names = sorted({item.nodeid.split("::", 1)[0] for item in items if _realtime(item)})
+        mine = "%s.%s" % (path, config.workerinput["workerid"])
+        with open(mine, "w") as f:
+            f.write("\n".join(names))
+        os.replace(mine, path)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """Each xdist worker is told where to name the realtime modules."""
+    config = node.config
+    if getattr(config, "_realtime_list", None) is None:
+        folder = tempfile.mkdtemp(prefix="pytest-realtime-")
+        config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+        config._realtime_list = os.path.join(folder, "modules")
+    node.workerinput[_REALTIME_LIST] = config._realtime_list
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)  # before xdist's own, which would answer
+def pytest_xdist_make_scheduler(config, log):
+    """A module per work unit (as `--dist loadfile`), except the realtime modules, which
+    are one unit together: `--dist loadgroup`, the way this suite uses it."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class ModulesAndRealtime(LoadFileScheduling):
+        realtime = None
+
+        def _split_scope(self, nodeid):
+            if self.realtime is None:  # every worker has collected by the first call
+                with open(config._realtime_list) as f:
+                    self.realtime = set(f.read().split())
+            module = super()._split_scope(nodeid)
+            return REALTIME_GROUP if module in self.realtime else module
+
+    return ModulesAndRealtime(config, log)
 
 
 # Counts recorded by hostile-conditions tests, printed at the end of the run:
