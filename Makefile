@@ -11,7 +11,7 @@ SIM_STATE ?= sim-state
 # PYTEST_WORKERS= runs it all in one process.
 PYTEST_WORKERS ?= -n 3 --dist loadgroup --no-loadscope-reorder
 
-.PHONY: venv test lint sim club config deploy check log bench upy32 clean
+.PHONY: venv test fuzz lint sim club config deploy check log bench upy32 clean
 
 venv: $(STAMP)
 
@@ -29,6 +29,12 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m tools.typecheck
 	$(BIN)/python -m pytest $(PYTEST_WORKERS)
+
+# The firmware fuzz at full size: 100,000 random raw inputs (make test plays 24,000);
+# FUZZ_INPUTS=N for another number.
+FUZZ_INPUTS ?= 100000
+fuzz: $(STAMP)
+	FUZZ_INPUTS=$(FUZZ_INPUTS) $(BIN)/python -m pytest tests/test_firmware_fuzz.py
 
 sim: $(STAMP)
 	$(BIN)/python -m tools.sim --state $(SIM_STATE) --db $(DB)
