@@ -51,10 +51,10 @@ def pytest_collection_modifyitems(config, items):
     realtime = {item.module: _seconds(item) for item in items if _realtime(item)}
     together = sum(realtime.values())  # the realtime group is handed out as one unit
 
-    def seconds(item):
-        return together if _realtime(item) else _seconds(item)
+    def order(item):  # the longest first; in the realtime group too
+        return (-together, -_seconds(item)) if _realtime(item) else (-_seconds(item), 0)
 
-    items.sort(key=lambda item: -seconds(item))  # stable: the rest keep their order
+    items.sort(key=order)  # stable: the rest keep their order
     path = getattr(config, "workerinput", {}).get(_REALTIME_LIST)
     if path is not None:
         # xdist schedules from node ids alone (its `xdist_group` suffix on them is lost on

@@ -11,7 +11,7 @@ import json
 import pytest
 from helpers import micropython_value, run_on_micropython
 
-pytestmark = pytest.mark.long(17)
+pytestmark = pytest.mark.long(9)
 
 SCENARIOS = [("boot_after_watchdog",), ("corrupt_config",), ("cut_off_journal", "ab"),
              ("cut_off_journal", "b"),

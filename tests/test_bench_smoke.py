@@ -15,7 +15,7 @@ import pytest
 from tools import bench, upy
 from tools.simboard import timeline
 
-pytestmark = pytest.mark.long(190)
+pytestmark = pytest.mark.long(107)
 
 
 @pytest.fixture(scope="module")

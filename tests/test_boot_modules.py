@@ -15,7 +15,7 @@ from twin_helpers import booted, flash, mpremote, play_shot, scores_shown
 
 from tools import bench
 
-pytestmark = pytest.mark.long(23)
+pytestmark = pytest.mark.long(6)
 
 LIST_MODULES = "import sys; print(repr(sorted(sys.modules)))"
 

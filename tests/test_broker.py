@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 pytestmark = [
     pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),
-    pytest.mark.long(8),
+    pytest.mark.long(3),
 ]
 
 

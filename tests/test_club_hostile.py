@@ -13,7 +13,7 @@ from club_helpers import client_for
 from tools.club.app import create_app
 from tools.logger.store import Store
 
-pytestmark = pytest.mark.long(24)
+pytestmark = pytest.mark.long(9)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HUGE = "9" * 20

@@ -24,7 +24,7 @@ from rules_core import Game
 from tools.logger import frames
 from tools.testing.browser import viewport
 
-pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.long(40)]
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.long(13)]
 
 PIN = "2468"
 

@@ -24,7 +24,7 @@ from club_helpers import (
 from tools.club.app import create_app
 from tools.records import Records
 
-pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.long(12)]
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.long(6)]
 
 PIN = "4711"
 XSS = "<script>alert(1)</script>"

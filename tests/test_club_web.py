@@ -21,7 +21,7 @@ from club_helpers import (
 from rules_core import Game
 from tools.logger import frames
 
-pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.long(13)]
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.long(8)]
 
 
 def _shots(game, masks):

@@ -10,7 +10,7 @@ from club_helpers import Served, chromium, quit_chromium, sim_board_on_broker, w
 from tools.club.app import create_app
 from tools.logger.store import Store
 
-pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.long(13)]
+pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.long(7)]
 PIN = "2468"
 
 

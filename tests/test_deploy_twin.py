@@ -25,7 +25,7 @@ from twin_helpers import (
 from tools import deploy
 from tools.simboard import frozen
 
-pytestmark = pytest.mark.realtime
+pytestmark = [pytest.mark.long(70), pytest.mark.realtime]
 
 CFG = {"watchdog_ms": 2000}
 

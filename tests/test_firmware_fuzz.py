@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from tools.timelines import random_raw
 
-pytestmark = pytest.mark.long(100)
+pytestmark = pytest.mark.long(32)
 
 RUNS = 4
 INPUTS_PER_RUN = int(os.environ.get("FUZZ_INPUTS", "24000")) // RUNS  # make fuzz: 100000

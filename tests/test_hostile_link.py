@@ -28,7 +28,7 @@ from tools.logger import frames
 from tools.logger.core import Logger
 from tools.records import Records
 
-pytestmark = pytest.mark.long(25)
+pytestmark = pytest.mark.long(8)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -8,7 +8,7 @@ flash), all cases in one process.
 import pytest
 from helpers import device_case_names, device_case_tests, device_module
 
-pytestmark = pytest.mark.long(26)
+pytestmark = pytest.mark.long(8)
 
 test_case = device_case_tests("journal_cases")
 

@@ -22,7 +22,7 @@ import pytest
 
 from tools.timelines import build, random_game
 
-pytestmark = pytest.mark.long(55)
+pytestmark = pytest.mark.long(58)
 
 RULES = "ddbu"
 KILLS = 50

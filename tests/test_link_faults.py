@@ -13,7 +13,7 @@ from tools.linkpipe import Faults, LinkPipe
 from tools.logger import frames
 from tools.logger.core import Logger
 
-pytestmark = pytest.mark.long(28)
+pytestmark = pytest.mark.long(12)
 
 # A ceb match of one set to 50: every shot sends a SHOT and a STATE frame. The shot list
 # is cut where the game ends (see _finishing), so the board ends on a finished game.

@@ -25,7 +25,7 @@ from tools.logger import frames
 from tools.logger.core import Logger
 from tools.records import Records
 
-pytestmark = pytest.mark.long(38)
+pytestmark = pytest.mark.long(24)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -15,7 +15,7 @@ from tools.logger import frames, report
 from tools.logger.core import Logger
 from tools.logger.store import Store
 
-pytestmark = pytest.mark.long(12)
+pytestmark = pytest.mark.long(4)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

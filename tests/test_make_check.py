@@ -14,7 +14,7 @@ from helpers import mpremote, repl_on_pty
 from tools import check as check_tool
 from tools import upy
 
-pytestmark = pytest.mark.long(11)
+pytestmark = pytest.mark.long(3)
 
 
 def setup(port, state, held):

@@ -27,7 +27,7 @@ from tools.timelines import Shot, build, random_game
 
 pytestmark = [
     pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),
-    pytest.mark.long(120),
+    pytest.mark.long(72),
 ]
 
 BOARDS = ("t1", "t2", "t3", "t4", "t5", "t6")

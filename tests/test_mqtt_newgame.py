@@ -19,7 +19,7 @@ from tools.timelines import Shot, build
 
 pytestmark = [
     pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),
-    pytest.mark.long(30),
+    pytest.mark.long(14),
 ]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

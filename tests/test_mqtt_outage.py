@@ -17,7 +17,7 @@ from tools.timelines import build, random_game
 
 pytestmark = [
     pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),
-    pytest.mark.long(64),
+    pytest.mark.long(42),
 ]
 
 DOWN_MS = 14_000

@@ -33,7 +33,7 @@ from tools.timelines import Shot, build
 
 pytestmark = [
     pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),
-    pytest.mark.long(15),
+    pytest.mark.long(7),
 ]
 
 

@@ -42,9 +42,8 @@ pytestmark = [
     pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),
     pytest.mark.skipif(shutil.which("openssl") is None,
                        reason="openssl is not installed (.ci/run installs it)"),
-    # a dozen twins at once on a slow radio: run with the real-time modules, alone (their
-    # load would slow the other worker's real-time tests), and first among them
-    pytest.mark.realtime, pytest.mark.long(35),
+    # a dozen twins at once on a slow radio: with the real-time modules, one at a time
+    pytest.mark.realtime, pytest.mark.long(22),
 ]
 
 FLASHFS = os.path.join("tools", "simboard", "esp32", "flashfs.py")

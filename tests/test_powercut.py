@@ -22,7 +22,7 @@ from helpers import micropython_value, run_on_micropython
 from rules_core import Game, GameError
 from rules_core import events as ev
 
-pytestmark = pytest.mark.long(15)
+pytestmark = pytest.mark.long(7)
 
 UNDO = "undo"
 BLOCKS = 384  # 1.5 MB of 4 KB blocks, as on the board

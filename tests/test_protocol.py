@@ -22,7 +22,7 @@ from rules_core.snapshot import pack_state
 from tools.logger import frames
 from tools.records.replay import record_fields
 
-pytestmark = pytest.mark.long(16)
+pytestmark = pytest.mark.long(7)
 
 test_device_case = device_case_tests("protocol_cases")
 

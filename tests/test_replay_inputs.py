@@ -15,7 +15,7 @@ from test_replay_upy import both
 from tools import shotscript as script
 from tools import upy
 
-pytestmark = pytest.mark.long(38)
+pytestmark = pytest.mark.long(11)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from tools import upy
 
-pytestmark = pytest.mark.long(13)
+pytestmark = pytest.mark.long(3)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tools.timelines import Shot, build, random_game
 
-pytestmark = pytest.mark.long(44)
+pytestmark = pytest.mark.long(37)
 
 SETS = {"ddbu": 1, "ceb": 3, "russian": 1}
 

@@ -15,7 +15,7 @@ from tools import sim as sim_tool
 from tools.simboard import idle, timeline
 from tools.timelines import build, random_game
 
-pytestmark = pytest.mark.long(13)
+pytestmark = pytest.mark.long(6)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -13,7 +13,7 @@ import pytest
 
 from tools.timelines import build, random_game
 
-pytestmark = pytest.mark.long(12)
+pytestmark = pytest.mark.long(4)
 
 SETS = {"ddbu": 1, "ceb": 5, "russian": 1}
 
