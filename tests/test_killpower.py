@@ -8,6 +8,7 @@ progress may be lost, nothing scored is), and the game must go on from there to 
 end as an uninterrupted game.
 """
 
+import fcntl
 import json
 import os
 import random
@@ -55,6 +56,25 @@ def wait_for_first_write(image, proc, timeout=60.0):
         time.sleep(0.002)
 
 
+def wait_until_off(state, timeout=30.0):
+    """Return once no process of the killed board holds its flash: SIGKILL reaches every
+    process of the group at once, but each ends (and lets the folder's flock go,
+    tools/sim.py lock_state) when the kernel gets to it, after the front end has been
+    reaped; the power is off only then."""
+    fd = os.open(state, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except OSError:
+                assert time.monotonic() < deadline, "the killed board still holds %s" % state
+                time.sleep(0.002)
+    finally:
+        os.close(fd)  # and the flock with it
+
+
 def test_kill_at_random_moments_then_resume(tmp_path):
     events = random_game(RULES, 99, length=16, distance=(60, 60))
     timeline, script = build(RULES, events, distance=(60, 60))
@@ -90,6 +110,7 @@ def test_kill_at_random_moments_then_resume(tmp_path):
         time.sleep(moments[i])
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        wait_until_off(state)
         again = sim(["--timeline", str(tmp_path / "idle.timeline"), "--state", str(state)])
         assert again.returncode == 0, again.stderr
         resumed = again.stdout.strip()
