@@ -26,6 +26,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from tools import upy
+from tools.simboard.shots import long_game
 
 DEVICE = "tools/simboard/bench_device.py"
 DEVICE_MODULE = "tools.simboard.bench_device"
@@ -680,20 +681,7 @@ def compile_tree(packages, dest, march=None, only=None, skip=APART):
 
 def shot_timeline(shots, seed=11):
     """A timeline of `shots` valid scored shots, pseudo-random but the same every run."""
-    lines = ["0 pins up 1 2 3 4 5"]
-    x = seed
-    t = 1000
-    for _ in range(shots):
-        x = (x * 1103515245 + 12345) & 0x7FFFFFFF
-        fallen = ((x >> 8) & 31) or 1
-        standing = [str(s) for s in range(1, 6) if not fallen & (1 << (s - 1))]
-        lines.append("%d pins up %s" % (t, " ".join(standing)))
-        lines.append("%d pins up 1 2 3 4 5" % (t + 150))
-        if (x >> 16) & 1:
-            lines.append("%d press carom" % (t + 200))
-        lines.append("%d press ok" % (t + 400))
-        t += 700
-    return "\n".join(lines) + "\n"
+    return long_game(shots, seed)
 
 
 SIM = "tools/simboard/run.py"

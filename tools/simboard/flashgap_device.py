@@ -26,27 +26,15 @@ from tools.simboard import run as sim_run
 from tools.simboard import timeline
 from tools.simboard.board import build
 from tools.simboard.flash import TIMINGS
+from tools.simboard.shots import long_game
 
 SETTINGS = {"rules": "ddbu", "distance": (9999, 9999), "sets": 1, "first": 1, "teams": 0}
 
 
 def shots_timeline(shots, seed=11):
     """`shots` scored shots, pseudo-random but the same every run: pins fall, are stood
-    up, `ok` ends the shot; every other shot or so a carom."""
-    lines = ["0 pins up 1 2 3 4 5"]
-    x = seed
-    t = 1000
-    for _ in range(shots):
-        x = (x * 1103515245 + 12345) & 0x7FFFFFFF
-        fallen = ((x >> 8) & 31) or 1
-        standing = [str(s) for s in range(1, 6) if not fallen & (1 << (s - 1))]
-        lines.append("%d pins up %s" % (t, " ".join(standing)))
-        lines.append("%d pins up 1 2 3 4 5" % (t + 300))
-        if (x >> 16) & 1:
-            lines.append("%d press carom" % (t + 500))
-        lines.append("%d press ok" % (t + 800))
-        t += 1500
-    return "\n".join(lines) + "\n"
+    up, `ok` ends the shot; every other shot or so a carom (tools.simboard.shots)."""
+    return long_game(shots, seed, up_ms=300, carom_ms=500, ok_ms=800, every_ms=1500)
 
 
 def measure(shots, timing="typical", sim=None):
