@@ -15,7 +15,8 @@ Segments::
      ddd  dp
 
 Digits, blank, '-', '_', '=', '+' (drawn as |-), the letters the messages need and the
-ring '\u00b0' that marks the player with the marked ball in five-pins.
+ring '\u00b0' that marks the player with the marked ball in five-pins, and the bar
+'\u203e' (the top segment alone) that marks a shot capped at the distance.
 Letters with no distinct shape of their own use the other case (a -> A, B -> b,
 S -> the shape of 5, O -> the shape of 0). A shape two characters share decodes to the
 first one listed below: digits win, so "SEt" decodes as "5Et" - exactly what a person
@@ -36,7 +37,7 @@ except ImportError:  # CPython: the integer itself
 DP = const(0x80)
 
 # Canonical characters first: decode_segments returns the first match.
-_CHARS = "0123456789 -_=+AbCcdEFGHhIiJKLnoPqrtUuWy\u00b0"
+_CHARS = "0123456789 -_=+AbCcdEFGHhIiJKLnoPqrtUuWy\u00b0\u203e"
 _GLYPHS = (
     b"\x3f\x06\x5b\x4f\x66\x6d\x7d\x07\x7f\x6f"  # 0-9
     b"\x00\x40\x08\x48\x70"  # blank - _ = +
@@ -44,6 +45,7 @@ _GLYPHS = (
     b"\x30\x10\x1e\x75\x38\x54\x5c\x73\x67\x50"  # I i J K L n o P q r
     b"\x78\x3e\x1c\x7e\x6e"  # t U u W y
     b"\x63"  # the marked ball (a ring in the top half, CEB 21.1; boardlib.layout)
+    b"\x01"  # a shot capped at the distance: a bar on top (boardlib.layout.shot_points)
 )
 # Other spellings of the same shapes (never returned by decode_segments).
 _ALIAS_CHARS = "aBDefgjklNOpQRSsTYwzZ"

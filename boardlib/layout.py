@@ -21,6 +21,8 @@ What each screen shows (as a person reads it; S looks like 5):
 | `shot_points(buf, 1, 6, 1)` | `+6` | blank | `"  +6    "` |
 | `shot_points(buf, 1, 6, 2)` | `FouL` | `+6` | `"FouL  +6"` |
 | `shot_points(buf, 1, 6, 2, foul=False)` | `oPEn` (ceb opening shot) | `+6` | |
+| `shot_points(buf, 2, 0, 2, foul=True)` | blank | `FouL` (ddbu: nobody scores) | |
+| `shot_points(buf, 1, 2, 1, capped=True)` | `\u203e+2` (capped at the distance) | blank | |
 | `remaining20(buf, 2, 18)` | blank | `r 18` | |
 | `distance(buf, 1)` | `dISt` | blank | |
 | `break_clock(buf, 300)` | `brK` | ` 5:00` | |
@@ -56,6 +58,7 @@ _DP = const(0x80)
 _RING = const(0x63)  # font's '°': the marked ball
 _MINUS = const(0x40)
 _PLUS = const(0x70)
+_BAR = const(0x01)  # font's '\u203e': a shot capped at the distance
 _HALF = const(4)
 # Digit shapes 0-9, indexed by value: bytes indexing gives an int, no allocation.
 _DIGITS = b"\x3f\x06\x5b\x4f\x66\x6d\x7d\x07\x7f\x6f"
@@ -118,13 +121,16 @@ def _markers(buf, turn, marked):
         mark_ball(buf, marked)
 
 
-def shot_points(buf, player, points, to, foul=None):
-    """What the last shot made: "+N" on the half of the player who got the points.
+def shot_points(buf, player, points, to, foul=None, capped=False):
+    """What the last shot made, by one rule for every rules id (docs/display.md):
 
-    When the points went to the other player the shooter's half says why: "FouL" for a
-    foul (the default then), "oPEn" when foul is False (ceb: the opening shot's points go
-    to the opponent without a foul). A foul whose points stay with the shooter (the
-    opponent fouled) shows "FouL" on the opponent's half.
+    - the shooter's half (`player`) says why when the shot was not plainly theirs:
+      "FouL" for a foul (the default when the points went to the opponent), "oPEn" when
+      foul is False and the points went to the opponent (ceb: the opening shot);
+    - "+N" stands on the half of the player who got the points (`to`), unless that is
+      the shooter's half and it says "FouL" (ddbu: a foul scores nothing for anyone);
+    - `capped`: the shot made more than was left to the distance and counted only what
+      was left (ddbu, ceb): a bar on top before the "+", "\u203e+2".
     """
     if (len(buf) < 8 or (player != 1 and player != 2) or (to != 1 and to != 2)
             or type(points) is not int):
@@ -134,17 +140,27 @@ def shot_points(buf, player, points, to, foul=None):
         _check_int(points, "points")
     if foul is None:
         foul = to != player
-    _number(buf, (to - 1) * _HALF, _HALF, points, 999)
-    if points >= 0:
-        _plus(buf, (to - 1) * _HALF)
-    # (in small functions: a frame over 11 words comes from the heap at every call)
-    _put4(buf, _HALF - (to - 1) * _HALF, _FOUL if foul else (_OPEN if to != player else _BLANK))
+    mine = (player - 1) * _HALF
+    got = (to - 1) * _HALF
+    if foul and got == mine:  # ddbu: a foul scores nothing for anyone
+        _put4(buf, _HALF - mine, _BLANK)
+    else:
+        _number(buf, got, _HALF, points, 99 if capped else 999)
+        if points >= 0:
+            _plus(buf, got, capped)
+        if got == mine:
+            _put4(buf, _HALF - mine, _BLANK)
+    if foul or got != mine:
+        # (in small functions: a frame over 11 words comes from the heap at every call)
+        _put4(buf, mine, _FOUL if foul else _OPEN)
 
 
-def _plus(buf, first):
+def _plus(buf, first, capped):
     while buf[first] == 0:
         first += 1
     buf[first - 1] = _PLUS
+    if capped:
+        buf[first - 2] = _BAR
 
 
 def _put4(buf, at, word):

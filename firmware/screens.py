@@ -130,6 +130,8 @@ class Screens:
     def _points(self, game, now_ms):
         points = game.last_points
         arg = (game.last_player << 12) | (game.last_to << 10) | (512 if game.last_foul else 0)
+        if game.capped:  # the shot counted less than it made: capped at the distance
+            arg |= 0x4000
         self.flash(POINTS, arg | (points if points < 0x1FF else 0x1FF), now_ms)
 
     def _announced(self, game, announce, now_ms):
@@ -260,4 +262,5 @@ class Screens:
                 layout.mark_ball(self.buf, kind)  # where the message leaves the cell free
 
     def _draw_points(self, arg):
-        layout.shot_points(self.buf, arg >> 12, arg & 0x1FF, (arg >> 10) & 3, (arg >> 9) & 1)
+        layout.shot_points(self.buf, (arg >> 12) & 3, arg & 0x1FF, (arg >> 10) & 3,
+                           (arg >> 9) & 1, arg >> 14)

@@ -123,6 +123,7 @@ class Game:
         self.last_to = 0
         self.last_foul = False
         self.announce = 0
+        self.capped = False  # the last shot made more than the distance left (gain capped)
         self.last_series = 0
         # ceb teams: each team's player at the table (kept [1, 1] in singles).
         self.members = [1, 1]
@@ -317,6 +318,7 @@ class Game:
 
     def _begin(self):
         self.announce = 0
+        self.capped = False
         if self.status == BREAK:
             self.status = PLAYING  # play resumes after the break
 
@@ -355,6 +357,7 @@ class Game:
             room = self.distance[i] - self.score[i]
             if points > room:
                 points = room
+                self.capped = True
         self.score[i] += points
         if points:
             self._progress(player)

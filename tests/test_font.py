@@ -23,7 +23,7 @@ HAND_SHAPES = {
     "F": "aefg", "G": "acdef", "H": "bcefg", "h": "cefg", "I": "ef", "i": "e",
     "J": "bcde", "K": "acefg", "L": "def", "n": "ceg", "o": "cdeg", "P": "abefg",
     "q": "abcfg", "r": "eg", "t": "defg", "U": "bcdef", "u": "cde", "W": "bcdefg",
-    "y": "bcdfg",
+    "y": "bcdfg", "\u203e": "a",
 }  # fmt: skip
 
 

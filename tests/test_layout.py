@@ -30,9 +30,16 @@ CASES = [
     ("shot_points", (1, 6, 2), {}, "FouL  +6"),
     ("shot_points", (2, 12, 1), {}, " +12FouL"),
     ("shot_points", (1, 5, 2), {"foul": False}, "oPEn  +5"),
-    ("shot_points", (2, 30, 2), {"foul": True}, "FouL +30"),
+    ("shot_points", (2, 30, 1), {"foul": True}, " +30FouL"),
     ("shot_points", (1, 0, 2), {}, "FouL  +0"),
     ("shot_points", (1, 1500, 1), {}, "+999    "),
+    # one rule for every rules id: FouL on the shooter's half; ddbu's foul scores nothing
+    ("shot_points", (2, 0, 2), {"foul": True}, "    FouL"),
+    ("shot_points", (1, 0, 1), {"foul": True}, "FouL    "),
+    # capped at the distance: what counted, and the bar on top
+    ("shot_points", (1, 2, 1), {"capped": True}, " \u203e+2    "),
+    ("shot_points", (2, 14, 2), {"capped": True}, "    \u203e+14"),
+    ("shot_points", (2, 3, 1), {"capped": True}, " \u203e+3FouL"),
     ("remaining20", (2, 18), {}, "    r 18"),
     ("remaining20", (1, 20), {}, "r 20    "),
     ("remaining20", (1, -3), {}, "r  0    "),
