@@ -6,6 +6,7 @@
     while True:
         wait_ms = app.step(now_ms)   # what is due: inputs, link, display, upkeep, watchdog
         ...                          # sleep wait_ms, or until a pin changes (app.changed[0])
+        # app.buzzer (firmware.sound): a call playing is a deadline step() wakes for
 
 The parts are `poll_inputs` (sensors, buttons, shots, rules, journal), `service_link`,
 `refresh_display` and `upkeep` (journal compaction while no shot is in progress); `step`
@@ -20,13 +21,13 @@ what a player has seen on the display is on flash.
 
 import struct
 
-from boardlib import inputs, layout, shot
+from boardlib import calls, inputs, layout, shot
 from boardlib.display import Display
 from boardlib.inputs import INDEX as _INDEX
 from boardlib.journal import GameStore
 from boardlib.link import ERR_ASKED, ERR_BUSY, ERR_REFUSED, ERR_STORAGE, PROTOCOL_VERSION
 from boardlib.ticks import ticks_add, ticks_diff
-from firmware import errors
+from firmware import errors, sound
 from firmware.screens import ERR, Screens
 from rules_core import Game, GameError, snapshot
 from rules_core.events import FOUL_NAMES
@@ -83,6 +84,8 @@ class App:
         self.display = board.display if board.display is not None else Display.none()
         self.display.brightness(cfg["brightness"])
         self.screens = Screens(self.display)
+        self.buzzer = sound.make(board)  # the audible calls; None: no buzzer, silent
+        self._sounding = False  # a call is playing: its next step is a deadline (step)
         self.numbering = GameNumbering()
         self.store = GameStore(board.data_dir, codec=self.numbering)
         self.store.between = self._feed_between
@@ -242,6 +245,8 @@ class App:
             self.upkeep(now_ms)
         if ticks_diff(now_ms, self._feed_at) >= 0:
             self._feed(now_ms)
+        if self._sounding:  # a buzzer call: its steps are deadlines too
+            self._sound(now_ms)
         # the soonest of the parts' times
         if screens.dirty:
             return 0
@@ -259,6 +264,10 @@ class App:
         left = ticks_diff(self._upkeep_at, now_ms)
         if left < wait:
             wait = left
+        if self._sounding:
+            left = ticks_diff(self.buzzer.due, now_ms)
+            if left < wait:
+                wait = left
         if wait < 0:
             return 0
         return wait if wait < IDLE_MS else IDLE_MS
@@ -336,7 +345,7 @@ class App:
         sensors = self.sensors
         down = sensors.update(self._read_spots(), now_ms)
         if sensors.fault != self._faults:
-            self._faults_changed()
+            self._faults_changed(now_ms)
         if down != self._down or self.assembler.busy:  # it only cares about changes
             self._down = down
             self.assembler.spots(down, now_ms, sensors.flapping)
@@ -344,10 +353,24 @@ class App:
         at = sensors.next_at
         self._spots_at = ticks_add(now_ms, _FAR_MS) if at is None else at
 
-    def _faults_changed(self):
+    def _faults_changed(self, now_ms=0):
         faults = self.sensors.fault
+        if faults & ~self._faults:
+            self._call(calls.ERROR, now_ms)  # a new sensor fault
         self._faults = faults
         self._show_fault()
+
+    def _call(self, call, now_ms):
+        if self.buzzer is not None and self._started:
+            self.buzzer.play(call, now_ms)
+            self._sounding = self.buzzer.busy
+
+    def _sound(self, now_ms):
+        """The buzzer's call plays on: its next step when it is due (boardlib.buzzer)."""
+        buzzer = self.buzzer
+        if ticks_diff(now_ms, buzzer.due) >= 0:
+            buzzer.poll(now_ms)
+        self._sounding = buzzer.busy
 
     def _show_fault(self):
         # a sensor fault first (the players can fix it), else a storage error
@@ -410,6 +433,9 @@ class App:
                 self.new_game(settings, now_ms)
             if self.menu.closed:
                 check = self.menu.check
+                if self.menu.sound is not None and self.menu.sound != self.buzzer.on:
+                    sound.switch(self.buzzer, self.menu.sound, self.board.config_path)
+                    self._sounding = self.buzzer.busy
                 self.menu = None
                 self.screens.draw_with(None)
                 if check:
@@ -421,20 +447,19 @@ class App:
     def _open_menu(self, now_ms):
         # Imported here, not at the top: a board loads the setup menu only when a player
         # opens it (the bench counts it apart, docs/performance.md).
-        from firmware.menu import Menu
+        from firmware.menu import Menu, rematch
 
         st = self.game.state()
-        self.menu = Menu(
-            {
-                "rules": st["rules"],
-                "distance": st["distance"],
-                "sets": st.get("best_of", 1),
-                "first": st.get("first", 1),
-                "teams": 0 if st["members"] is None else 1,
-            }
-        )
+        now = rematch(st)  # a finished game's menu offers it first ("AGAIn")
+        again = now if self.game.finished else None
+        if again is None:
+            now["first"] = st.get("first", 1)
+        self.menu = Menu(now, again=again, sound=self._sound_setting())
         self.screens.draw_with(self._draw_menu)
         self.assembler.reset()
+
+    def _sound_setting(self):
+        return None if self.buzzer is None else self.buzzer.on
 
     def _draw_menu(self, buf, now_ms):
         self.menu.draw(buf)
@@ -581,6 +606,7 @@ class App:
             self.game.undo()
         except GameError:
             self.screens.flash(ERR, errors.NOTHING_TO_UNDO, now_ms)
+            self._call(calls.ERROR, now_ms)
             return False
         self._store(self.store.record_undo, self.game)
         if self.link is not None and self._started:
@@ -639,6 +665,9 @@ class App:
         screens = self.screens
         if shot_event:
             screens.after_event(self.game, now_ms)
+            if self.buzzer is not None:
+                sound.after_shot(self.buzzer, self.game, now_ms)
+                self._sounding = self.buzzer.busy
         else:
             screens.clear()
             screens.after_event(self.game, now_ms)

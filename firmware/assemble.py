@@ -15,6 +15,8 @@ builder of the ESP32 (firmware.hw), the simulator and the twin (tools.simboard.b
     parts.wlan()              # a network.WLAN for the network link (None: no radio)
     parts.board_id(cfg)       # the id the network link says in its HELLO
     parts.reset_cause()       # "PWR", "WDT", ...
+    parts.buzzer(gpio)        # a machine.PWM for the piezo on board.cfg's buzzer_pin (else
+                              # the profile's BUZZER_PIN); not asked when there is none
     parts.watchdog            # machine.WDT (None: the board has none)
 
 The order is the board's start-up: the display first, so that a board short of memory
@@ -48,9 +50,13 @@ def assemble(parts, profile, root=""):
         net, link, net_error = _links(parts, cfg, root)
     except MemoryError:
         net, link, net_error = None, None, NO_MEMORY
+    buzzer = cfg.get("buzzer_pin")
+    if buzzer is None:
+        buzzer = profile.BUZZER_PIN
     return Board(spots, buttons, display, link, data_dir, config_path, parts.reset_cause(),
                  config=cfg, config_error=cfg_error or net_error,
-                 make_watchdog=parts.watchdog, net=net)
+                 make_watchdog=parts.watchdog, net=net,
+                 buzzer=None if buzzer is None else parts.buzzer(buzzer))
 
 
 def _links(parts, cfg, root):

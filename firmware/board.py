@@ -20,7 +20,7 @@ class Board:
     net = None  # the network link (boardlib.mqttlink.NetLink) when the board has one (net=)
 
     def __init__(self, spots, buttons, display, link, data_dir, config_path, reset_cause,
-                 config=None, config_error=0, make_watchdog=None, net=None):
+                 config=None, config_error=0, make_watchdog=None, net=None, buzzer=None):
         self.spots = spots
         self.buttons = buttons  # carom, foul, ok, undo: pressed reads 0
         self.display = display
@@ -40,6 +40,7 @@ class Board:
         # machine.WDT on the ESP32: called with timeout=ms once, when the firmware is up.
         self._make_watchdog = make_watchdog
         self.net = net
+        self.buzzer = buzzer  # the piezo's PWM (boardlib.buzzer drives it), None: silent
         self.bind_pins()
 
     def bind_pins(self):

@@ -125,6 +125,10 @@ def wlan():
 def board_id(cfg):
     return machine.unique_id()
 
+    def buzzer(self, gpio):
+        # a passive piezo: square wave at freq, silent at duty 0 (ports/esp32/machine_pwm.c)
+        return machine.PWM(machine.Pin(gpio), freq=2000, duty_u16=0)
+
 
 def build():
     # The full clock: the shot figures of `make bench` are for 240 MHz; at 160 MHz a shot

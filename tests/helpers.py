@@ -34,9 +34,13 @@ ALL_PINS = spots(1, 2, 3, 4, 5)
 # What a person reads on the digits in each setup menu item (firmware.menu), by how the
 # picture starts ("5" is how an S looks on seven segments), and the words the simulator
 # must write under it.
-MENU_PICTURES = {"rULE": "rules", "d1": "d1", "d2": "d2", "5Et5": "sets", "PLAy": "teams",
-                 "FIr5t": "first", "tE5t": "check", "nEW": "new"}
-MENU_LINES = {"rules": "setup menu: rules", "d1": "setup menu: distance of player 1",
+MENU_PICTURES = {"AGAIn": "again", "rULE": "rules", "d1": "d1", "d2": "d2", "5Et5": "sets",
+                 "PLAy": "teams", "FIr5t": "first", "bEEP": "sound", "tE5t": "check",
+                 "nEW": "new"}
+MENU_LINES = {"again": "setup menu: the same game again (ok starts it; the other player "
+                       "breaks)",
+              "sound": "setup menu: the buzzer's calls on or off",
+              "rules": "setup menu: rules", "d1": "setup menu: distance of player 1",
               "d2": "setup menu: distance of player 2", "sets": "setup menu: sets (best of)",
               "teams": "setup menu: singles or two-man teams",
               "first": "setup menu: who breaks first", "check": "setup menu: wiring check",

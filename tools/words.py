@@ -20,8 +20,10 @@ from rules_core.settings import RULES_IDS, rules_name
 
 # Each setup menu item (firmware.menu.ITEMS) in words.
 MENU_WORDS = {
+    "again": "the same game again (ok starts it; the other player breaks)",
     "rules": "rules", "d1": "distance of player 1", "d2": "distance of player 2",
     "sets": "sets (best of)", "teams": "singles or two-man teams", "first": "who breaks first",
+    "sound": "the buzzer's calls on or off",
     "check": "wiring check",
     "new": "start a new game",
 }
@@ -47,7 +49,8 @@ def _casino(short=False):
 BUTTONS = (
     ("carom", "c", "a carambole in this shot", _casino(), _casino(short=True)),
     ("foul", "f", "a foul in this shot", _second_fouls(), _second_fouls(short=True)),
-    ("ok", "o", "end the shot now (a miss is one press)", "the setup menu", "the setup menu"),
+    ("ok", "o", "end the shot now (a miss is one press)",
+     "the setup menu (after a game: AGAIn, ok: the same game again)", "the setup menu"),
     ("undo", "u", "clear the shot's marks, then take back shots one by one",
      "the same as a press", "as a press"),
 )
@@ -60,8 +63,11 @@ MENU_BUTTONS = (
     ("undo", "u", "back", "as a press"),
 )
 MENU_NOTES = (
+    "after a finished game the menu opens on AGAIn: ok starts the same game again, carom or "
+    "foul go on to the settings",
     "undo on the first item leaves the menu; nothing changes",
-    "on nEW yES, ok starts the new game; on nEW no, ok leaves with the game as it was",
+    "on nEW yES, ok starts the new game; on nEW no, ok leaves with the game as it was; after "
+    "a finished game it stays on yES",
     "on tESt yES, ok starts the wiring check",
 )
 # And in the wiring check (firmware.check): (button, key, a press, a hold).

@@ -24,6 +24,12 @@ MAX7219 = {"spi": 2, "sck": 18, "mosi": 23, "cs": 5, "baudrate": 1000000}
 # Data link to the host logger: UART2, TX 17 / RX 16, 115200 8N1.
 LINK_UART = {"id": 2, "tx": 17, "rx": 16, "baudrate": 115200}
 
+# Buzzer (optional): a passive piezo through a 100-220 Ohm resistor to GND, on a PWM pin.
+# None: the default wiring has none, and /board.cfg "buzzer_pin" names one (docs/building.md
+# suggests BUZZER_EXAMPLE_PIN, the one the wiring picture draws dashed). No buzzer: silent.
+BUZZER_PIN = None
+BUZZER_EXAMPLE_PIN = 2
+
 # littlefs is mounted at / by MicroPython's own boot; the game lives in its own folder.
 DATA_DIR = "/game"
 CONFIG_PATH = "/board.cfg"

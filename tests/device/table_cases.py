@@ -16,21 +16,23 @@ from tools.simboard import timeline
 from tools.simboard.board import FLASH_MOUNT, build
 
 
-def _fresh(state, config):
+def _fresh(state, config, clock):
     import os
 
     try:
         os.umount(FLASH_MOUNT)
     except OSError:
         pass
-    return build(state_dir=state, config=None if config is None else config.encode())
+    return build(state_dir=state, config=None if config is None else config.encode(),
+                 clock=clock)
 
 
 def table_run(state, settings, text, tail_ms=6000, config=None):
     """Play timeline `text` on a new game of `settings` (a dict as the menu makes;
     None: the board's default game). `config`: board.cfg text. Returns the pictures
     [[ms, text], ...], the final state, the last event record (hex) and the tones."""
-    sim = _fresh(state, config)
+    now = [0]
+    sim = _fresh(state, config, lambda: now[0])
     app = App(sim.board)
     app.load()
     if settings is not None:
@@ -43,6 +45,7 @@ def table_run(state, settings, text, tail_ms=6000, config=None):
     standing = buttons = -1
     t = 0
     while t <= end:
+        now[0] = t
         s, b = levels.at(t)
         if s != standing:
             sim.set_standing_mask(s)
@@ -63,6 +66,17 @@ def table_run(state, settings, text, tail_ms=6000, config=None):
         "pictures": pictures,
         "state": json.loads(app.game.state_json()),
         "records": [bytes(history[i:i + 4]).hex() for i in range(0, len(history), 4)],
-        "tones": sim.tones() if hasattr(sim, "tones") else None,
+        "tones": sim.tones(),
+        "heard": sim.heard(),
         "menu": app.menu is not None,
+        "config": _stored_config(),
     }
+
+
+def _stored_config():
+    from boardlib.config import read_stored
+
+    try:
+        return read_stored(FLASH_MOUNT + "/board.cfg")[0]
+    except OSError:
+        return None

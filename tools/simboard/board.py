@@ -5,6 +5,8 @@
     sim.set_spot(3, standing=False)   # a pin falls on spot 3
     sim.set_button(0, pressed=True)   # carom held down
     sim.visible()                     # "  12.  8" - what a person reads on the display
+    sim.heard()                       # ["scored", "turn"]: the buzzer's calls (a board.cfg
+                                      # with "buzzer_pin"; build(clock=...) stamps them)
     sim.board                         # the firmware.board.Board the application gets
 
 Runs on the MicroPython unix port. Pin numbers come from the same profile as the real
@@ -80,11 +82,24 @@ class _Parts:
     def reset_cause(self):
         return self.cause
 
+    def buzzer(self, gpio):
+        # a piezo's PWM whose changes are stamped with the board's time (the simulator's
+        # clock), so that what would be heard can be decoded (tools.simboard.chips)
+        from tools.simboard.chips import PWMEmulator
+
+        clock = self.sim.clock
+        if clock is None:
+            import time
+
+            clock = time.ticks_ms
+        self.sim.pwm = PWMEmulator(clock, "GPIO%d" % gpio, freq=2000, duty_u16=0)
+        return self.sim.pwm
+
 
 class SimBoard:
     def __init__(self, display="tm1637", state_dir=None, link_path=None, bdev=None,
                  config=None, wlan=None, reset_cause="PWR", make_watchdog=None, line_nf=None,
-                 board_id=b"sim", ca=None, flash_timing=None, flash_wait=None):
+                 board_id=b"sim", ca=None, flash_timing=None, flash_wait=None, clock=None):
         # The emulators listen; no log to grow. The TM1637 lines carry line_nf nF each
         # ($PINBOARD_LINE_NF or 10): the display bus runs on the wire's virtual clock.
         line_nf = line_nf_default() if line_nf is None else line_nf
@@ -99,6 +114,7 @@ class SimBoard:
             with open(FLASH_MOUNT + "/ca.der", "wb") as f:
                 f.write(ca)
         self.spot_pins, self.button_pins, self.chips = [], [], []
+        self.clock, self.pwm = clock, None  # the buzzer's PWM (board.cfg buzzer_pin), if any
         parts = _Parts(self, display, link_path, wlan, reset_cause, make_watchdog, board_id)
         # the firmware's own builder (firmware.assemble), over fake pins and emulators
         self.board = assemble(parts, profile, FLASH_MOUNT)
@@ -160,6 +176,14 @@ class SimBoard:
         for chip in self.chips:
             chip.settle()
         return bytes(self.chips[0].segments[:4]) + bytes(self.chips[1].segments[:4])
+
+    def tones(self):
+        """What the buzzer sounded: [(start ms, Hz, ms), ...] (None: no buzzer)."""
+        return None if self.pwm is None else self.pwm.tones()
+
+    def heard(self):
+        """The calls the buzzer played, by name (boardlib.calls.NAMES); None: no buzzer."""
+        return None if self.pwm is None else self.pwm.heard()
 
     def visible(self):
         if len(self.chips) == 1:

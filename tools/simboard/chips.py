@@ -328,3 +328,97 @@ class MAX7219Emulator:
             if byte & 0x80:
                 out += "."
         return out
+
+
+class PWMEmulator:
+    """A PWM output with a passive piezo on it: records every change of frequency or duty
+    with the board's time, so a test decodes what would be heard (`tones()`, `heard()`).
+
+        pwm = PWMEmulator(lambda: now_ms, "GPIO2", freq=2000, duty_u16=0)
+        pwm.changes            # [(ms, Hz, duty_u16), ...] after each change
+        pwm.tones()            # [(start ms, Hz, ms), ...] what sounded
+        pwm.heard()            # the boardlib.calls call names those tones play
+
+    It takes the calls of machine.PWM that the firmware makes (freq, duty_u16, deinit),
+    with ESP32 limits: 1 Hz to 40 MHz, duty_u16 0-65535 (ports/esp32/machine_pwm.c).
+    """
+
+    def __init__(self, clock, name, freq=5000, duty_u16=0):
+        self.clock = clock
+        self.name = name
+        self._freq = freq
+        self._duty = duty_u16
+        self.changes = []
+
+    def freq(self, hz=None):
+        if hz is None:
+            return self._freq
+        if not 1 <= hz <= 40000000:
+            raise ValueError("frequency must be from 1Hz to 40MHz")
+        if hz != self._freq:
+            self._freq = hz
+            self._note()
+
+    def duty_u16(self, duty=None):
+        if duty is None:
+            return self._duty
+        if not 0 <= duty <= 65535:
+            raise ValueError("duty_u16 must be from 0 to 65535")
+        if duty != self._duty:
+            self._duty = duty
+            self._note()
+
+    def deinit(self):
+        self.duty_u16(0)
+
+    def _note(self):
+        self.changes.append((self.clock(), self._freq, self._duty))
+
+    def tones(self):
+        return decode_tones(self.changes)
+
+    def heard(self):
+        from boardlib import calls
+
+        return [calls.NAMES[c] for c in match_calls(self.tones())]
+
+
+def decode_tones(changes):
+    """What was heard, from PWM changes [(ms, Hz, duty), ...] in time order: a list of
+    (start ms, Hz, ms) tones, each a span with the duty above 0 at one frequency."""
+    tones = []
+    sounding = None  # (start, Hz) of the tone sounding now
+    for at, freq, duty in changes:
+        if sounding is not None and (not duty or freq != sounding[1]):
+            if at > sounding[0]:
+                tones.append((sounding[0], sounding[1], at - sounding[0]))
+            sounding = None
+        if duty and sounding is None:
+            sounding = (at, freq)
+    return tones
+
+
+def match_calls(tones, slack_ms=10):
+    """The boardlib.calls calls that `tones` play, in order (calls.NONE for tones that are
+    no call): each call's sounding steps, in pitch and length within `slack_ms`."""
+    from boardlib import calls
+
+    wanted = []
+    for call in range(1, len(calls.PATTERNS)):
+        p = calls.PATTERNS[call]
+        wanted.append((call, [(p[i], p[i + 1]) for i in range(0, len(p), 2) if p[i]]))
+    found = []
+    i = 0
+    while i < len(tones):
+        for call, want in wanted:
+            got = tones[i:i + len(want)]
+            if len(got) == len(want) and all(  # (no zip(strict=) on MicroPython)
+                    want[k][0] == got[k][1] and abs(want[k][1] - got[k][2]) <= slack_ms
+                    for k in range(len(want))):
+                found.append(call)
+                i += len(want)
+                break
+        else:
+            found.append(calls.NONE)
+            i += 1
+    return found

@@ -19,7 +19,7 @@ input change.
 * the inputs have not changed for QUIET_MS (debounce, hold, settle and flap times are all
   far shorter), and for stuck_ms + QUIET_MS while a spot reports no pin (the stuck-spot
   fault is timed from the fall);
-* the board state has not changed for QUIET_MS;
+* the board state has not changed for QUIET_MS, and no call of the buzzer is playing;
 * the display has not been written for QUIET_MS, or the state has been still for
   STILL_MS: the message queue has drained by then (8 messages of 2 s), and what the
   display still does (a blinking winner, a break countdown) depends on the time alone,
@@ -87,6 +87,9 @@ class IdleSkip:
 
     def _idle(self, t):
         self._look(t)
+        buzzer = getattr(self.app, "buzzer", None)
+        if buzzer is not None and buzzer.busy:
+            return False  # a call is playing: its steps are due every few ms
         inputs_for = QUIET_MS
         if self.levels.standing != self.levels.all_standing:
             inputs_for += self.app.sensors.stuck_ms
