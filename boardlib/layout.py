@@ -24,6 +24,8 @@ What each screen shows (as a person reads it; S looks like 5):
 | `shot_points(buf, 2, 0, 2, foul=True)` | blank | `FouL` (ddbu: nobody scores) | |
 | `shot_points(buf, 1, 2, 1, capped=True)` | `\u203e+2` (capped at the distance) | blank | |
 | `remaining20(buf, 2, 18)` | blank | `r 18` | |
+| `castle(buf, 0b01010, 1, turn=1)` | ` 2 4` (spots 2, 4 empty) | ` Pin` | `" . 2 4 Pin"` |
+| `castle(buf, 0b01010, 2, "no")` | `no 2` | ` 4 ` (a shot begun so) | `"no  2 4 "` |
 | `distance(buf, 1)` | `dISt` | blank | |
 | `break_clock(buf, 300)` | `brK` | ` 5:00` | |
 | `winner(buf, 2)` | blank | ` Win` | |
@@ -168,6 +170,24 @@ def _put4(buf, at, word):
     buf[at + 1] = word[1]
     buf[at + 2] = word[2]
     buf[at + 3] = word[3]
+
+
+def castle(buf, empty, player, word="Pin", turn=0):
+    """Pins set? The spots that have no pin (`empty`, bit 0 = spot 1) as their numbers in
+    reading order, one cell a spot (spot 1 first), on the half of `player` (the player at
+    the table, or the shooter of a marked shot), and a 3-letter word on the other side:
+    "Pin" between shots (stand these up), "no" for a shot that began with them empty.
+    Player 1: " 2 4 Pin"; player 2: "Pin 2 4 ". `turn`: the turn dot as on the scores.
+    Allocates nothing."""
+    _check_buf(buf)
+    _check_player(player)
+    _clear(buf, 0, 8)
+    first = 0 if player == 1 else 3
+    for spot in range(5):
+        if empty & (1 << spot):
+            buf[first + spot] = _DIGITS[spot + 1]
+    font.render(word, buf, 5 if player == 1 else 0, 3)
+    _markers(buf, turn, 0)
 
 
 def remaining20(buf, player, remaining):

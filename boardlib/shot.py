@@ -34,6 +34,9 @@ What a shot is (HARDWARE.md, "How a shot is seen"):
   progress, or (with no marks) drops the shot in progress unscored, or (with no shot in
   progress) gives UNDO: take back the last scored shot. A hold counts as a press.
 - `ok` held gives MENU; a shot in progress stays as it is.
+- Pins set? (docs/inputs.md): `unset` after SHOT is the mask of the spots that had no pin
+  when the shot began (the castle was not complete: a pin not stood up yet, or a ball on
+  its spot). It marks the shot; it changes nothing of how the shot scores.
 - A spot flapping at any time during the shot (pass `SpotSensors.flapping` to `spots()`)
   does not score; a shot that only a flapping spot started ends without a result. A stuck
   spot (dark for `stuck_ms`) is no reason to drop anything: `SpotSensors` keeps it down,
@@ -71,7 +74,7 @@ SHOT = const(4)
 MENU = const(5)
 
 _QUEUE = const(8)  # results waiting for poll(); a 5 ms poll never has more than two
-_ENTRY = const(5)  # kind, pins, carom, foul presses, foul holds
+_ENTRY = const(6)  # kind, pins, carom, foul presses, foul holds, spots unset at the start
 _MAX_MARKS = const(9)  # more fouls than this in one shot is a stuck finger, not a rule
 
 
@@ -95,6 +98,7 @@ class ShotAssembler:
         self.foul_presses = 0
         self.foul_holds = 0
         self.foul_count = 0
+        self.unset = 0
         self.dropped = 0  # results lost because poll() was not called for a long time
         self.left = -1  # after poll(): the ms until it has something to do, -1 never
         self.reset()
@@ -106,8 +110,9 @@ class ShotAssembler:
         self.waiting = 0
         self._clear_shot(0, 0)
 
-    def _clear_shot(self, blocked, now_ms):
+    def _clear_shot(self, blocked, now_ms, unset=0):
         self._blocked = blocked
+        self._unset = unset
         self._counted = 0
         self._faulted = 0
         self._carom = 0
@@ -149,7 +154,7 @@ class ShotAssembler:
             if not (changed & down):
                 return  # pins being stood up between shots are no activity
             self.busy = True
-            self._clear_shot(before & down, now_ms)
+            self._clear_shot(before & down, now_ms, before)
             self._faulted = fault_mask
         self._counted |= down & ~self._blocked
         self._quiet_since = now_ms
@@ -163,7 +168,7 @@ class ShotAssembler:
         if which == CAROM or which == FOUL:
             if not self.busy:
                 self.busy = True
-                self._clear_shot(self._down, now_ms)
+                self._clear_shot(self._down, now_ms, self._down)
             if which == CAROM:
                 mark = 2 if kind == HOLD else 1
                 if mark > self._carom:
@@ -235,6 +240,7 @@ class ShotAssembler:
         self.foul_holds = q[at + 4]
         self.foul = 2 if self.foul_holds else (1 if self.foul_presses else 0)
         self.foul_count = self.foul_presses + self.foul_holds
+        self.unset = q[at + 5]
         self._head = (self._head + 1) % _QUEUE
         self.waiting -= 1
         return q[at]
@@ -245,7 +251,8 @@ class ShotAssembler:
 
     def record_into(self, buf, second, casino):
         """The last shot as an event record (rules_core.events) written into buf[0:4],
-        the same as events.encode_shot(*shot_for(rules)) without making anything:
+        the same as events.encode_shot(*shot_for(rules), unset=bool(self.unset)) without
+        making anything:
         `second` is the bit of the rules' second foul code (a held `foul`), `casino`
         whether a held `carom` is a casino. False, writing nothing, when the fouls are
         more than a record holds (a stuck finger: encode_shot refuses them too)."""
@@ -267,7 +274,7 @@ class ShotAssembler:
         bits = self.carom  # (one local less: the frame stays small)
         if bits == 2 and not casino:
             bits = 1
-        buf[1] = self.pins | bits << 5
+        buf[1] = self.pins | bits << 5 | (0x80 if self.unset else 0)  # events.UNSET
         return True
 
     def shot_for(self, rules):
@@ -299,6 +306,8 @@ class ShotAssembler:
             q[at + 2] = self._carom
             q[at + 3] = self._presses
             q[at + 4] = self._holds
+            q[at + 5] = self._unset
         else:
+            q[at + 5] = self._down  # `ok` with no shot in progress: a miss, begun now
             q[at + 1] = q[at + 2] = q[at + 3] = q[at + 4] = 0
         self.waiting += 1

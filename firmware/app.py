@@ -340,6 +340,15 @@ class App:
             self._take(event, now_ms)
         left = assembler.left  # what timer() would say after the poll, -1 for None
         self._settle_at = ticks_add(now_ms, _FAR_MS if left < 0 else left)
+        self._castle()
+
+    def _castle(self):
+        """Pins set? Between shots the spots without a pin go to the display (docs/inputs.md);
+        nothing while a shot is in progress."""
+        empty = 0 if self.assembler.busy or self._down < 0 else self._down
+        if empty != self.screens.empty:
+            self.screens.empty = empty
+            self.screens.dirty = True
 
     def _poll_spots(self, now_ms):
         sensors = self.sensors
@@ -664,7 +673,7 @@ class App:
             return
         screens = self.screens
         if shot_event:
-            screens.after_event(self.game, now_ms)
+            screens.after_event(self.game, now_ms, self.assembler.unset)
             if self.buzzer is not None:
                 sound.after_shot(self.buzzer, self.game, now_ms)
                 self._sounding = self.buzzer.busy

@@ -13,7 +13,9 @@ players at the table instead, "A1 b2", with the same markers). Events queue shor
 messages (the points of the last shot, "20 remaining", distance reached, the set score) that
 each stay up for `MESSAGE_MS`. A due break shows a countdown from 5:00 until the next shot;
 a finished game alternates the result with the scores; a faulty sensor alternates its error
-code with the scores for as long as the fault lasts.
+code with the scores for as long as the fault lasts; spots without a pin between shots
+alternate with the scores too ("Pin 2 4", pins set?), and a shot that began with a spot
+empty shows it first ("no  2 4", docs/inputs.md).
 """
 
 from boardlib import layout
@@ -40,6 +42,7 @@ LAST_SERIES = const(4)
 SET = const(5)
 ERR = const(6)
 RESET = const(7)
+UNSET = const(8)  # a shot begun before the pins were set: (shooter << 8) | empty spots
 
 # The announcements that queue a message (rules_core.common bits, one per player each), in
 # the order the bits come: the order the players hear them.
@@ -64,6 +67,7 @@ class Screens:
         self._shown_at = None  # when the message at the head went up
         self.break_started = None  # ticks of the moment a break became due
         self.fault_code = 0  # a sensor fault shown in turns with the scores
+        self.empty = 0  # spots without a pin between shots (App sets it): "Pin 2 4"
         self.override = None  # a callable(buf, now_ms) that draws instead (draw_with)
         self._drawn = False  # the game's scores (as last drawn) are on the glass
         self._members_shown = False  # the team picture is on the glass, not the scores
@@ -110,12 +114,15 @@ class Screens:
 
     # -- events -----------------------------------------------------------------------------
 
-    def after_event(self, game, now_ms):
+    def after_event(self, game, now_ms, unset=0):
         """Queue what the event that just happened means to the players (`game`: the
         rules_core.Game, its last shot and its announcement bits, rules_core.common's A_*).
         (In small functions: a frame bigger than 11 words comes from the heap at every
-        call, docs/performance.md.)"""
+        call, docs/performance.md.) `unset`: the spots that had no pin when the shot
+        began, shown first ("no 2 4", docs/inputs.md)."""
         self.clear()
+        if unset and game.last_player:
+            self.flash(UNSET, (game.last_player << 8) | unset, now_ms)
         if game.last_player and (game.last_points or game.last_foul):
             self._points(game, now_ms)
         if game.announce:
@@ -155,7 +162,7 @@ class Screens:
     def refresh(self, game, now_ms):
         if (self._drawn and not self._count and not self.dirty
                 and self.override is None and self.break_started is None
-                and not self.fault_code and not game.winner and not game.teams
+                and not self.fault_code and not game.winner and not game.teams and not self.empty
                 and not self.display.pending):
             self.due = ticks_add(now_ms, _FAR_MS)
             return  # these scores are on the glass already: the common case, kept cheap
@@ -173,7 +180,8 @@ class Screens:
         due = ticks_add(now_ms, _FAR_MS)
         if self.break_started is not None:
             due = self._next_second(now_ms, due)
-        if game.winner or self.fault_code or game.teams:  # turns every MESSAGE_MS
+        if game.winner or self.fault_code or game.teams or self.empty:  # turns every
+            # MESSAGE_MS
             now_ms = ticks_add(now_ms, MESSAGE_MS - now_ms % MESSAGE_MS)  # (the turn)
             if ticks_diff(now_ms, due) < 0:
                 due = now_ms
@@ -210,6 +218,8 @@ class Screens:
                 layout.winner(self.buf, game.winner)
         elif self.fault_code and (now_ms // MESSAGE_MS) & 1:
             layout.error(self.buf, self.fault_code)
+        elif self.empty and not game.winner and (now_ms // MESSAGE_MS) & 1:
+            layout.castle(self.buf, self.empty, game.turn, "Pin", game.turn)
         else:
             self._draw_scores(game, now_ms)
             return
@@ -256,6 +266,8 @@ class Screens:
             layout.error(self.buf, arg)
         elif kind == RESET:
             layout.text(self.buf, self.reset_text)
+        elif kind == UNSET:
+            layout.castle(self.buf, arg & 0x1F, arg >> 8, "no")
         if kind < ERR:
             kind = game.marked()  # (the frame's slot again: the player with the marked ball)
             if kind:

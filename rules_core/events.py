@@ -5,7 +5,9 @@
     rec = events.encode_adjust(2, -4)
     kind, a, b, c = events.decode(rec)
 
-A shot record is ``[KIND_SHOT, pins | carom << 5, named fouls bitmask, other fouls]``.
+A shot record is ``[KIND_SHOT, pins | carom << 5 | unset << 7, named fouls bitmask, other
+fouls]``. `unset` (UNSET, bit 7) marks a shot that began before every pin was set again (the
+board's castle check, docs/inputs.md); the rules never read it: the shot scores the same.
 Foul codes with a meaning of their own, and the usual CEB verdict names, have one bit
 each so the journal keeps their names; any other name, and a code given again, is one
 more ordinary foul, counted in the last byte (its name is not kept: records have a fixed
@@ -25,6 +27,7 @@ from rules_core.common import GameError
 RECORD_SIZE = const(4)
 KIND_SHOT = const(1)
 KIND_ADJUST = const(2)
+UNSET = const(0x80)  # in a shot record's second byte: the shot began with a spot empty
 
 # Bit i of the named-fouls byte stands for FOUL_NAMES[i]. The first four have rules of
 # their own (RULES.md); the others are ordinary fouls kept by name for the log.
@@ -59,8 +62,9 @@ def foul_bits(fouls):
     return bits, other
 
 
-def encode_shot(pins=0, carom=0, fouls=()):
-    """Record for a shot: pins bitmask (bit0 = spot 1), carom 0/1/2, foul codes."""
+def encode_shot(pins=0, carom=0, fouls=(), unset=False):
+    """Record for a shot: pins bitmask (bit0 = spot 1), carom 0/1/2, foul codes, and
+    whether it began with a pin not set (`unset`: a mark, not a rule)."""
     if not isinstance(pins, int) or isinstance(pins, bool) or not 0 <= pins <= 0x1F:
         raise EventError("pins must be a bitmask of spots 1-5 (0..31), got %r" % (pins,))
     if carom not in (0, 1, 2) or isinstance(carom, bool):
@@ -69,7 +73,12 @@ def encode_shot(pins=0, carom=0, fouls=()):
     if isinstance(fouls, str):
         fouls = (fouls,)
     bits, other = foul_bits(fouls)
-    return bytes((KIND_SHOT, pins | carom << 5, bits, other))
+    return bytes((KIND_SHOT, pins | carom << 5 | (UNSET if unset else 0), bits, other))
+
+
+def is_unset(record, offset=0):
+    """True for a shot record marked UNSET (it began before the pins were all set)."""
+    return record[offset] == KIND_SHOT and bool(record[offset + 1] & UNSET)
 
 
 def encode_adjust(player, delta):
@@ -96,9 +105,9 @@ def decode(record, offset=0):
     b = record[offset + 2]
     c = record[offset + 3]
     if kind == KIND_SHOT:
-        if a >> 5 > 2 or c > MAX_OTHER:
+        if (a >> 5) & 3 > 2 or c > MAX_OTHER:
             raise EventError("bad shot record")
-        return kind, a & 0x1F, a >> 5, (b, c)
+        return kind, a & 0x1F, (a >> 5) & 3, (b, c)
     if kind == KIND_ADJUST:
         delta = b << 8 | c
         if delta & 0x8000:

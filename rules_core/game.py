@@ -229,10 +229,11 @@ class Game:
 
     # ----- events -------------------------------------------------------------------------
 
-    def shot(self, pins=0, carom=0, fouls=()):
-        """Commit one shot: pins bitmask, carom 0/1/2, foul codes (see events).
+    def shot(self, pins=0, carom=0, fouls=(), unset=False):
+        """Commit one shot: pins bitmask, carom 0/1/2, foul codes (see events); `unset`
+        marks a shot begun before the pins were all set (kept, never scored).
         Returns the record applied (what a journal stores)."""
-        record = events.encode_shot(pins, carom, fouls)
+        record = events.encode_shot(pins, carom, fouls, unset)
         self.apply(record)
         return record
 

@@ -86,6 +86,22 @@ THROUGH = FINISHED_4 + """\
 15500 press ok           # the new game
 """
 
+# Pins set? Player 1's pins 1 and 2 fall, pin 1 is stood up, the shot is ended with ok
+# while pin 2 lies; player 1 shoots again (pin 3) before pin 2 is set: that shot is marked.
+# Pin 2 is set, and the next shot (pin 4) is not marked.
+CASTLE = """\
+0     pins up 1 2 3 4 5
+1000  pin 1 down
+1000  pin 2 down
+1300  pin 1 up
+2500  press ok           # ends the shot: 4 points, pin 2 still lying
+9000  pin 3 down         # a shot begun with spot 2 empty
+9300  pin 3 up
+13000 pin 2 up           # the castle is complete again
+15000 pin 4 down
+15300 pin 4 up
+"""
+
 SCENARIOS = {
     # CEB at 18 of 20: pin 4 and a casino make 5, of which 2 count (CEB 7.1); the opening
     # shot is a miss (its points would go to the opponent, CEB 11.4)
@@ -104,6 +120,7 @@ SCENARIOS = {
     "menu off": (DDBU24, MENU_OFF, BUZZER),
     "again": (dict(DDBU40, distance=[4, 4]), AGAIN),
     "through": (dict(DDBU40, distance=[4, 4]), THROUGH),
+    "castle": (DDBU40, CASTLE),
 }
 
 
@@ -188,3 +205,21 @@ def test_ok_through_the_menu_after_a_finished_game_starts_the_new_game(runs):
     st = out["state"]
     assert st["rules"] == "ceb" and st["distance"] == [14, 4] and st["first"] == 2
     assert st["winner"] is None and st["shots"] == 0 and not out["menu"]
+
+
+def test_pins_set_shows_the_empty_spots_and_marks_a_shot_begun_before(runs):
+    out = runs["castle"]
+    shown = out["pictures"]
+    # between the shots: spot 2 empty, on player 1's side (at the table), in turns with
+    # the scores
+    between = [at for at, text in shown if text == " .2   Pin"]
+    assert between and all(2500 < at < 9000 or 11000 < at < 13000 for at in between), shown
+    assert any(text == " .  4   0" and 2500 < at < 9000 for at, text in shown)
+    # the marked shot: spot 2 was empty when it began, shown first, then its points
+    marked = [at for at, text in shown if text == " 2   no "]
+    assert marked and 9300 < marked[0] < 11000, shown
+    assert any(text.startswith("  +2") and marked[0] < at for at, text in shown)
+    # it scores as the rules say; the mark is in the event record (bit 7 of its 2nd byte)
+    assert out["state"]["score"] == [8, 0]
+    assert out["records"] == ["01030000", "01840000", "01080000"]
+    assert not any("Pin" in text for at, text in shown if at > 13000)

@@ -6,10 +6,11 @@
 `tools.logger export` prints these lines and the club app's /export.json and /export.csv
 send them: the same bytes. A game is GameRecord.export(): its final state, its shots
 replayed from the stored events, whether they prove the final state (`complete`), the
-names given at the table (`names`; in CSV `name1`, `name2`, the last columns). ``day``
-("YYYY-MM-DD", local time, when the game began), ``table`` (a table's name or board id)
-and ``player`` (a name) narrow it as the club's Results page does (RecordError for a day
-not so written).
+names given at the table (`names`; in CSV `name1`, `name2`, the last columns). Each shot
+says whether it began before the pins were all set (`unset`; in CSV the game's count,
+`unset_shots`: docs/protocol.md). ``day`` ("YYYY-MM-DD", local time, when the game
+began), ``table`` (a table's name or board id) and ``player`` (a name) narrow it as the
+club's Results page does (RecordError for a day not so written).
 """
 
 import csv
@@ -21,7 +22,7 @@ from tools.records.names import clean_name, named, names_by_game
 
 CSV_FIELDS = ("game", "board", "game_no", "rules", "distance1", "distance2", "status",
               "winner", "shots", "score1", "score2", "innings1", "innings2", "high1", "high2",
-              "sets1", "sets2", "marked", "member1", "member2", "name1", "name2")
+              "sets1", "sets2", "marked", "member1", "member2", "unset_shots", "name1", "name2")
 
 
 def export_lines(con, game=None, fmt="json", day=None, table=None, player=None):
@@ -48,7 +49,8 @@ def export_lines(con, game=None, fmt="json", day=None, table=None, player=None):
         writer.writerow((r["game"], r["board"], r["game_no"], f["rules"], f["distance"][0],
                          f["distance"][1], f["status"], "" if f["winner"] is None else f["winner"],
                          f["shots"], *f["score"], *f["innings"], *f["high"], *f["sets"],
-                         *_marks(f), *("" if n is None else n for n in r["names"])))
+                         *_marks(f), sum(1 for s in r["shots"] if s["unset"]),
+                         *("" if n is None else n for n in r["names"])))
     return out.getvalue().splitlines()
 
 

@@ -153,7 +153,9 @@ class GameRecord:
     def export(self):
         """The game as `tools.logger export` gives it (one JSON object a line)."""
         shots = [{"number": s["number"], "player": s["player"], "points": s["points"],
-                  "to": s["to"], "pins": s["pins"], "carom": s["carom"], "foul": s["foul"]}
+                  "to": s["to"], "pins": s["pins"], "carom": s["carom"], "foul": s["foul"],
+                  # begun before the pins were all set (docs/protocol.md, "Pins set?")
+                  "unset": s["unset"]}
                  for s in self.shots]
         return {"game": self.game, "board": self.board, "game_no": self.game_no,
                 "game_id": self.game_id, "names": self.names,

@@ -106,13 +106,16 @@ def proven_by(packed, count, crc, records, refused, replayed):
 
 def record_fields(record):
     """What a shot record says, for people: pins (spot numbers), carom, foul names (every
-    foul, a repeated one as often as it was given); None for an adjust record."""
+    foul, a repeated one as often as it was given), and `unset`: the shot began before
+    the pins were all set (the board's castle check, docs/inputs.md); None for an adjust
+    record."""
     kind, pins, carom, fouls = events.decode(record)
     if kind != events.KIND_SHOT:
         return None
     bits, other = fouls
     names = [name for i, name in enumerate(events.FOUL_NAMES) if bits >> i & 1]
-    return {"pins": pins_list(pins), "carom": carom, "foul": names + ["foul"] * other}
+    return {"pins": pins_list(pins), "carom": carom, "foul": names + ["foul"] * other,
+            "unset": events.is_unset(record)}
 
 
 def pins_list(mask):
@@ -161,7 +164,8 @@ class Replay:
             if game.shots == before:
                 continue  # an adjust: not a shot; the score after the next shot shows it
             shooter, points, to = game.last_player, game.last_points, game.last_to
-            fields = record_fields(record) or {"pins": [], "carom": 0, "foul": []}
+            fields = record_fields(record) or {"pins": [], "carom": 0, "foul": [],
+                                               "unset": False}
             set_no = inning[0] + 1
             set_score = None
             if game.sets[0] + game.sets[1] > inning[0]:  # this shot decided the set
