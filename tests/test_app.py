@@ -103,17 +103,18 @@ def test_a_full_flash_says_err_43_keeps_scoring_and_recovers(scenarios, hostile_
 
 def test_setup_menu_starts_a_new_game_from_the_buttons(scenarios):
     out = scenarios[("setup_menu",)]
-    assert out["pictures"][0] == "rULEddbu"
-    assert out["pictures"][1] == "rULE CEb"
-    assert out["pictures"][2] == "d1    50"
-    assert out["pictures"][3] == "5Et5   3"  # "S" and "5" share a shape on 7 segments
-    assert out["pictures"][4] == "PLAy 2-2"
-    assert out["pictures"][5] == "nEW   no"
-    assert out["pictures"][6] == "nEW  yE5"
+    assert out["pictures"][0] == "d1    40"  # the distances first: changed most
+    assert out["pictures"][1] == "d1    50"
+    assert out["pictures"][2] == "rULEddbu"
+    assert out["pictures"][3] == "rULE CEb"
+    assert out["pictures"][4] == "5Et5   3"  # "S" and "5" share a shape on 7 segments
+    assert out["pictures"][5] == "PLAy 2-2"
+    assert out["pictures"][6] == "nEW   no"
+    assert out["pictures"][7] == "nEW  yE5"
     # The team match: the scores with the turn dot (player 1 opens) and the marked-ball
     # ring on player 2's half (CEB 21.1), and in turns the players at the table (CEB 28).
-    assert set(out["pictures"][7:]) == {" .  0\u00b0  0", " . A1\u00b0 b1"}
-    assert len(out["pictures"][7:]) >= 3
+    assert set(out["pictures"][8:]) == {" .  0\u00b0  0", " . A1\u00b0 b1"}
+    assert len(out["pictures"][8:]) >= 3
     assert out["rules"] == "ceb" and out["distance"] == [50, 40] and out["best_of"] == 3
     assert out["members"] == [1, 1]
     assert out["menu"] is False

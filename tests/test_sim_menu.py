@@ -17,34 +17,34 @@ CHECK_LINE = "wiring check: spots, buttons and every segment (hold undo to leave
 # says what the display shows after it.
 WALK = """\
 0     pins up 1 2 3 4 5
-3000  hold ok 1000       # rULE  CEb
-4500  press ok           # d1 40
-5000  press carom        # d1 50
-5500  hold carom 1000    # d1 51
-7000  press ok           # d2
-7500  press ok           # SEtS 1
-8000  press carom        # SEtS 3
-8500  press ok           # PLAy 1-1
-9000  press carom        # PLAy 2-2
-9500  press ok           # FIrSt 1
-10000 press ok           # tESt  no
-10500 press carom        # tESt yES
-11000 press foul         # tESt  no
-11500 press ok           # nEW   no
-12000 press undo         # tESt  no
-12500 press undo         # FIrSt 1
-13000 press ok           # tESt  no
-13500 press ok           # nEW   no
-14000 press carom        # nEW  yES
-14500 press carom        # nEW   no
-15000 press carom        # nEW  yES
-15500 press ok           # the new game: ceb 51/40, best of 3, two-man teams
-18000 hold ok 1000       # the menu again
-19500 press ok           # d1
-20000 press ok           # d2
-20500 press ok           # SEtS
-21000 press ok           # PLAy
-21500 press ok           # FIrSt
+3000  hold ok 1000       # d1 40
+4500  press carom        # d1 50
+5000  hold carom 1000    # d1 51
+6500  press ok           # d2
+7000  press ok           # FIrSt 1
+7500  press ok           # rULE  CEb
+8500  press ok           # SEtS 1
+9000  press carom        # SEtS 3
+9500  press ok           # PLAy 1-1
+10000 press carom        # PLAy 2-2
+10500 press ok           # tESt  no
+11000 press carom        # tESt yES
+11500 press foul         # tESt  no
+12000 press ok           # nEW   no
+12500 press undo         # tESt  no
+13000 press undo         # PLAy
+13500 press ok           # tESt  no
+14000 press ok           # nEW   no
+14500 press carom        # nEW  yES
+15000 press carom        # nEW   no
+15500 press carom        # nEW  yES
+16000 press ok           # the new game: ceb 51/40, best of 3, two-man teams
+18000 hold ok 1000       # the menu again: d1
+19500 press ok           # d2
+20000 press ok           # FIrSt
+20500 press ok           # rULE
+21000 press ok           # SEtS
+21500 press ok           # PLAy
 22000 press ok           # tESt  no
 22500 press carom        # tESt yES
 23000 press ok           # the wiring check: the segment sweep, then 12345 CH
@@ -77,9 +77,9 @@ def test_every_menu_item_is_named_by_the_item_its_digits_show(tmp_path):
             assert words is None, "at %d ms [%s] under %r" % (at, text, words)
         if text == "12345 CH":
             assert words == CHECK_LINE  # the check's own picture, with its words
-    assert items == ["rules", "d1", "d2", "sets", "teams", "first", "check", "new", "check",
-                     "first", "check", "new",
-                     "rules", "d1", "d2", "sets", "teams", "first", "check"]
+    assert items == ["d1", "d2", "first", "rules", "sets", "teams", "check", "new", "check",
+                     "teams", "check", "new",
+                     "d1", "d2", "first", "rules", "sets", "teams", "check"]
     assert checking and log[-1][3] is None  # the wiring check was named, and left
     final = json.loads(proc.stdout)
     assert (final["rules"], final["distance"], final["best_of"]) == ("ceb", [51, 40], 3)

@@ -233,21 +233,22 @@ def setup_menu(state):
         return play(app, t, t + 200)
 
     pictures = []
-    t = press(t, OK, 1000)  # hold ok: the menu
+    t = press(t, OK, 1000)  # hold ok: the menu, on the distance of player 1
     pictures.append(sim.visible())
-    t = press(t, CAROM)  # rules: ceb
-    pictures.append(sim.visible())
-    t = press(t, OK)  # distance of player 1
     t = press(t, CAROM)  # 50
     pictures.append(sim.visible())
     t = press(t, OK)  # distance 2
+    t = press(t, OK)  # who starts
+    t = press(t, OK)  # the rules
+    pictures.append(sim.visible())
+    t = press(t, CAROM)  # rules: ceb
+    pictures.append(sim.visible())
     t = press(t, OK)  # sets
     t = press(t, CAROM)  # best of 3
     pictures.append(sim.visible())
     t = press(t, OK)  # singles or teams
     t = press(t, CAROM)  # two-man teams
     pictures.append(sim.visible())
-    t = press(t, OK)  # who starts
     t = press(t, OK)  # the wiring check ("tESt  no")
     t = press(t, OK)  # new game?
     pictures.append(sim.visible())
