@@ -10,6 +10,7 @@ import subprocess
 import threading
 import time
 
+from boardlib.calls import NAMES
 from tools import simview, upy, words
 
 ZERO = bytes.fromhex("3f")  # "0"
@@ -49,6 +50,13 @@ def test_the_table_stands_beside_the_digits_and_the_shot_under_them():
         assert row.startswith(digit_row.rstrip())
     assert rows[2].endswith(" 2 ● 3 ○ 4 ●")
     assert rows[7] == "shot: nothing marked"
+
+
+def test_the_buzzers_call_in_words_under_the_digits():
+    rows = simview.screen_rows(ZERO * 8, _view(call="foul"))
+    assert rows[-1] == "buzzer: " + words.CALL_WORDS["foul"]
+    assert set(words.CALL_WORDS) == set(NAMES[1:])  # every call has its words
+    assert not any(r.startswith("buzzer") for r in simview.screen_rows(ZERO * 8, _view()))
 
 
 def test_every_menu_item_has_words():
@@ -125,7 +133,8 @@ def test_the_screen_reads_every_line_the_board_wrote_before_drawing():
 def test_the_interactive_firmware_reports_spots_marks_and_menu(tmp_path):
     runner = os.path.join(upy.ROOT, "tools", "simboard", "run.py")
     proc = subprocess.Popen(
-        upy.command([runner, "--interactive", "--state", str(tmp_path / "state")]),
+        upy.command([runner, "--interactive", "--state", str(tmp_path / "state"),
+                     "--buzzer", "2"]),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=upy.env(),
         cwd=upy.ROOT, text=True)
     views = []
@@ -166,11 +175,13 @@ def test_the_interactive_firmware_reports_spots_marks_and_menu(tmp_path):
         send("spot 2")  # stood up again: the shot scores by itself, the marks clear
         wait_for(lambda v: v["standing"] == 0x1F)
         wait_for(lambda v: v["pins"] == 0 and v["fouls"] == [] and v["carom"] == 0)
+        if not any(v["call"] == "foul" for v in views):
+            wait_for(lambda v: v["call"] == "foul")  # the buzzer calls the foul
         send("hold ok")
-        wait_for(lambda v: v["menu"] == "rules")
+        wait_for(lambda v: v["menu"] == "d1")
         time.sleep(0.5)
         send("press ok")
-        wait_for(lambda v: v["menu"] == "d1")
+        wait_for(lambda v: v["menu"] == "d2")
         send("quit")
         line = ""
         while not line.startswith("Q "):

@@ -129,6 +129,9 @@ def _existing_parent(path):
     return path
 
 
+BUZZER_EXAMPLE_PIN = 2  # firmware/boards/esp32_devkit.py BUZZER_EXAMPLE_PIN
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="python -m tools.sim", description=__doc__.split("\n")[0])
     p.add_argument("--timeline", metavar="FILE")
@@ -142,6 +145,12 @@ def parse_args(argv):
     p.add_argument("--new-game", action="store_true")
     p.add_argument("--db", metavar="FILE")
     p.add_argument("--display", choices=("tm1637", "max7219"))
+    p.add_argument(
+        "--buzzer", metavar="GPIO|off",
+        help="a piezo on this GPIO, as board.cfg's buzzer_pin (default: GPIO %d, the "
+             "example wiring, in the interactive simulator; none with --timeline)"
+             % BUZZER_EXAMPLE_PIN,
+    )
     p.add_argument(
         "--show-display", action="store_true",
         help="with --timeline: also print what the display shows at the end (on stderr)",
@@ -236,7 +245,7 @@ def device_args(args, link_path=None, state_dir=None):
     out = []
     for flag in (
         "timeline", "rules", "distance", "sets", "first", "state", "display", "heap_budget",
-        "config", "wifi", "ca",
+        "config", "wifi", "ca", "buzzer",
     ):
         value = getattr(args, flag, None)
         if value is not None:
@@ -390,6 +399,8 @@ def main(argv=None):
         return run_timeline(args)
     from tools.simview import run_interactive
 
+    if args.buzzer is None:
+        args.buzzer = str(BUZZER_EXAMPLE_PIN)  # the table calls the game: a buzzer by default
     return run_interactive(args, device_args, LoggerThread)
 
 

@@ -180,6 +180,9 @@ def screen_rows(segments, view):
     under = menu_words(view)
     if under:
         rows += _wrap(under)
+    call = words.call_line(view.get("call")) if view else ""
+    if call:
+        rows += _wrap(call)  # what the board's buzzer calls (boardlib.calls)
     return rows
 
 

@@ -117,6 +117,25 @@ ERROR_WORDS = (
 )
 
 
+# What each audible call means (boardlib.calls.NAMES), for the line under the digits and
+# the quick card.
+CALL_WORDS = {
+    "scored": "a shot scored (one high blip)",
+    "foul": "a foul (two low tones, falling)",
+    "turn": "the turn passes (two quick blips)",
+    "20-remaining": "20 remaining (three even beeps)",
+    "distance": "distance reached (a rising run)",
+    "set": "a set won (two beeps and a long high one)",
+    "game": "the game won (a fanfare)",
+    "error": "something is wrong: see the display (a low buzz, twice)",
+}
+
+
+def call_line(call):
+    """The line under the digits while the buzzer plays `call` (a calls.NAMES name)."""
+    return "buzzer: %s" % CALL_WORDS.get(call, call) if call else ""
+
+
 def under_digits(menu, check):
     """The line under the digits: the setup menu item `menu` (an ITEMS name, or None) in
     words, or the wiring check (`check` true); "" at the game."""

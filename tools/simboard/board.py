@@ -45,9 +45,16 @@ class _Parts:
         self.watchdog = make_watchdog
         self.serial_id = board_id
 
+    buzzer_pin = None
+
     def configure(self, cfg):
         if self.shown:
             cfg["display"] = self.shown
+        if self.buzzer_pin is not None:  # the simulator's --buzzer: a GPIO, or -1 for none
+            if self.buzzer_pin < 0:
+                cfg.pop("buzzer_pin", None)
+            else:
+                cfg["buzzer_pin"] = self.buzzer_pin
 
     def spot(self, gpio):
         pin = FakePin("GPIO%d" % gpio, 1, self.sim.wire)
@@ -99,7 +106,8 @@ class _Parts:
 class SimBoard:
     def __init__(self, display="tm1637", state_dir=None, link_path=None, bdev=None,
                  config=None, wlan=None, reset_cause="PWR", make_watchdog=None, line_nf=None,
-                 board_id=b"sim", ca=None, flash_timing=None, flash_wait=None, clock=None):
+                 board_id=b"sim", ca=None, flash_timing=None, flash_wait=None, clock=None,
+                 buzzer_pin=None):
         # The emulators listen; no log to grow. The TM1637 lines carry line_nf nF each
         # ($PINBOARD_LINE_NF or 10): the display bus runs on the wire's virtual clock.
         line_nf = line_nf_default() if line_nf is None else line_nf
@@ -116,6 +124,7 @@ class SimBoard:
         self.spot_pins, self.button_pins, self.chips = [], [], []
         self.clock, self.pwm = clock, None  # the buzzer's PWM (board.cfg buzzer_pin), if any
         parts = _Parts(self, display, link_path, wlan, reset_cause, make_watchdog, board_id)
+        parts.buzzer_pin = buzzer_pin  # the simulator's --buzzer over board.cfg's (-1: none)
         # the firmware's own builder (firmware.assemble), over fake pins and emulators
         self.board = assemble(parts, profile, FLASH_MOUNT)
         self.net = self.board.net

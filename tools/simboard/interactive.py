@@ -85,7 +85,24 @@ def view(sim, app):
         "fouls": fouls, "rules": rules,
         "menu": menu.shown if menu is not None else None,
         "check": app.check is not None,
+        "call": _call(app.buzzer),
     }
+
+
+CALL_SHOWN_MS = 1500  # a call's name stays under the digits this long after it ends
+
+
+def _call(buzzer):
+    """The name of the call the buzzer plays (or ended less than CALL_SHOWN_MS ago)."""
+    if buzzer is None or not buzzer.call:
+        return None
+    import time
+
+    from boardlib.calls import NAMES
+
+    if buzzer.busy or time.ticks_diff(time.ticks_ms(), buzzer.due) < CALL_SHOWN_MS:
+        return NAMES[buzzer.call]
+    return None
 
 
 def frame(sim, app):

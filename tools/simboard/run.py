@@ -48,7 +48,7 @@ def parse_args(argv):
         "new_game": False, "display": None, "rules": None, "distance": None, "sets": None,
         "first": None, "heap_budget": None, "show_display": False, "check": False,
         "config": None, "wifi": None, "display_log": False, "teams": False, "board_id": None,
-        "ca": None, "frozen": None, "flash_timing": "typical",
+        "ca": None, "buzzer": None, "frozen": None, "flash_timing": "typical",
     }
     flags = {
         "--interactive": "interactive", "--new-game": "new_game", "--show-display": "show_display",
@@ -60,7 +60,7 @@ def parse_args(argv):
         "--display": "display", "--rules": "rules", "--distance": "distance", "--sets": "sets",
         "--first": "first", "--heap-budget": "heap_budget", "--config": "config",
         "--wifi": "wifi", "--board-id": "board_id", "--ca": "ca", "--frozen": "frozen",
-        "--flash-timing": "flash_timing",
+        "--flash-timing": "flash_timing", "--buzzer": "buzzer",
     }
     i = 0
     while i < len(argv):
@@ -91,7 +91,7 @@ def parse_args(argv):
     return opts
 
 
-def build_board(opts, config=None, wlan=None, flash_wait=None):
+def build_board(opts, config=None, wlan=None, flash_wait=None, clock=None):
     """The simulated board, or exit 2 when the --state folder's flash image is unreadable.
 
     An image that does not exist yet is made erased (all 0xFF), and an erased image is
@@ -107,6 +107,16 @@ def build_board(opts, config=None, wlan=None, flash_wait=None):
                 extra["ca"] = f.read()
         except OSError:
             fail("cannot read %s" % opts["ca"])
+    if opts["buzzer"] is not None:  # a piezo on this GPIO ("off": none), over board.cfg's
+        if opts["buzzer"] != "off":
+            try:
+                extra["buzzer_pin"] = int(opts["buzzer"])
+            except ValueError:
+                fail("--buzzer takes a GPIO number or off")
+        else:
+            extra["buzzer_pin"] = -1
+    if clock is not None:
+        extra["clock"] = clock
     try:
         return build(display=opts["display"], state_dir=state, link_path=opts["link"],
                      config=config, wlan=wlan, flash_timing=TIMINGS[opts["flash_timing"]],
@@ -315,8 +325,10 @@ def main(argv):
     now = [0]  # the board's time, for the simulated WiFi
     config, wlan = network(opts, (lambda: now[0]) if events is not None else time.ticks_ms)
     # Timeline mode: the flash's time is board time (run_timeline moves the clock);
-    # interactive mode runs in real time, and so does the flash.
-    sim = build_board(opts, config, wlan, None if events is not None else time.sleep_us)
+    # interactive mode runs in real time, and so does the flash. The buzzer's PWM stamps
+    # its changes with the board's time too.
+    sim = build_board(opts, config, wlan, None if events is not None else time.sleep_us,
+                      (lambda: now[0]) if events is not None else None)
     levels = None
     if events is not None:
         levels = timeline.Levels(events, end_ms=end_ms)
