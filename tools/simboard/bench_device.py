@@ -300,6 +300,33 @@ def board_cycles(app, t, count):
     return t
 
 
+class _QuietPWM:
+    """A PWM with nothing behind it: the board's PWM is a peripheral, not work."""
+
+    def freq(self, hz):
+        pass
+
+    def duty_u16(self, duty):
+        pass
+
+
+def _calling(app, now_ms):
+    """A buzzer on the app that plays the game-won fanfare over and over (the longest
+    call): every counted tick has a call playing."""
+    from boardlib.buzzer import Buzzer
+    from boardlib.calls import GAME
+
+    class Looping(Buzzer):
+        def _step(self):
+            if self._at >= len(self._steps):
+                self._at = 0  # the call again, at once
+            Buzzer._step(self)
+
+    app.buzzer = Looping(_QuietPWM())
+    app.buzzer.play(GAME, now_ms)
+    app._sounding = True
+
+
 def mode_board(cycles):
     sim, app, sink, t = start()
     counted(board_cycles, app, t, cycles)
@@ -417,7 +444,7 @@ def schedule_shots(sim, pattern, start, shots):
     return t
 
 
-def run_tasks(ticks, shots, image=None, heap_only=False):
+def run_tasks(ticks, shots, image=None, heap_only=False, calling=False):
     """The board's own loop for `ticks` idle 10 ms ticks, or `shots` shots, in board time,
     counted after the warm-up; prints what the clock's stand-ins were asked meanwhile.
     With heap_only, nothing is counted: the heap in use after the warm-up is printed
@@ -434,6 +461,8 @@ def run_tasks(ticks, shots, image=None, heap_only=False):
     pattern = ShotPattern()
     before = app.game.shots
     run_until(runner, vclock, vclock.now() + WARMUP_MS)
+    if calling:
+        _calling(app, vclock.now())
     length = ticks * TICK_MS
     if shots:
         length = schedule_shots(sim, pattern, vclock.now() + TICK_MS, shots) - vclock.now()
@@ -578,6 +607,8 @@ def main(argv):
         mode_idle(int(argv[1]))
     elif mode == "board":
         mode_board(int(argv[1]))
+    elif mode == "calling":
+        run_tasks(int(argv[1]), 0, calling=True)
     elif mode == "shots":
         mode_shots(int(argv[1]))
     elif mode == "alloc":
