@@ -37,8 +37,7 @@ ALL_PINS = spots(1, 2, 3, 4, 5)
 MENU_PICTURES = {"AGAIn": "again", "rULE": "rules", "d1": "d1", "d2": "d2", "5Et5": "sets",
                  "PLAy": "teams", "FIr5t": "first", "bEEP": "sound", "tE5t": "check",
                  "nEW": "new"}
-MENU_LINES = {"again": "setup menu: the same game again (ok starts it; the other player "
-                       "breaks)",
+MENU_LINES = {"again": "setup menu: the same game again: ok starts it",
               "sound": "setup menu: the buzzer's calls on or off",
               "rules": "setup menu: rules", "d1": "setup menu: distance of player 1",
               "d2": "setup menu: distance of player 2", "sets": "setup menu: sets (best of)",

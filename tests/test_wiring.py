@@ -86,7 +86,9 @@ def test_every_wire_ends_on_the_pin_of_its_gpio():
                   "tm1637-2-clk": p.TM1637_RIGHT["clk"], "tm1637-2-dio": p.TM1637_RIGHT["dio"],
                   "max7219-din": p.MAX7219["mosi"], "max7219-cs": p.MAX7219["cs"],
                   "max7219-clk": p.MAX7219["sck"], "link-rx": p.LINK_UART["tx"],
-                  "link-tx": p.LINK_UART["rx"]})
+                  "link-tx": p.LINK_UART["rx"],
+                  # the optional buzzer, dashed, on the example board.cfg's pin
+                  "buzzer-+": p.BUZZER_EXAMPLE_PIN})
     for wire, gpio in wires.items():
         (g,) = groups(picture, wire=wire)
         header, number, _ = wiring.header_pin(gpio)

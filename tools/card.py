@@ -40,7 +40,7 @@ MENU_SETTINGS = {"rules": next(r for r in RULES_IDS if has(r, SETS) and has(r, T
 
 def menu_picture(item):
     """The 8 segment bytes the board shows for setup menu item `item`."""
-    menu = Menu(MENU_SETTINGS)
+    menu = Menu(MENU_SETTINGS, sound=True)
     menu.item = ITEMS.index(item)
     buf = bytearray(8)
     menu.draw(buf)
@@ -59,6 +59,9 @@ PICTURES = {
     "points": lambda b: layout.shot_points(b, 1, 6, 1),
     "foul": lambda b: layout.shot_points(b, 1, 8, 2),
     "open": lambda b: layout.shot_points(b, 1, 4, 2, foul=False),
+    "capped": lambda b: layout.shot_points(b, 1, 2, 1, capped=True),
+    "pins": lambda b: layout.castle(b, 0b01010, 1, "Pin", 1),
+    "unset": lambda b: layout.castle(b, 0b00010, 2, "no"),
     "remaining": lambda b: layout.remaining20(b, 2, 18),
     "distance": lambda b: layout.distance(b, 1),
     "last": lambda b: layout.last_series(b, 2),
@@ -178,21 +181,24 @@ def card():
     rows = (len(ITEMS) + 1) // 2
     for i, item in enumerate(ITEMS):
         x = MARGIN + (i // rows) * column
-        iy = y + (i % rows) * 36
-        width = page.digits(x, iy, menu_picture(item), scale=0.7, item=item)
-        page.text(x + width + 12, iy + 18, words.MENU_WORDS[item], size=12)
-    y = _heading(page, y + rows * 36 + 16, "What the display says")
+        iy = y + (i % rows) * 28
+        width = page.digits(x, iy, menu_picture(item), scale=0.6, item=item)
+        _wrapped(page, x + width + 12, iy + 12, words.MENU_WORDS[item], TEXT_COLUMN, size=12)
+    y = _heading(page, y + rows * 28 + 16, "What the display says")
     rows = (len(words.DISPLAY_WORDS) + 1) // 2
     for i, (name, meaning) in enumerate(words.DISPLAY_WORDS):
         x = MARGIN + (i // rows) * column
-        iy = y + (i % rows) * 44
-        width = page.digits(x, iy, picture(name), scale=0.7, picture=name)
-        _wrapped(page, x + width + 12, iy + 10, meaning, TEXT_COLUMN)
-    y = _heading(page, y + rows * 44 + 12, "Err codes")
+        iy = y + (i % rows) * ROW_DISPLAY
+        width = page.digits(x, iy, picture(name), scale=0.6, picture=name)
+        _wrapped(page, x + width + 12, iy + 10, meaning, TEXT_COLUMN + 3)
+    y += rows * ROW_DISPLAY + 4
+    calls = "Buzzer calls: " + "; ".join("%s: %s" % (name, words.CALL_SOUNDS[name])
+                                         for name in words.CALL_WORDS)
+    y = _heading(page, y + 14 * _wrapped(page, MARGIN, y + 8, calls, 120) + 18, "Err codes")
     rows = (len(words.ERROR_WORDS) + 1) // 2
     for i, (code, meaning) in enumerate(words.ERROR_WORDS):
         x = MARGIN + (i // rows) * column
-        iy = y + (i % rows) * 32
+        iy = y + (i % rows) * 26
         page.text(x, iy + 4, "Err %s" % code, size=12, weight="bold")
         _wrapped(page, x + 84, iy + 4, meaning, 46)
     page.text(PAGE_W // 2, PAGE_H - 22, "made by python -m tools.card from tools/words.py "
@@ -201,6 +207,7 @@ def card():
 
 
 TEXT_COLUMN = 35  # characters of a meaning beside its picture
+ROW_DISPLAY = 32  # a picture of the display and its meaning (at most two lines)
 
 
 def _wrapped(page, x, y, text, width, size=11):

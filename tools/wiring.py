@@ -50,7 +50,8 @@ HEADERS = (
 SPOT_PLACES = ("top", "left", "centre", "right", "bottom")  # the plus, in reading order
 BUTTON_NAMES = ("carom", "foul", "ok", "undo")
 COLOURS = {"spot": "#1f6fb2", "button": "#2e8b57", "tm1637": "#b8860b", "max7219": "#8b3a8b",
-           "link": "#c0392b", "3V3": "#d35400", "5V": "#c0392b", "GND": "#333333"}
+           "link": "#c0392b", "buzzer": "#16a085", "3V3": "#d35400", "5V": "#c0392b",
+           "GND": "#333333"}
 
 # The wiring picture's geometry.
 WIDTH = 1430
@@ -62,7 +63,7 @@ CH_X, CH_STEP = 1050, 11  # channels of the module wires
 MOD_X, MOD_W = 1170, 170  # display modules and the data link
 RAIL_X = {"GND": 1360, "3V3": 1380, "5V": 1400}  # the modules' power rails
 BOARD_BOTTOM = PIN_TOP + 18 * ROW + 40
-LANE_5V = BOARD_BOTTOM + 50  # 5V runs below the board
+LANE_5V = BOARD_BOTTOM + 130  # 5V runs below the board and the modules' column
 LANE = {"3V3": 130, "GND": 142}  # power runs above the board
 MROW = 24  # the pitch of a module's pins
 
@@ -145,6 +146,8 @@ def modules(profile):
     """(wire id, title, kind, dashed, [(module pin, GPIO or a power name)], note)."""
     left, right, m, u = (profile.TM1637_LEFT, profile.TM1637_RIGHT, profile.MAX7219,
                          profile.LINK_UART)
+    buzzer = profile.BUZZER_PIN if profile.BUZZER_PIN is not None else (
+        profile.BUZZER_EXAMPLE_PIN)
     return [
         ("tm1637-1", "TM1637 player 1 (left)", "tm1637", False,
          [("CLK", left["clk"]), ("DIO", left["dio"]), ("VCC", "3V3"), ("GND", "GND")], ""),
@@ -155,6 +158,10 @@ def modules(profile):
           ("GND", "GND")], ""),
         ("link", "USB-serial (UART%d)" % u["id"], "link", False,
          [("RX", u["tx"]), ("TX", u["rx"]), ("GND", "GND")], "its VCC stays open"),
+        # optional: dashed, on the pin docs/building.md's example board.cfg names
+        ("buzzer", "optional: piezo buzzer", "buzzer", True,
+         [("+", buzzer), ("-", "GND")],
+         "+ via 100-220 Ohm; buzzer_pin %d" % buzzer),
     ]
 
 

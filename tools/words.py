@@ -20,7 +20,7 @@ from rules_core.settings import RULES_IDS, rules_name
 
 # Each setup menu item (firmware.menu.ITEMS) in words.
 MENU_WORDS = {
-    "again": "the same game again (ok starts it; the other player breaks)",
+    "again": "the same game again: ok starts it",
     "rules": "rules", "d1": "distance of player 1", "d2": "distance of player 2",
     "sets": "sets (best of)", "teams": "singles or two-man teams", "first": "who breaks first",
     "sound": "the buzzer's calls on or off",
@@ -63,11 +63,9 @@ MENU_BUTTONS = (
     ("undo", "u", "back", "as a press"),
 )
 MENU_NOTES = (
-    "after a finished game the menu opens on AGAIn: ok starts the same game again, carom or "
-    "foul go on to the settings",
+    "after a game it opens on AGAIn: ok plays it again, carom or foul go on to the settings",
     "undo on the first item leaves the menu; nothing changes",
-    "on nEW yES, ok starts the new game; on nEW no, ok leaves with the game as it was; after "
-    "a finished game it stays on yES",
+    "on nEW yES, ok starts the new game; on nEW no, ok leaves (after a game: always yES)",
     "on tESt yES, ok starts the wiring check",
 )
 # And in the wiring check (firmware.check): (button, key, a press, a hold).
@@ -85,11 +83,13 @@ SHOT_WORDS = (
 # What the display shows, in words: (picture, meaning). tools.card draws each picture with
 # the board's own code (boardlib.layout, firmware.screens, firmware.app).
 DISPLAY_WORDS = (
-    ("scores", "the scores; the dot (the colon on clock modules) is at the player at the "
-               "table"),
+    ("scores", "the scores; the dot (clock modules: the colon) is at who plays"),
     ("points", "the last shot's points, on the half of the player who got them"),
     ("foul", "a foul: the points went to the opponent"),
     ("open", "five-pins: the opening shot's points go to the opponent"),
+    ("capped", "capped: the shot made more than was left to the distance"),
+    ("pins", "pins set? these spots still have no pin"),
+    ("unset", "the shot began with these spots empty (it still scores)"),
     ("remaining", "\"20 remaining\": points left to the distance"),
     ("distance", "distance reached"),
     ("last", "the last series: the opponent has reached the distance"),
@@ -99,8 +99,7 @@ DISPLAY_WORDS = (
     ("members", "five-pins teams: who is up, A1/A2 and b1/b2"),
     ("win", "the game is won"),
     ("tie", "a tie"),
-    ("ask", "a new game asked for from the club's PC: ok starts it, any other button "
-            "keeps this one"),
+    ("ask", "the club's PC asks for a new game: ok starts it, other buttons: no"),
     ("reset", "why the board started: PWr switched on, Wdt the watchdog (it had hung)"),
     ("error", "something is wrong: Err and a code, below"),
 )
@@ -129,6 +128,13 @@ CALL_WORDS = {
     "game": "the game won (a fanfare)",
     "error": "something is wrong: see the display (a low buzz, twice)",
 }
+
+
+# The sound of each call, in short (the quick card).
+CALL_SOUNDS = {"scored": "a high blip", "foul": "two falling low tones",
+               "turn": "two quick blips", "20-remaining": "three beeps",
+               "distance": "a rising run", "set": "two beeps, a long high one",
+               "game": "a fanfare", "error": "a low buzz twice"}
 
 
 def call_line(call):
