@@ -157,6 +157,23 @@ def _gpio(pin):
     return int(pin.name[4:])
 
 
+class PWM:
+    """machine.PWM as the firmware uses it (a piezo: freq and duty_u16), the ESP32's way:
+    the pin becomes the LEDC's output (ports/esp32/machine_pwm.c, v1.22.0). Changes are
+    recorded with the twin's ticks_ms, for a test to decode (tools.simboard.chips)."""
+
+    def __init__(self, pin, freq=5000, duty_u16=0, **kw):
+        import time
+
+        from tools.simboard.chips import PWMEmulator
+
+        _hw().claims[_gpio(pin)] = "PWM"
+        self._emu = PWMEmulator(time.ticks_ms, pin.name, freq=freq, duty_u16=duty_u16)
+        self.freq = self._emu.freq
+        self.duty_u16 = self._emu.duty_u16
+        self.deinit = self._emu.deinit
+
+
 class UART:
     """UART2 reaches the twin's link pty when it has one; otherwise nothing is wired."""
 
