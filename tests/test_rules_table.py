@@ -72,12 +72,13 @@ asm.button(shot.OK, PRESS, 1)
 asm.poll(2)
 out["held_foul"] = list(asm.shot_for("fourth")[2])
 menu = Menu({"rules": "russian", "distance": (600, 600)})
+menu.button(OK, PRESS), menu.button(OK, PRESS), menu.button(OK, PRESS)  # d1 d2 first: rules
 menu.button(CAROM, PRESS)
 buf = bytearray(8)
 menu.draw(buf)
 out["menu"] = "".join(font.decode_segments(b) for b in buf)
 out["menu_distance"] = menu.distance
-menu.button(OK, PRESS), menu.button(OK, PRESS), menu.button(OK, PRESS)
+menu.button(OK, PRESS)
 out["menu_item"] = menu.item
 out["check"] = check_settings("fourth", (40, 40), 5, 1, 1)
 out["script"] = json.loads(shotscript.play("rules fourth\ndistance 30\nsets 3\nshot pins=1\n"
@@ -110,7 +111,7 @@ def test_a_fourth_rules_system_is_one_row(tmp_path):
     assert state["score"] == [0, 0] and state["turn"] == 2 and state["last"]["foul"]
     assert got["held_foul"] == ["rouge"]
     assert got["menu"] == "rULE4tH " and got["menu_distance"] == [500, 500]
-    assert got["menu_item"] == 3  # the sets item is not skipped: the row plays sets
+    assert got["menu_item"] == 5  # the sets item is not skipped: the row plays sets
     assert got["check"] is None
     assert got["script"] == [2, 0]
     assert got["timeline"] >= 1
