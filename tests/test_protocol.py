@@ -95,7 +95,8 @@ def test_host_reader_finds_frames_in_any_chunking(cuts, noise):
     assert [(kind, seq) for kind, seq, _ in got] == [(1, 0)] + [(3, n) for n in range(1, 6)]
     shot = frames.parse(*got[3][::2])
     assert (shot["index"], shot["points"]) == (3, 6)
-    assert record_fields(shot["record"]) == {"pins": [1, 3], "carom": 0, "foul": []}
+    assert record_fields(shot["record"]) == {"pins": [1, 3], "carom": 0, "foul": [],
+                                             "unset": False}
 
 
 def test_host_rejects_every_single_bit_flip():
@@ -165,7 +166,7 @@ def test_every_foul_of_a_shot_reaches_the_host():
     ((kind, _, payload),) = frames.FrameReader().feed(bytes(sink.written))
     fields = frames.parse(kind, payload)
     assert record_fields(fields["record"]) == {
-        "pins": [3], "carom": 0, "foul": ["foul", "rouge", "dehors", "foul"]}
+        "pins": [3], "carom": 0, "foul": ["foul", "rouge", "dehors", "foul"], "unset": False}
     replayed = Game("ceb", (60, 60))
     replayed.apply(fields["record"])
     assert replayed.state() == game.state()

@@ -103,7 +103,7 @@ def in_the_menu(state_dir):
     t = press(sim, app, t, OK, 1000)  # hold ok: the menu
     out["menu_picture"] = sim.visible()
     t, seq, out["commands"] = try_every_command(sim, app, stream, t, 100)
-    t = press(sim, app, t, CAROM)  # the buttons still drive the menu: rules ceb
+    t = press(sim, app, t, CAROM)  # the buttons still drive the menu: d1 50
     out["after_carom"] = sim.visible()
     t = press(sim, app, t, UNDO)  # from the first item: leave, nothing changed
     out["menu_closed"] = app.menu is None
