@@ -24,8 +24,6 @@ What each screen shows (as a person reads it; S looks like 5):
 | `shot_points(buf, 2, 0, 2, foul=True)` | blank | `FouL` (ddbu: nobody scores) | |
 | `shot_points(buf, 1, 2, 1, capped=True)` | `\u203e+2` (capped at the distance) | blank | |
 | `remaining20(buf, 2, 18)` | blank | `r 18` | |
-| `castle(buf, 0b01010, 1, turn=1)` | ` 2 4` (spots 2, 4 empty) | ` Pin` | `" . 2 4 Pin"` |
-| `castle(buf, 0b01010, 2, "no")` | `no 2` | ` 4 ` (a shot begun so) | `"no  2 4 "` |
 | `distance(buf, 1)` | `dISt` | blank | |
 | `break_clock(buf, 300)` | `brK` | ` 5:00` | |
 | `winner(buf, 2)` | blank | ` Win` | |
@@ -124,16 +122,9 @@ def _markers(buf, turn, marked):
 
 
 def shot_points(buf, player, points, to, foul=None, capped=False):
-    """What the last shot made, by one rule for every rules id (docs/display.md):
-
-    - the shooter's half (`player`) says why when the shot was not plainly theirs:
-      "FouL" for a foul (the default when the points went to the opponent), "oPEn" when
-      foul is False and the points went to the opponent (ceb: the opening shot);
-    - "+N" stands on the half of the player who got the points (`to`), unless that is
-      the shooter's half and it says "FouL" (ddbu: a foul scores nothing for anyone);
-    - `capped`: the shot made more than was left to the distance and counted only what
-      was left (ddbu, ceb): a bar on top before the "+", "\u203e+2".
-    """
+    """The last shot by one rule (docs/display.md): the shooter's half says "FouL" (or
+    "oPEn", foul False) when the points went elsewhere or a foul scored nothing; "+N" on
+    the half of who got them; `capped`: a bar on top before the "+"."""
     if (len(buf) < 8 or (player != 1 and player != 2) or (to != 1 and to != 2)
             or type(points) is not int):
         _check_buf(buf)
@@ -170,24 +161,6 @@ def _put4(buf, at, word):
     buf[at + 1] = word[1]
     buf[at + 2] = word[2]
     buf[at + 3] = word[3]
-
-
-def castle(buf, empty, player, word="Pin", turn=0):
-    """Pins set? The spots that have no pin (`empty`, bit 0 = spot 1) as their numbers in
-    reading order, one cell a spot (spot 1 first), on the half of `player` (the player at
-    the table, or the shooter of a marked shot), and a 3-letter word on the other side:
-    "Pin" between shots (stand these up), "no" for a shot that began with them empty.
-    Player 1: " 2 4 Pin"; player 2: "Pin 2 4 ". `turn`: the turn dot as on the scores.
-    Allocates nothing."""
-    _check_buf(buf)
-    _check_player(player)
-    _clear(buf, 0, 8)
-    first = 0 if player == 1 else 3
-    for spot in range(5):
-        if empty & (1 << spot):
-            buf[first + spot] = _DIGITS[spot + 1]
-    font.render(word, buf, 5 if player == 1 else 0, 3)
-    _markers(buf, turn, 0)
 
 
 def remaining20(buf, player, remaining):

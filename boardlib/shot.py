@@ -34,9 +34,7 @@ What a shot is (HARDWARE.md, "How a shot is seen"):
   progress, or (with no marks) drops the shot in progress unscored, or (with no shot in
   progress) gives UNDO: take back the last scored shot. A hold counts as a press.
 - `ok` held gives MENU; a shot in progress stays as it is.
-- Pins set? (docs/inputs.md): `unset` after SHOT is the mask of the spots that had no pin
-  when the shot began (the castle was not complete: a pin not stood up yet, or a ball on
-  its spot). It marks the shot; it changes nothing of how the shot scores.
+- `unset` after SHOT: the spots that had no pin when the shot began (docs/inputs.md).
 - A spot flapping at any time during the shot (pass `SpotSensors.flapping` to `spots()`)
   does not score; a shot that only a flapping spot started ends without a result. A stuck
   spot (dark for `stuck_ms`) is no reason to drop anything: `SpotSensors` keeps it down,

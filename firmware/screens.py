@@ -18,7 +18,7 @@ alternate with the scores too ("Pin 2 4", pins set?), and a shot that began with
 empty shows it first ("no  2 4", docs/inputs.md).
 """
 
-from boardlib import layout
+from boardlib import castle, layout
 from boardlib.ticks import ticks_add, ticks_diff
 from rules_core.common import A_DISTANCE, A_LAST_SERIES, A_SET, A_TWENTY, BREAK, TIE
 
@@ -162,8 +162,8 @@ class Screens:
     def refresh(self, game, now_ms):
         if (self._drawn and not self._count and not self.dirty
                 and self.override is None and self.break_started is None
-                and not self.fault_code and not game.winner and not game.teams and not self.empty
-                and not self.display.pending):
+                and not self.fault_code and not game.winner and not game.teams
+                and not self.empty and not self.display.pending):
             self.due = ticks_add(now_ms, _FAR_MS)
             return  # these scores are on the glass already: the common case, kept cheap
         self._refresh(game, now_ms)
@@ -217,9 +217,15 @@ class Screens:
             else:
                 layout.winner(self.buf, game.winner)
         elif self.fault_code and (now_ms // MESSAGE_MS) & 1:
+<<<<<<< HEAD
             layout.error(self.buf, self.fault_code)
         elif self.empty and not game.winner and (now_ms // MESSAGE_MS) & 1:
-            layout.castle(self.buf, self.empty, game.turn, "Pin", game.turn)
+            castle.draw(self.buf, self.empty, game.turn, "Pin", game.turn)
+=======
+            layout.error(buf, self.fault_code)
+        elif self.empty and state["winner"] is None and (now_ms // MESSAGE_MS) & 1:
+            castle.draw(buf, self.empty, state["turn"], "Pin", state["turn"])
+>>>>>>> 1277eff (castle: The pins-set picture is a module of its own (boardlib/castle.py), loaded with the application rather than while the board is built; layout and shot keep their size.)
         else:
             self._draw_scores(game, now_ms)
             return
@@ -267,7 +273,8 @@ class Screens:
         elif kind == RESET:
             layout.text(self.buf, self.reset_text)
         elif kind == UNSET:
-            layout.castle(self.buf, arg & 0x1F, arg >> 8, "no")
+<<<<<<< HEAD
+            castle.draw(self.buf, arg & 0x1F, arg >> 8, "no")
         if kind < ERR:
             kind = game.marked()  # (the frame's slot again: the player with the marked ball)
             if kind:
@@ -276,3 +283,8 @@ class Screens:
     def _draw_points(self, arg):
         layout.shot_points(self.buf, (arg >> 12) & 3, arg & 0x1FF, (arg >> 10) & 3,
                            (arg >> 9) & 1, arg >> 14)
+=======
+            castle.draw(buf, arg & 0x1F, arg >> 8, "no")
+        if kind < ERR and state["marked"]:
+            layout.mark_ball(buf, state["marked"])  # where the message leaves the cell free
+>>>>>>> 1277eff (castle: The pins-set picture is a module of its own (boardlib/castle.py), loaded with the application rather than while the board is built; layout and shot keep their size.)

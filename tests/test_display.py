@@ -19,7 +19,6 @@ SCREENS = [
     ("shot_points", (1, 8, 2), {}, "FouL  +8", "FouL  +8"),
     ("shot_points", (2, 4, 1), {"foul": False}, "  +4oPEn", "  +4oPEn"),
     ("shot_points", (1, 2, 1), {"capped": True}, " \u203e+2    ", " \u203e+2    "),
-    ("castle", (0b01010, 2, "Pin", 2), {}, "Pin 2 4 .", "Pin 2 4 ."),
     ("remaining20", (1, 18), {}, "r 18    ", "r 18    "),
     ("distance", (2,), {}, "    dI5t", "    dI5t"),
     ("break_clock", (300,), {}, "brK  5:00", "brK  5.00"),

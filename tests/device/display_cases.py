@@ -17,8 +17,6 @@ from tools.simboard.pins import FakePin, Wire
 from tools.simboard.softi2c import SoftI2C
 from tools.simboard.softspi import SoftSPI
 
-HEAPSIZE = "16M"  # the recording wire keeps every edge of every screen (SCREENS grows)
-
 
 class Flaky:
     """A module whose bus fails once."""
