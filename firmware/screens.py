@@ -217,15 +217,9 @@ class Screens:
             else:
                 layout.winner(self.buf, game.winner)
         elif self.fault_code and (now_ms // MESSAGE_MS) & 1:
-<<<<<<< HEAD
             layout.error(self.buf, self.fault_code)
         elif self.empty and not game.winner and (now_ms // MESSAGE_MS) & 1:
             castle.draw(self.buf, self.empty, game.turn, "Pin", game.turn)
-=======
-            layout.error(buf, self.fault_code)
-        elif self.empty and state["winner"] is None and (now_ms // MESSAGE_MS) & 1:
-            castle.draw(buf, self.empty, state["turn"], "Pin", state["turn"])
->>>>>>> 1277eff (castle: The pins-set picture is a module of its own (boardlib/castle.py), loaded with the application rather than while the board is built; layout and shot keep their size.)
         else:
             self._draw_scores(game, now_ms)
             return
@@ -273,7 +267,6 @@ class Screens:
         elif kind == RESET:
             layout.text(self.buf, self.reset_text)
         elif kind == UNSET:
-<<<<<<< HEAD
             castle.draw(self.buf, arg & 0x1F, arg >> 8, "no")
         if kind < ERR:
             kind = game.marked()  # (the frame's slot again: the player with the marked ball)
@@ -283,8 +276,3 @@ class Screens:
     def _draw_points(self, arg):
         layout.shot_points(self.buf, (arg >> 12) & 3, arg & 0x1FF, (arg >> 10) & 3,
                            (arg >> 9) & 1, arg >> 14)
-=======
-            castle.draw(buf, arg & 0x1F, arg >> 8, "no")
-        if kind < ERR and state["marked"]:
-            layout.mark_ball(buf, state["marked"])  # where the message leaves the cell free
->>>>>>> 1277eff (castle: The pins-set picture is a module of its own (boardlib/castle.py), loaded with the application rather than while the board is built; layout and shot keep their size.)

@@ -6,7 +6,8 @@
     sound.switch(buzzer, on, board.config_path)     # the setup menu's bEEP on/off
 
 Kept apart from firmware.app so that the loop's code stays small: the app calls these only
-on events, and while `buzzer.busy` its step() wakes at `buzzer.due` (App._sound). A board without a buzzer (board.buzzer None) never loads boardlib.buzzer.
+on events, and while `buzzer.busy` its step() wakes at `buzzer.due` (App._sound). A board
+without a buzzer (board.buzzer None) never loads boardlib.buzzer.
 """
 
 from boardlib import calls

@@ -27,7 +27,7 @@ def shot_points(pins, carom):
 
 def shot(g, record, at):
     """The shot record at record[at:at + 4] (rules_core.events), checked by the game."""
-    a = record[at + 1]  # pins | carom << 5
+    a = record[at + 1] & 0x7F  # pins | carom << 5 (the unset mark, bit 7, aside)
     foul = record[at + 2] or record[at + 3]
     a = shot_points(a & 0x1F, a >> 5)  # (the points, in the same local)
     if foul:

@@ -14,7 +14,7 @@ from rules_core.common import A_LAST_SERIES, POPCOUNT, TIE
 
 
 def shot(g, record, at):
-    a = record[at + 1]  # pins | carom << 5
+    a = record[at + 1] & 0x7F  # pins | carom << 5 (the unset mark, bit 7, aside)
     # Seed 000 5.12 / seed 001 b): the third red in a row without a pin is a fault.
     foul = record[at + 2] or record[at + 3] or (a > 0x1F and not a & 0x1F and g.reds == 2)
     if foul or not a:

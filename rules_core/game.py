@@ -307,7 +307,7 @@ class Game:
         kind = record[at]
         a = record[at + 1]
         if kind == KIND_SHOT:
-            if a >> 5 > 2 or record[at + 3] > MAX_OTHER:
+            if (a >> 5) & 3 > 2 or record[at + 3] > MAX_OTHER:  # (bit 7: the unset mark)
                 raise EventError("bad shot record")
             self._begin()
             self.shots += 1

@@ -23,7 +23,7 @@ def pin_points(pins):
 
 def shot(g, record, at):
     """The shot record at record[at:at + 4] (rules_core.events), checked by the game."""
-    a = record[at + 1]  # pins | carom << 5
+    a = record[at + 1] & 0x7F  # pins | carom << 5 (the unset mark, bit 7, aside)
     points = pin_points(a & 0x1F) if a & 0x1F else (3 if a > 0x1F else 0)
     if record[at + 2] or record[at + 3]:
         # Penalty: every point of the shot goes to the opponent, the turn passes; stopping

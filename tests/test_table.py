@@ -223,3 +223,20 @@ def test_pins_set_shows_the_empty_spots_and_marks_a_shot_begun_before(runs):
     assert out["state"]["score"] == [8, 0]
     assert out["records"] == ["01030000", "01840000", "01080000"]
     assert not any("Pin" in text for at, text in shown if at > 13000)
+
+
+@pytest.mark.parametrize("rules", ["ddbu", "ceb", "russian"])
+def test_the_unset_mark_never_changes_how_a_shot_scores(rules):
+    from rules_core import Game, events
+
+    plays = [(0b00101, 1, ()), (0b00100, 0, ()), (0, 1, ()), (0b11111, 0, ("foul",)),
+             (0b01000, 2, ()), (0, 0, ())]
+    marked, plain = Game(rules, (200, 200)), Game(rules, (200, 200))
+    for i, (pins, carom, fouls) in enumerate(plays):
+        record = marked.shot(pins, carom, fouls, unset=i % 2 == 0)
+        plain.shot(pins, carom, fouls)
+        assert events.is_unset(record) == (i % 2 == 0)
+        assert marked.state() == plain.state()
+    marked.undo()
+    plain.undo()
+    assert marked.state() == plain.state()

@@ -11,9 +11,11 @@ PWM recorded them.
 import json
 
 from firmware.app import App
-from firmware.run import DISPLAY_MS, STEP_MS, tick
+from firmware.run import STEP_MS, tick
 from tools.simboard import timeline
 from tools.simboard.board import FLASH_MOUNT, build
+
+DISPLAY_MS = 40  # how often the pictures are read (a person sees no faster change)
 
 
 def _fresh(state, config, clock):
