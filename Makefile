@@ -18,7 +18,7 @@ venv: $(STAMP)
 $(STAMP): requirements.txt upy-requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	$(BIN)/python -m tools.upylib
+	$(BIN)/python -m tools.port.upylib
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
@@ -27,7 +27,7 @@ lint: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m tools.typecheck
+	$(BIN)/python -m tools.testing.typecheck
 	$(BIN)/python -m pytest $(PYTEST_WORKERS)
 
 # The firmware fuzz at full size: 100,000 random raw inputs (make test plays 24,000);
@@ -69,11 +69,11 @@ log: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m tools.bench
 
-# A 32-bit MicroPython unix port built from a MicroPython source tree (tools/upybuild.py):
+# A 32-bit MicroPython unix port built from a MicroPython source tree (tools/port/upybuild.py):
 # measures memory as the ESP32 would, and runs the twin's ESP32 heap (docs/esp32.md).
 upy32: $(STAMP)
 	@test -n "$(MICROPYTHON_SRC)" || { echo "usage: make upy32 MICROPYTHON_SRC=DIR (a MicroPython source tree; needs gcc-multilib)" >&2; exit 2; }
-	$(BIN)/python -m tools.upybuild --src $(MICROPYTHON_SRC) --bits 32
+	$(BIN)/python -m tools.port.upybuild --src $(MICROPYTHON_SRC) --bits 32
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache .hypothesis

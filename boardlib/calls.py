@@ -17,7 +17,7 @@ error. The pitches sit between 300 Hz and 3 kHz, where a small passive piezo is 
 
 One call per event, the weightiest that applies (`for_event`): game won, set won,
 distance reached, "20 remaining", foul, shot scored, turn passed. boardlib.buzzer plays
-them on a PWM pin; the simulator decodes them back from the PWM (tools.simboard.chips).
+them on a PWM pin; the simulator decodes them back from the PWM (tools.sim.board.chips).
 `PATTERNS` holds them all, indexed by call.
 """
 

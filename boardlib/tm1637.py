@@ -10,7 +10,7 @@
 
 The bus is injected: anything with machine.SoftI2C's `start()`, `stop()` and `write(buf)`
 (which returns how many bytes were acknowledged). The simulator's is
-tools/simboard/softi2c.py, on its fake pins.
+tools/sim/board/softi2c.py, on its fake pins.
 
 The TM1637's two-wire protocol (TM1637 datasheet) is I2C's framing without addresses:
 - start: DIO falls while CLK is high; stop: DIO rises while CLK is high;

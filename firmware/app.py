@@ -1,7 +1,7 @@
 """The scoreboard application: inputs -> shots -> rules -> journal -> display and link.
 
     from firmware.app import App
-    app = App(board)              # board: a profile built by firmware.hw or tools.simboard
+    app = App(board)              # board: a profile built by firmware.hw or tools.sim.board
     app.boot(now_ms)              # resume the game from flash, say hello on the link
     while True:
         wait_ms = app.step(now_ms)   # what is due: inputs, link, display, upkeep, watchdog

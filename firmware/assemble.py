@@ -1,5 +1,5 @@
 """The board built whole from its profile, its board.cfg and what a platform makes: the one
-builder of the ESP32 (firmware.hw), the simulator and the twin (tools.simboard.board).
+builder of the ESP32 (firmware.hw), the simulator and the twin (tools.sim.board.board).
 
     board = assemble(parts, profile)           # the ESP32: files at the flash's root
     board = assemble(parts, profile, "/flash") # the simulator: its flash mounted there

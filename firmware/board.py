@@ -8,7 +8,7 @@
     board.watch_inputs(on_spot, on_button)   # on_spot(pin) when a spot's pin changes, ...
 
 The pins and parts are made elsewhere (firmware.assemble, from the profile, with the parts
-of firmware.hw on the ESP32 and of tools.simboard in the simulator) and handed in whole:
+of firmware.hw on the ESP32 and of tools.sim.board in the simulator) and handed in whole:
 nothing here creates hardware, and nothing is attached afterwards. The simulator's pins are
 fakes; this reading code is the same on both.
 """

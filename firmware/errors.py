@@ -60,7 +60,7 @@ LOOP_FAILED = const(91)
 MICROPYTHON_TOO_OLD = const(92)
 NO_MEMORY = const(93)
 # The oldest MicroPython the firmware runs on (docs/esp32.md, "Releases"; the same as
-# tools/simboard/esp32/releases.OLDEST, which deploy refuses older boards by).
+# tools/sim/board/esp32/releases.OLDEST, which deploy refuses older boards by).
 MICROPYTHON_OLDEST = (1, 22, 0)
 
 

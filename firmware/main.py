@@ -3,7 +3,7 @@
 import os
 import sys
 
-HOLD_FILE = "/deploy.hold"  # tools/deploy.py: written while it works on the board
+HOLD_FILE = "/deploy.hold"  # tools/board/deploy.py: written while it works on the board
 
 
 def held():

@@ -4,7 +4,7 @@
 # The port's own frozen modules: asyncio, and umqtt.simple and umqtt.robust, which every
 # release's manifest requires from its micropython-lib (the network link runs on each
 # release's umqtt: docs/network.md). Freezing umqtt here too would put it in the build
-# twice, and the build would not compile (tools/simboard/frozen.py checks it).
+# twice, and the build would not compile (tools/sim/board/frozen.py checks it).
 include("$(PORT_DIR)/boards/manifest.py")
 
 package("rules_core", base_path="..")

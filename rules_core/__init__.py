@@ -8,7 +8,7 @@
 See docs/rules.md for how the rule texts are read, rules_core.events for the records,
 rules_core.settings for the settings and their limits (check_settings), rules_core.savedstate
 for the saved state's layout (docs/state-layout.md), rules_core.snapshot for saving and
-resuming (shot scripts: tools.shotscript).
+resuming (shot scripts: tools.replay.shotscript).
 """
 
 from rules_core.game import Game, GameError

@@ -153,7 +153,7 @@ def sim_board_on_broker(tmp_path, broker_port, key, seed=5, length=10):
     """`python -m tools.sim` playing a random ddbu game to 30 at four times real time, the
     real firmware on the simulated board `t1` (password t1-pw, command ``key``) joined to
     the broker on 127.0.0.1:``broker_port``; a Popen (text stdout: the final state)."""
-    from tools.timelines import build, random_game
+    from tools.sim.timelines import build, random_game
 
     events = random_game("ddbu", seed, length=length, distance=(30, 30))
     timeline, _ = build("ddbu", events, distance=(30, 30))

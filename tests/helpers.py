@@ -18,7 +18,7 @@ import os
 import subprocess
 import sys
 
-from tools import upy
+from tools.port import upy
 
 
 def spots(*numbers):
@@ -178,7 +178,7 @@ def device_case_tests(name, interpreters=("cpython", "micropython")):
 def repl_on_pty(cwd, env):
     """A MicroPython unix-port REPL on a pty, reached as a USB-serial ESP32 would be;
     yields the host's port path."""
-    from tools.linkpipe import LinkPipe
+    from tools.port.linkpipe import LinkPipe
 
     pipe = LinkPipe()
     with open(pipe.device_path, "r+b", buffering=0) as tty:

@@ -2,7 +2,7 @@
 bad data on flash, a stuck sensor, pins left lying past the stuck time, the setup menu
 and the watchdog.
 
-Each scenario runs the real firmware (`firmware.app.App` on `tools.simboard`) and reads
+Each scenario runs the real firmware (`firmware.app.App` on `tools.sim.board`) and reads
 the display through the emulated chips, i.e. what a person at the table would see.
 """
 

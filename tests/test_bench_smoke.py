@@ -12,8 +12,12 @@ import sys
 
 import pytest
 
-from tools import bench, upy
-from tools.simboard import timeline
+from tools.bench import esp32 as bench_esp32
+from tools.bench import front as bench_front
+from tools.bench import harness as bench_harness
+from tools.bench import heap as bench_heap
+from tools.port import upy
+from tools.sim.board import timeline
 
 pytestmark = pytest.mark.long(107)
 
@@ -27,7 +31,7 @@ def smoke():
 
 
 def test_every_key_is_a_number_or_an_explained_null(smoke):
-    for key in bench.KEYS:
+    for key in bench_front.KEYS:
         assert key in smoke, key
         value = smoke[key]
         if value is None:
@@ -63,8 +67,8 @@ def test_esp32_estimates_follow_from_the_instruction_counts(smoke):
         pytest.skip(smoke["notes"].get("instructions", "no valgrind"))
     # cycles per counted instruction, calibrated for the interpreter that counted
     # (docs/performance.md), at 240 MHz
-    cpi = (bench.ESP32_CYCLES_PER_INSTR32 if smoke["counted_on_bits"] == 32
-           else bench.ESP32_CYCLES_PER_INSTR)
+    cpi = (bench_esp32.ESP32_CYCLES_PER_INSTR32 if smoke["counted_on_bits"] == 32
+           else bench_esp32.ESP32_CYCLES_PER_INSTR)
     per_us = 240 / cpi
     # the idle figure is the board's 10 ms tick (the FreeRTOS tick), scheduler included
     assert smoke["esp32_tick_us_est"] == pytest.approx(smoke["tick_instr"] / per_us,
@@ -81,51 +85,52 @@ def test_the_conversion_is_the_published_pystone_figure_over_the_counted_one():
     # MicroPython's misc_pystone, 300 loops: 300 / 1731.94 s on a 160 MHz ESP32 (issue
     # 6565), against the instructions each unix port (64 and 32 bits) executes for them
     seconds = 300 / 1731.94
-    assert bench.PYSTONE_LOOPS / bench.PYSTONE_ESP32_SCORE == pytest.approx(seconds)
+    assert bench_esp32.PYSTONE_LOOPS / bench_esp32.PYSTONE_ESP32_SCORE == pytest.approx(seconds)
     cycles = seconds * 160e6
-    assert bench.ESP32_CYCLES_PER_INSTR == pytest.approx(
-        cycles / bench.PYSTONE_UNIX_INSTR, abs=0.005)
-    assert bench.ESP32_CYCLES_PER_INSTR32 == pytest.approx(
-        cycles / bench.PYSTONE_UNIX32_INSTR, abs=0.005)
-    for cpi in (bench.ESP32_CYCLES_PER_INSTR, bench.ESP32_CYCLES_PER_INSTR32):
+    assert bench_esp32.ESP32_CYCLES_PER_INSTR == pytest.approx(
+        cycles / bench_esp32.PYSTONE_UNIX_INSTR, abs=0.005)
+    assert bench_esp32.ESP32_CYCLES_PER_INSTR32 == pytest.approx(
+        cycles / bench_esp32.PYSTONE_UNIX32_INSTR, abs=0.005)
+    for cpi in (bench_esp32.ESP32_CYCLES_PER_INSTR, bench_esp32.ESP32_CYCLES_PER_INSTR32):
         assert 1.5 < cpi < 4  # an in-order core, a VM from cache
-    assert bench.ESP32_MHZ == 240 and bench.TICK_MS == 10
+    assert bench_esp32.ESP32_MHZ == 240 and bench_esp32.TICK_MS == 10
 
 
 def test_the_firmware_runs_the_clock_the_bench_converts_for():
     with open(upy.ROOT + "/firmware/hw.py") as f:
         hw = f.read()
-    assert "CPU_HZ = %d_000_000" % bench.ESP32_MHZ in hw and "machine.freq(CPU_HZ)" in hw
+    assert "CPU_HZ = %d_000_000" % bench_esp32.ESP32_MHZ in hw and "machine.freq(CPU_HZ)" in hw
 
 
 def test_the_calibration_driver_runs_a_perf_bench_file():
     # the perf_bench interface (bm_setup returns run and result), on a made-up benchmark
     path = os.path.join(upy.ROOT, "tests", "board_programs", "loops_bench.py")
     for loops, total in ((0, 0), (10, 45)):
-        proc = upy.run([bench.CALIBRATE_DRIVER, str(path), str(loops)], timeout=60)
+        proc = upy.run([bench_front.CALIBRATE_DRIVER, str(path), str(loops)], timeout=60)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.strip() == "(%d, %d)" % (loops, total)
 
 
 def test_flash_life_arithmetic():
     # 384 blocks x 100,000 erases; at 1 erase a shot and 1000 shots a day: 105.2 years
-    assert bench.FLASH_BLOCKS == 384
-    years = bench.FLASH_BLOCKS * bench.ERASE_CYCLES / (1.0 * bench.SHOTS_PER_DAY * 365)
+    assert bench_esp32.FLASH_BLOCKS == 384
+    years = (bench_esp32.FLASH_BLOCKS * bench_esp32.ERASE_CYCLES
+             / (1.0 * bench_esp32.SHOTS_PER_DAY * 365))
     assert years == pytest.approx(105.2, abs=0.1)
 
 
 def test_bench_timeline_is_valid_and_has_every_shot():
-    text = bench.shot_timeline(25)
+    text = bench_heap.shot_timeline(25)
     events = timeline.parse(text)
     oks = [e for e in events if e[1] == timeline.PRESS and e[2] == timeline.OK_BUTTON]
     assert len(oks) == 25
-    assert bench.shot_timeline(25) == text  # seeded: the same every run
+    assert bench_heap.shot_timeline(25) == text  # seeded: the same every run
 
 
 def test_bench_timeline_scores_every_shot_in_the_sim(tmp_path):
     path = tmp_path / "five.timeline"
-    path.write_text(bench.shot_timeline(5))
-    played, largest = bench.plays(str(path), 5, 64 << 10)
+    path.write_text(bench_heap.shot_timeline(5))
+    played, largest = bench_heap.plays(str(path), 5, 64 << 10)
     assert played  # 64 KB of heap for the data is plenty
     assert 0 < largest < 64 << 10  # and what is left in one piece at the end is reported
 
@@ -138,12 +143,12 @@ def test_the_heap_peaks_hold_the_code_and_the_data(smoke):
     # a 500-shot game's peak: the code the board holds and the heap its data needs
     assert smoke["ram32_peak_play_bytes"] >= (smoke["ram32_code_play_bytes"]
                                               + smoke["ram32_data_play_bytes"])
-    assert 0 < smoke["ram32_largest_free_play_bytes"] < bench.ESP32_HEAP
+    assert 0 < smoke["ram32_largest_free_play_bytes"] < bench_esp32.ESP32_HEAP
 
 
 def test_without_a_32_bit_interpreter_the_bench_says_it_counts_on_64_bits(monkeypatch):
     monkeypatch.setenv(upy.UPY32_ENV, "no/such/micropython")
     monkeypatch.setattr(upy, "_found32", {})
-    interp = bench.Interpreter.find()
+    interp = bench_harness.Interpreter.find()
     assert interp.bits == 64 and interp.path is None
     assert "64-bit" in interp.note and "no/such/micropython" in interp.note

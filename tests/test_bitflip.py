@@ -1,20 +1,20 @@
 """One flipped bit on the flash never loses a stored game silently (issue: bit flips).
 
-tools/simboard/bitflip.py plays a game onto littlefs over the simulated board's flash, then
+tools/sim/board/bitflip.py plays a game onto littlefs over the simulated board's flash, then
 flips one bit at a time at random in the used area of the image and resumes the game with
 `GameStore.load()`, counting what came back. `make bench` runs it at full size
 (`flash_bitflip_silent_losses`); this is the small version. MicroPython only: littlefs
 (os.VfsLfs2) is where the damage lands.
 """
 
-from tools import upy
+from tools.port import upy
 
 FLIPS = 60
 EVENTS = 60
 
 
 def run_experiment(flips, events, seed):
-    proc = upy.run_file("tools/simboard/bitflip.py", [str(flips), str(events), str(seed)],
+    proc = upy.run_file(upy.entry("bitflip"), [str(flips), str(events), str(seed)],
                         heapsize="32M", timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     counts = {}

@@ -1,5 +1,5 @@
 """What a board keeps loaded while it plays: the modules counted apart by `make bench`
-(tools/bench.py, docs/performance.md) are not among them; and the bench counts the .mpy
+(tools/bench/front.py, docs/performance.md) are not among them; and the bench counts the .mpy
 files `make deploy` ships, byte for byte.
 
 An ESP32 twin boots the firmware as deployed (sources, and .mpy files), plays a shot, and
@@ -13,7 +13,10 @@ import os
 import pytest
 from twin_helpers import booted, flash, mpremote, play_shot, scores_shown
 
-from tools import bench
+from tools.bench import esp32 as bench_esp32
+from tools.bench import harness as bench_harness
+from tools.bench import heap as bench_heap
+from tools.port import upy
 
 pytestmark = pytest.mark.long(6)
 
@@ -35,15 +38,15 @@ def test_a_playing_board_holds_none_of_the_modules_counted_apart(tmp_path, mpy):
     loaded = ast.literal_eval(out.stdout.strip().splitlines()[-1])
     assert "firmware.app" in loaded and "rules_core.game" in loaded  # it was playing
     assert "boardlib.tm1637" in loaded  # the default display's driver
-    apart = (bench.NOT_IN_PLAY + bench.BOOT_MODULES + bench.LOAD_MODULES
-             + (bench.DISPLAY_DRIVERS[1],))  # a TM1637 board has no MAX7219 driver
+    apart = (bench_harness.NOT_IN_PLAY + bench_harness.BOOT_MODULES + bench_harness.LOAD_MODULES
+             + (bench_harness.DISPLAY_DRIVERS[1],))  # a TM1637 board has no MAX7219 driver
     assert [m for m in map(module_name, apart) if m in loaded] == []
 
 
 def test_the_bench_counts_apart_the_modules_the_firmware_drops_after_boot():
-    from tools.bench import BOOT_MODULES
+    from tools.bench.harness import BOOT_MODULES
 
-    with open(os.path.join(bench.upy.ROOT, "firmware", "run.py")) as f:
+    with open(os.path.join(upy.ROOT, "firmware", "run.py")) as f:
         source = f.read()
     tree = ast.parse(source)
     dropped = next(node.value for node in tree.body if isinstance(node, ast.Assign)
@@ -52,12 +55,12 @@ def test_the_bench_counts_apart_the_modules_the_firmware_drops_after_boot():
 
 
 def test_the_bench_counts_the_mpy_files_deploy_ships(tmp_path):
-    from tools import deploy
+    from tools.board import deploy
 
     stage = tmp_path / "stage"
     deploy.stage(str(stage), mpy=True)
     for rel in ("rules_core/game.py", "boardlib/journal.py", "firmware/app.py"):
-        counted = bench.compile_tree((), str(tmp_path / "bench"), "xtensawin", only=[rel])
+        counted = bench_harness.compile_tree((), str(tmp_path / "bench"), "xtensawin", only=[rel])
         assert counted == os.path.getsize(stage / (rel[:-3] + ".mpy")), rel
 
 
@@ -69,12 +72,12 @@ def test_the_heap_figures_count_the_firmware_alone(tmp_path):
     the firmware's modules and umqtt, none of the simulator's stand-ins or the bench's own
     code (on a board those are C, or not there), and not the modules dropped after boot
     (the configuration's checks, boardlib.netconfig with them)."""
-    interp = bench.Interpreter.find()
-    stage = bench.stage_tree(str(tmp_path), "mpy", True)
-    frozen = bench.frozen_image(stage, str(tmp_path))
-    out = bench.heap_device(["code", "net"], stage, interp, frozen)
+    interp = bench_harness.Interpreter.find()
+    stage = bench_heap.stage_tree(str(tmp_path), "mpy", True)
+    frozen = bench_heap.frozen_image(stage, str(tmp_path))
+    out = bench_heap.heap_device(["code", "net"], stage, interp, frozen)
     loaded = out["modules"].split(",")
     assert "boardlib.mqttlink" in loaded and "firmware.app" in loaded
     assert [m for m in loaded if m.split(".")[0] not in FIRMWARE_PACKAGES] == []
-    assert [m for m in map(module_name, bench.BOOT_MODULES) if m in loaded] == []
-    assert 0 < int(out["held"]) < bench.ESP32_HEAP
+    assert [m for m in map(module_name, bench_harness.BOOT_MODULES) if m in loaded] == []
+    assert 0 < int(out["held"]) < bench_esp32.ESP32_HEAP

@@ -17,7 +17,7 @@ import time
 import paho.mqtt.client as paho
 import pytest
 
-from tools import broker as broker_tool
+from tools.board import broker as broker_tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -7,7 +7,9 @@ from xml.sax.saxutils import escape
 
 from boardlib import font
 from firmware.menu import ITEMS, Menu
-from tools import card, simview, words
+from tools.board import card
+from tools.sim import view as simview
+from tools.sim import words
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -10,7 +10,7 @@ import time
 import pytest
 from twin_helpers import booted, flash, scores_shown
 
-from tools import upy
+from tools.port import upy
 
 pytestmark = [pytest.mark.long(6), pytest.mark.realtime]
 

@@ -107,7 +107,7 @@ def test_club_options_out_of_range_exit_2_with_a_message(tmp_path, args, message
     assert "Traceback" not in done.stderr
 
 
-# -- the PIN --------------------------------------------------------------------------------
+# -- the PIN --------------------------------------------------------------------------------------
 
 class Clock:
     def __init__(self):
@@ -211,7 +211,7 @@ def _names_form(app, client, pin):
     return {"csrf": token, "name1": "A", "name2": "B", "pin": pin}
 
 
-# -- the Host header ------------------------------------------------------------------------
+# -- the Host header ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("host,allowed", [
     ("localhost", True), ("localhost:8080", True), ("127.0.0.1:8080", True),
@@ -245,7 +245,7 @@ def test_a_members_right_pin_takes_back_only_their_own_typos():
     assert limiter.status()["strikes"] == 8
 
 
-# -- connections ------------------------------------------------------------------------------
+# -- connections ----------------------------------------------------------------------------------
 
 @pytest.fixture
 def guarded(tmp_path):
@@ -380,7 +380,7 @@ def test_a_flood_of_half_sent_requests_under_1024_descriptors(tmp_path, hostile_
     import urllib.error
     import urllib.request
 
-    from tools.broker import free_port
+    from tools.board.broker import free_port
 
     port = free_port()
     err = open(tmp_path / "club.err", "wb")
@@ -472,7 +472,7 @@ def test_a_flood_of_half_sent_requests_under_1024_descriptors(tmp_path, hostile_
                    seconds_until_back=int(after_attack))
 
 
-# -- a hostile pass beyond the guards' own tests (docs/hostile.md) --------------------------
+# -- a hostile pass beyond the guards' own tests (docs/hostile.md) --------------------------------
 
 def test_a_hostile_pass_over_the_wire(guarded, hostile_report, capfd, caplog):
     import logging

@@ -98,7 +98,7 @@ def _new_games(board):
             if k == frames.CMD_NEW_GAME]
 
 
-# -- 1. tables by the name people use, and their QR codes ---------------------------------
+# -- 1. tables by the name people use, and their QR codes -----------------------------------------
 
 
 def test_a_table_is_found_by_its_name_everywhere_and_by_its_qr_code(night, browser):  # noqa: F811
@@ -145,7 +145,7 @@ def test_a_table_is_found_by_its_name_everywhere_and_by_its_qr_code(night, brows
     assert read.stdout.strip() == night.url("/table/T01"), read
 
 
-# -- 2. players follow the table ------------------------------------------------------------
+# -- 2. players follow the table ------------------------------------------------------------------
 
 
 def test_a_new_game_on_a_table_keeps_its_names_and_the_phone_can_rematch(night, browser):  # noqa: F811
@@ -194,7 +194,7 @@ def test_a_new_game_on_a_table_keeps_its_names_and_the_phone_can_rematch(night, 
     assert wait_until(lambda: night.hub.current[board.key]["names"] == ["Carla", "Anna"])
 
 
-# -- 3. matches read as matches ---------------------------------------------------------------
+# -- 3. matches read as matches -------------------------------------------------------------------
 
 
 def test_a_match_shows_its_sets_on_the_tv_the_game_page_and_its_shots(night, browser):  # noqa: F811
@@ -235,7 +235,7 @@ def test_a_match_shows_its_sets_on_the_tv_the_game_page_and_its_shots(night, bro
     assert members == len(row)  # a team match: who of the team played each shot
 
 
-# -- 4. live pages that behave ---------------------------------------------------------------
+# -- 4. live pages that behave --------------------------------------------------------------------
 
 
 def test_the_seventh_live_page_in_one_tab_does_not_stall(night, browser):  # noqa: F811
@@ -315,7 +315,7 @@ def test_no_band_paints_empty_before_the_first_event(night, browser):  # noqa: F
         assert _text(browser, "T05", "announce") == "20 remaining: Anna"
 
 
-# -- 5. a TV that fills the screen, phones without a sideways scroll ----------------------------
+# -- 5. a TV that fills the screen, phones without a sideways scroll ------------------------------
 
 
 def _tv_figures(driver):
@@ -379,7 +379,7 @@ def test_no_page_scrolls_sideways_on_a_phone(night, browser):  # noqa: F811
         assert wide[0] <= wide[1], "%s is %d px wide on a 390 px phone" % (path, wide[0])
 
 
-# -- 6. the score, spoken ----------------------------------------------------------------------
+# -- 6. the score, spoken -------------------------------------------------------------------------
 
 
 # Anna 4, a miss, Bert's foul, Anna 14, Anna 2 (20 left: the referee's "20 remaining")
@@ -465,7 +465,7 @@ def test_the_calls_of_a_set_and_of_the_game(tmp_path, browser):  # noqa: F811
     assert all(t.startswith("Table T01. ") for t in calls)  # the TV says which table
 
 
-# -- 7. averages and a fair distance -----------------------------------------------------------
+# -- 7. averages and a fair distance --------------------------------------------------------------
 
 
 def test_the_new_game_form_suggests_a_distance_each_from_the_averages(night, browser):  # noqa: F811
@@ -514,7 +514,7 @@ def test_the_new_game_form_suggests_a_distance_each_from_the_averages(night, bro
                       timeout=10), _new_games(board)
 
 
-# -- 8. a new game that waits for the board ----------------------------------------------------
+# -- 8. a new game that waits for the board -------------------------------------------------------
 
 
 def test_a_new_game_waiting_for_ok_is_shown_until_the_board_answers(night, browser, monkeypatch):  # noqa: F811,E501
@@ -575,7 +575,7 @@ def test_a_new_game_waiting_for_ok_is_shown_until_the_board_answers(night, brows
     assert wait_until(lambda: _text(browser, "T04", "pending") == "", timeout=10)
 
 
-# -- 10. the Russian game past the distance -----------------------------------------------------
+# -- 10. the Russian game past the distance -------------------------------------------------------
 
 
 def test_a_russian_game_past_the_distance_by_a_carambole_reads_as_going_on(night, browser):  # noqa: F811

@@ -188,7 +188,7 @@ def test_the_back_link_never_leaves_the_app(db):
         assert done.headers["location"] == "/game/1?saved=1"
 
 
-# -- in a real browser ------------------------------------------------------------------------
+# -- in a real browser ----------------------------------------------------------------------------
 
 @pytest.fixture
 def served(db):
@@ -347,7 +347,7 @@ def test_browser_names_fold_case_in_any_script(served, db, browser):  # noqa: F8
     assert sorted(shown) == ["1", "3"]
 
 
-# -- the tables' QR codes: an address phones can reach ---------------------------------------
+# -- the tables' QR codes: an address phones can reach --------------------------------------------
 
 
 def _qr_title(client, label):

@@ -243,7 +243,7 @@ def test_a_board_on_the_clubs_broker_shows_on_the_tables_and_takes_a_new_game(tm
     # from the web with the PIN reaches the board as a signed command over the broker
     import signal
 
-    from tools import broker as broker_tool
+    from tools.board import broker as broker_tool
 
     why = broker_tool.available()
     if why is not None:

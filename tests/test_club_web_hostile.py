@@ -126,7 +126,7 @@ def test_a_club_app_that_cannot_sign_says_so_and_sends_nothing(tmp_path, hostile
 
     from selenium.webdriver.common.by import By
 
-    from tools import broker as broker_tool
+    from tools.board import broker as broker_tool
 
     why = broker_tool.available()
     if why is not None:

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from boardlib import config
-from tools import config as tool
-from tools import upy
+from tools.board import config as tool
+from tools.port import upy
 
 
 def cli(*args, stdin=""):

@@ -13,7 +13,8 @@ import pytest
 from helpers import mpremote, repl_on_pty
 
 from boardlib.config import save_config
-from tools import deploy, upy
+from tools.board import deploy
+from tools.port import upy
 
 
 @pytest.fixture

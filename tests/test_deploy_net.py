@@ -11,7 +11,8 @@ import os
 import pytest
 from twin_helpers import booted, flash, list_flash, mpremote, run_deploy
 
-from tools import deploy, upy, upylib
+from tools.board import deploy
+from tools.port import upy, upylib
 
 pytestmark = [pytest.mark.long(5), pytest.mark.realtime]
 

@@ -22,8 +22,8 @@ from twin_helpers import (
     scores_shown,
 )
 
-from tools import deploy
-from tools.simboard import frozen
+from tools.board import deploy
+from tools.sim.board import frozen
 
 pytestmark = [pytest.mark.long(70), pytest.mark.realtime]
 
@@ -76,7 +76,7 @@ def test_deploy_refuses_an_unsupported_micropython_and_leaves_the_game(tmp_path)
 
 
 def test_check_board_names_what_deploy_cannot_do():
-    from tools.simboard.esp32.espsys import mpy_of
+    from tools.sim.board.esp32.espsys import mpy_of
 
     for minor in (22, 23, 24, 29):
         assert deploy.check_board((1, minor, 0), mpy_of((1, minor))) is None

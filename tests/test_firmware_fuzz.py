@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools.timelines import random_raw
+from tools.sim.timelines import random_raw
 
 pytestmark = pytest.mark.long(32)
 

@@ -1,15 +1,15 @@
 """The flash takes the time a real chip takes, where the board would (docs/esp32.md,
 "Flash timing"): board time in the simulator's timeline mode (real time on the twin:
-tests/test_twin.py); and the bench's figure of it (tools/flashgap.py)."""
+tests/test_twin.py); and the bench's figure of it (tools/bench/flashgap.py)."""
 
 from helpers import device_case_tests, device_value
 
-from tools import flashgap
-from tools.simboard.flash import MAXIMUM, TYPICAL
+from tools.bench import flashgap
+from tools.sim.board.flash import MAXIMUM, TYPICAL
 
 STEP_MS = 5
 ERASE_MS = TYPICAL[0] // 1000
-GAP_TARGET_MS = 75  # tools/bench.py's target for flash_poll_gap_max_ms
+GAP_TARGET_MS = 75  # tools/bench/front.py's target for flash_poll_gap_max_ms
 
 test_flash_timing = device_case_tests("flash_timing_cases")
 

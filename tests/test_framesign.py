@@ -14,7 +14,7 @@ import subprocess
 import pytest
 from helpers import device_value
 
-from tools import upy
+from tools.port import upy
 
 # Interpreters of other releases, some 32-bit (README.md there): optional; their folder
 # can be named by PINBOARD_UPY_DIR.

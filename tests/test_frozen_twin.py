@@ -3,7 +3,7 @@
 One board through what a builder may do to it: the README's `mip.install(..., target="/")`
 on a stock MicroPython (mip fetches this repository's package.json over 127.0.0.1, as it
 would from github) and the scoreboard starts at the next reset; then the board is flashed
-with a build that freezes firmware/manifest.py (tools/simboard/frozen.py: its modules
+with a build that freezes firmware/manifest.py (tools/sim/board/frozen.py: its modules
 outside the flash filesystem). The frozen build runs, not the copies mip left on the flash
 (two are made to fail if imported), names them at boot, and resumes the game; `make deploy`
 is refused with a plain message and the game goes on; `make check` runs the frozen wiring
@@ -34,8 +34,8 @@ from twin_helpers import (
     scores_shown,
 )
 
-from tools import upy
-from tools.simboard import frozen
+from tools.port import upy
+from tools.sim.board import frozen
 
 pytestmark = [pytest.mark.long(20), pytest.mark.realtime]
 

@@ -21,9 +21,9 @@ from test_hostile_link import Board, held_everything, run_both
 from rules_core import Game, events
 from rules_core.snapshot import pack_state
 from tools.club.app import create_app
-from tools.linkpipe import LinkPipe
 from tools.logger.core import Logger
 from tools.logger.store import Store
+from tools.port.linkpipe import LinkPipe
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

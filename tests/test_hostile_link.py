@@ -6,7 +6,7 @@ a hello of an unknown protocol version. Each test records its counts with hostil
 
 The board here is boardlib.link on CPython with the rules core, answering commands as the
 firmware does (tests/test_link_firmware.py checks the firmware itself), so that the
-scenarios are exact and quick; the line is a real pty pair (tools.linkpipe).
+scenarios are exact and quick; the line is a real pty pair (tools.port.linkpipe).
 """
 
 import json
@@ -23,9 +23,9 @@ import pytest
 from boardlib import link
 from rules_core import Game, GameError
 from rules_core.snapshot import pack_state
-from tools.linkpipe import Faults, LinkPipe
 from tools.logger import frames
 from tools.logger.core import Logger
+from tools.port.linkpipe import Faults, LinkPipe
 from tools.records import Records
 
 pytestmark = pytest.mark.long(8)
@@ -224,7 +224,7 @@ def play_plan(board, plan, lg=None):
             board.service()
 
 
-# -- the issue's reproductions ----------------------------------------------------------
+# -- the issue's reproductions --------------------------------------------------------------------
 
 
 def test_two_sim_runs_without_state_are_two_games(tmp_path, hostile_report):

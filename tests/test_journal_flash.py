@@ -1,4 +1,4 @@
-"""tools.simboard.flash: the simulated board's flash as littlefs sees it (unix port only,
+"""tools.sim.board.flash: the simulated board's flash as littlefs sees it (unix port only,
 through tests/device/flash_cases.py)."""
 
 import os

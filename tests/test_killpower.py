@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tools.timelines import build, random_game
+from tools.sim.timelines import build, random_game
 
 pytestmark = pytest.mark.long(58)
 
@@ -59,7 +59,7 @@ def wait_for_first_write(image, proc, timeout=60.0):
 def wait_until_off(state, timeout=30.0):
     """Return once no process of the killed board holds its flash: SIGKILL reaches every
     process of the group at once, but each ends (and lets the folder's flock go,
-    tools/sim.py lock_state) when the kernel gets to it, after the front end has been
+    tools/sim/front.py lock_state) when the kernel gets to it, after the front end has been
     reaped; the power is off only then."""
     fd = os.open(state, os.O_RDONLY | os.O_DIRECTORY)
     try:

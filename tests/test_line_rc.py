@@ -1,7 +1,7 @@
 """TM1637 lines with capacitance: the modules' 10 kOhm pull-ups and up to 10 nF.
 
 The emulators see a released line high only once it has crossed the chip's input-high
-level (tools/simboard/chips.py); the bus (machine.SoftI2C, tools/simboard/softi2c.py)
+level (tools/sim/board/chips.py); the bus (machine.SoftI2C, tools/sim/board/softi2c.py)
 waits for CLK to read high, and its half period covers what it does not wait for
 (boardlib/tm1637.py, docs/esp32.md). Every screen must read right on ideal lines and on
 10 nF ones, on both interpreters; a bus clocked at I2C's own speeds must not.
@@ -14,8 +14,8 @@ from helpers import device_value
 from test_display import CALLS, mismatches
 
 from boardlib import layout, tm1637
-from tools.simboard import tm1637_display
-from tools.simboard.pins import read_rise_us, rise_us
+from tools.sim.board import tm1637_display
+from tools.sim.board.pins import read_rise_us, rise_us
 
 
 @pytest.mark.parametrize("line_nf", ["0", "10"])

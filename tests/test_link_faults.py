@@ -9,9 +9,9 @@ import time
 import pytest
 from test_logger import expected_game, logger_cli, play
 
-from tools.linkpipe import Faults, LinkPipe
 from tools.logger import frames
 from tools.logger.core import Logger
+from tools.port.linkpipe import Faults, LinkPipe
 
 pytestmark = pytest.mark.long(12)
 
@@ -123,14 +123,14 @@ def test_unplugged_for_three_seconds(tmp_path):
 
 
 def test_faults_between_the_real_firmware_and_the_logger(tmp_path):
-    """The whole firmware (tools/simboard/run.py at 10x real time) on the faulty line:
+    """The whole firmware (tools/sim/board/run.py at 10x real time) on the faulty line:
     the logger still ends with the final state `tools.replay` gives for the same shots."""
     import os
     import subprocess
     import sys
 
-    from tools import upy
-    from tools.timelines import build, random_game
+    from tools.port import upy
+    from tools.sim.timelines import build, random_game
 
     events = random_game("ceb", 8, length=24, distance=(30, 30), sets=3)
     timeline, script = build("ceb", events, distance=(30, 30), sets=3)
@@ -149,7 +149,7 @@ def test_faults_between_the_real_firmware_and_the_logger(tmp_path):
     to_device = Faults(bit_flip=0.005, seed=22)
     with _traced(db, faults, to_device, state_retry_s=0.25) as (pipe, lg):
         proc = upy.popen(
-            [os.path.join(upy.ROOT, "tools/simboard/run.py"), "--timeline",
+            [os.path.join(upy.ROOT, upy.entry("board")), "--timeline",
              str(tmp_path / "g.timeline"), "--speed", "10", "--link", pipe.device_path,
              "--state", str(tmp_path / "flash"), "--rules", "ceb", "--distance", "30",
              "--sets", "3"],

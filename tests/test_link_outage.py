@@ -8,8 +8,8 @@ import time
 
 from test_hostile_link import Board, held_everything, run_both
 
-from tools.linkpipe import LinkPipe
 from tools.logger.core import Logger
+from tools.port.linkpipe import LinkPipe
 
 
 class CableBoard(Board):

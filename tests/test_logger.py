@@ -19,10 +19,10 @@ import pytest
 
 from rules_core import Game
 from rules_core.snapshot import pack_state
-from tools import upy
-from tools.linkpipe import LinkPipe
 from tools.logger import frames
 from tools.logger.core import Logger
+from tools.port import upy
+from tools.port.linkpipe import LinkPipe
 from tools.records import Records
 
 pytestmark = pytest.mark.long(24)
@@ -64,7 +64,7 @@ def play(tmp_path, plan, pipe, logger, extra_s=0.5, during=None):
     """Run linkplay on the unix port into ``pipe`` while ``logger`` logs; returns stdout."""
     path = tmp_path / ("plan%d.json" % random.randrange(10**9))
     path.write_text(json.dumps(plan))
-    proc = upy.popen([os.path.join(ROOT, "tools/simboard/linkplay.py"), pipe.device_path,
+    proc = upy.popen([os.path.join(ROOT, upy.entry("linkplay")), pipe.device_path,
                       str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         logger.run(stop_when=lambda lg: during is not None and during(lg) or
@@ -268,7 +268,7 @@ def test_logger_in_a_thread_as_the_simulator_runs_it(tmp_path):
         thread.start()
         path = tmp_path / "plan.json"
         path.write_text(json.dumps(dict(DDBU_PLAN, linger_ms=300)))
-        proc = upy.popen([os.path.join(ROOT, "tools/simboard/linkplay.py"), pipe.device_path,
+        proc = upy.popen([os.path.join(ROOT, upy.entry("linkplay")), pipe.device_path,
                           str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         out, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err

@@ -10,10 +10,10 @@ import time
 import pytest
 
 from boardlib import link
-from tools.linkpipe import LinkPipe
 from tools.logger import frames, report
 from tools.logger.core import Logger
 from tools.logger.store import Store
+from tools.port.linkpipe import LinkPipe
 
 pytestmark = pytest.mark.long(4)
 

@@ -11,8 +11,8 @@ import sys
 import pytest
 from helpers import mpremote, repl_on_pty
 
-from tools import check as check_tool
-from tools import upy
+from tools.board import check as check_tool
+from tools.port import upy
 
 pytestmark = pytest.mark.long(3)
 

@@ -19,11 +19,11 @@ import paho.mqtt.client as paho
 import pytest
 from helpers import device_value
 
-from tools import broker as broker_tool
+from tools.board import broker as broker_tool
 from tools.logger import Logger
 from tools.logger import frames as host_frames
 from tools.logger.mqtt import MqttSource, sign
-from tools.timelines import Shot, build, random_game
+from tools.sim.timelines import Shot, build, random_game
 
 pytestmark = [
     pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),
@@ -509,8 +509,8 @@ def test_club_broker_bridged_to_a_central_broker(tmp_path):
 
 def test_serial_port_and_broker_logged_together(tmp_path, broker):
     """--port and --mqtt combine: one board with both links, one logger, both stored."""
-    from tools import upy
-    from tools.linkpipe import LinkPipe
+    from tools.port import upy
+    from tools.port.linkpipe import LinkPipe
 
     shots = [Shot(pins=(1,)), Shot(pins=(2, 3)), Shot(pins=(5,), carom="carom")]
     timeline, script = build("ddbu", shots, distance=(40, 40))
@@ -524,7 +524,7 @@ def test_serial_port_and_broker_logged_together(tmp_path, broker):
         thread = threading.Thread(target=lg.run_forever, daemon=True)
         thread.start()
         try:
-            proc = upy.run_file("tools/simboard/run.py", [
+            proc = upy.run_file(upy.entry("board"), [
                 "--timeline", str(tmp_path / "g.timeline"), "--config", cfg,
                 "--link", pipe.device_path, "--state", str(tmp_path / "flash")],
                 heapsize="8M", timeout=120)

@@ -13,9 +13,9 @@ import time
 import pytest
 from test_mqtt import KEYS, USERS, _watch, board_cfg, sim
 
-from tools import broker as broker_tool
+from tools.board import broker as broker_tool
 from tools.logger import frames
-from tools.timelines import Shot, build
+from tools.sim.timelines import Shot, build
 
 pytestmark = [
     pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),

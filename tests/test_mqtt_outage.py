@@ -12,8 +12,8 @@ import time
 import pytest
 from test_mqtt import USERS, LoggerThread, _watch, board_cfg, check_store, replay, sim
 
-from tools import broker as broker_tool
-from tools.timelines import build, random_game
+from tools.board import broker as broker_tool
+from tools.sim.timelines import build, random_game
 
 pytestmark = [
     pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),

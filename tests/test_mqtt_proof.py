@@ -28,8 +28,8 @@ from boardlib import link
 from boardlib.framesign import OVERHEAD, FrameSigner
 from rules_core import Game
 from rules_core.snapshot import pack_state
-from tools import broker as broker_tool
-from tools.timelines import Shot, build
+from tools.board import broker as broker_tool
+from tools.sim.timelines import Shot, build
 
 pytestmark = [
     pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),

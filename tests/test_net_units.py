@@ -11,7 +11,7 @@ from helpers import device_case_tests, device_value
 
 from boardlib import config, netconfig
 from firmware import errors
-from tools.simboard import timeline
+from tools.sim.board import timeline
 
 GOOD = {"ssid": "club", "password": "pw", "host": "127.0.0.1", "key": "ab" * 32}
 
@@ -88,7 +88,7 @@ def test_the_board_looks_a_name_up_over_udp_without_blocking():
     """boardlib.netsock.Resolver, the board's own DNS query (RFC 1035), against the ESP32
     twin's DNS server: an A record, and an unknown name answered NXDOMAIN (ENOENT, 2);
     a `.local` name is asked the same way (mDNS, RFC 6762)."""
-    from tools.simboard.radio import Radio
+    from tools.sim.board.radio import Radio
 
     radio = Radio()
     try:

@@ -1,7 +1,7 @@
 """The networked board on every supported MicroPython release, on the ESP32 twin, through a
 WiFi as slow as a power-saving ESP32's (docs/esp32.md, "Releases" and "The radio").
 
-Each release line's board (tools/simboard/esp32/releases.py: the last release of each
+Each release line's board (tools/sim/board/esp32/releases.py: the last release of each
 supported line) boots the firmware as `make deploy` leaves it, joins the club's WiFi, looks
 the broker up by name (broker.club) and connects through a shaper giving 150 ms of round
 trip with 50 ms of jitter and a send buffer that pushes back; it plays two shots over
@@ -10,7 +10,7 @@ logger stores the whole game, each shot once. The boards play side by side, so t
 module takes about as long as one board. Each runs its release's own interpreter where
 ../shared/upy (or PINBOARD_UPY_DIR) has it (the TLS half on the pinned one where that
 interpreter has no mbedtls), and finds its release's frozen umqtt when
-tools/simboard/portfrozen.py has made the release's frozen modules (else umqtt 1.3.4 of
+tools/sim/board/portfrozen.py has made the release's frozen modules (else umqtt 1.3.4 of
 `make venv`, said in the test's output).
 
 Also here: a broker name whose DNS never answers (the board must neither block nor starve
@@ -31,12 +31,12 @@ import paho.mqtt.client as paho
 import pytest
 from twin_helpers import booted, flash, play_shot, scores_shown
 
-from tools import broker as broker_tool
-from tools import upy
+from tools.board import broker as broker_tool
 from tools.logger import Logger
 from tools.logger.mqtt import MqttSource
-from tools.simboard.esp32 import releases
-from tools.simboard.radio import Radio
+from tools.port import upy
+from tools.sim.board.esp32 import releases
+from tools.sim.board.radio import Radio
 
 pytestmark = [
     pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),
@@ -46,7 +46,7 @@ pytestmark = [
     pytest.mark.realtime, pytest.mark.long(22),
 ]
 
-FLASHFS = os.path.join("tools", "simboard", "esp32", "flashfs.py")
+FLASHFS = upy.entry("flashfs")
 LINES = releases.SUPPORTED
 BOARDS = tuple("v%d-%d" % line for line in LINES) + ("dns", "old", "mem", "late")
 USERS = {"logger": "logger-pw", **{b: b + "-pw" for b in BOARDS}}

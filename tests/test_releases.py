@@ -1,14 +1,15 @@
 """The MicroPython releases the firmware supports, and what each stock ESP32 build freezes
-(tools/simboard/esp32/releases.py, tools/simboard/frozen.py, docs/esp32.md "Releases")."""
+(tools/sim/board/esp32/releases.py, tools/sim/board/frozen.py, docs/esp32.md "Releases")."""
 
 import os
 
 import pytest
 
 from firmware import errors
-from tools import deploy, upy
-from tools.simboard import frozen, portfrozen
-from tools.simboard.esp32 import releases
+from tools.board import deploy
+from tools.port import upy
+from tools.sim.board import frozen, portfrozen
+from tools.sim.board.esp32 import releases
 
 DOC = os.path.join(upy.ROOT, "docs", "esp32.md")
 
@@ -50,7 +51,7 @@ def test_umqtt_frozen_again_is_refused_as_the_real_build_fails(tmp_path):
 
 
 def test_the_port_lists_agree_with_the_releases_port_manifests():
-    """Where tools.simboard.portfrozen made a release's frozen modules (from MicroPython's
+    """Where tools.sim.board.portfrozen made a release's frozen modules (from MicroPython's
     git history), their list is the table's, and umqtt is the release the table names."""
     missing = []
     for line in releases.SUPPORTED:
@@ -63,5 +64,5 @@ def test_the_port_lists_agree_with_the_releases_port_manifests():
         assert dict(listed)["umqtt/simple.py"] == releases.row(version)["umqtt"]
     if missing:
         pytest.skip("no frozen modules of MicroPython %s were made here (python -m "
-                    "tools.simboard.portfrozen --src MICROPYTHON_GIT): the twin plays those "
+                    "tools.sim.board.portfrozen --src MICROPYTHON_GIT): the twin plays those "
                     "releases with umqtt 1.3.4" % ", ".join(missing))

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from tools import replay
-from tools import shotscript as script
+from tools.replay import front as replay
+from tools.replay import shotscript as script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GAMES = sorted(glob.glob(os.path.join(ROOT, "tests", "games", "*.shots")))

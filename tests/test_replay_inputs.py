@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_replay_upy import both
 
-from tools import shotscript as script
-from tools import upy
+from tools.port import upy
+from tools.replay import shotscript as script
 
 pytestmark = pytest.mark.long(11)
 
@@ -51,7 +51,7 @@ def test_a_long_script_streams_through_a_small_heap(tmp_path):
     path = tmp_path / "long.shots"
     path.write_bytes(data)
     proc = subprocess.run(
-        upy.command([os.path.join(ROOT, "tools", "replay_upy.py"), str(path), "--trace"],
+        upy.command([os.path.join(ROOT, upy.entry("replay")), str(path), "--trace"],
                     heapsize="256K"),
         capture_output=True, env=upy.env(), cwd=ROOT, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -153,7 +153,7 @@ def test_unreadable_scripts_give_the_same_message(tmp_path):
         assert err == ("%s: cannot read: %s\n" % (path, reason)).encode()
 
 
-# -- random hostile scripts: both interpreters, one process each ----------------------------
+# -- random hostile scripts: both interpreters, one process each ----------------------------------
 
 WORDS = ["rules ddbu", "rules ceb", "rules russian", "distance 40", "distance 3 4", "sets 3",
          "first 2", "shot", "shot pins=1,3", "shot carom", "shot pins=2 foul", "adjust 1 2",

@@ -1,6 +1,6 @@
 """CPython and the MicroPython unix port play the same scripts to byte-identical traces.
 
-Many scripts go to one unix-port process (tools/replay_upy.py --batch) to stay fast."""
+Many scripts go to one unix-port process (tools/replay/on_upy.py --batch) to stay fast."""
 
 import glob
 import io
@@ -11,15 +11,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_rules_properties import events, game_settings, playable_script, script_text
 
-from tools import shotscript as script
-from tools import upy
+from tools.port import upy
+from tools.replay import shotscript as script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def both(scripts, trace=True):
     data = script.batch_input(scripts)
-    args = ["tools/replay_upy.py", "--batch"] + (["--trace"] if trace else [])
+    args = [upy.entry("replay"), "--batch"] + (["--trace"] if trace else [])
     proc = subprocess.run(upy.command(args, heapsize="256K"), input=data, capture_output=True,
                           env=upy.env(), cwd=upy.ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr

@@ -58,7 +58,9 @@ from rules_core.settings import RULES_IDS, check_settings
 from boardlib import font, shot
 from boardlib.inputs import HOLD, PRESS
 from firmware.menu import CAROM, FOUL, OK, Menu
-from tools import shotscript, timelines, words
+from tools.replay import shotscript
+from tools.sim import timelines
+from tools.sim import words
 from tools.logger.__main__ import _new_game
 from tools.club.pages import new_game_settings
 
@@ -124,10 +126,11 @@ def test_a_fourth_rules_system_is_one_row(tmp_path):
 # (a new board's default game, what the demo tables and the sample season play, the
 # docs' screenshots, the benches' games).
 DATA = {"boardlib/config.py", "tools/club/demo.py", "tools/testing/sample.py",
-        "tools/testing/screens.py", "tools/testing/clubbench.py", "tools/bench.py",
-        "tools/netbench.py", "tools/simboard/bench_device.py", "tools/simboard/linkplay.py",
-        "tools/simboard/seal_bench_device.py", "tools/simboard/bitflip.py",
-        "tools/simboard/flashgap_device.py"}
+        "tools/testing/screens.py", "tools/testing/clubbench.py", "tools/bench/heap.py",
+        "tools/bench/net.py", "tools/sim/board/bench_device.py", "tools/sim/board/linkplay.py",
+        "tools/sim/board/seal_bench_device.py", "tools/sim/board/bitflip.py",
+        "tools/sim/board/flashgap_device.py"}
+DATA |= {"tools/bench/host.py"}  # the bench's other pieces
 
 
 def _product_files():

@@ -1,16 +1,16 @@
 """firmware.run.Runner: the board's one loop sleeps until a pin changes (its interrupt),
 the host sends bytes, or something is due (docs/architecture.md). Run in board time
-(tools/simboard/vclock.py: the poll's waits end on 10 ms ticks, as on the ESP32) on the
+(tools/sim/board/vclock.py: the poll's waits end on 10 ms ticks, as on the ESP32) on the
 simulated board."""
 
-from tools import upy
+from tools.port import upy
 
 PROGRAM = """
-from tools.simboard import vclock
+from tools.sim.board import vclock
 vclock.install()
 from firmware.app import App
 from firmware.run import Runner
-from tools.simboard.board import build
+from tools.sim.board.board import build
 
 class Host:
     # the serial link's other end: a command can be put in; frames are counted

@@ -20,7 +20,7 @@ from helpers import micropython_value, run_on_micropython
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tools import upy
+from tools.port import upy
 
 pytestmark = pytest.mark.long(3)
 
@@ -181,7 +181,7 @@ def test_random_raw_levels_never_raise_nor_count_a_blocked_spot(steps):
 def test_device_modules_cross_compile_for_the_esp32(tmp_path):
     mpy_cross = os.path.join(os.path.dirname(upy.binary()), "mpy-cross")
     for path in ("boardlib/ticks.py", "boardlib/inputs.py", "boardlib/shot.py",
-                 "tools/simboard/timeline.py"):
+                 "tools/sim/board/timeline.py"):
         out = tmp_path / (os.path.basename(path) + ".mpy")
         proc = subprocess.run([mpy_cross, "-march=xtensawin", "-o", str(out), path],
                               cwd=ROOT, capture_output=True, text=True)

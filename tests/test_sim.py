@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools.timelines import Shot, build, random_game
+from tools.sim.timelines import Shot, build, random_game
 
 pytestmark = pytest.mark.long(37)
 
@@ -138,7 +138,7 @@ def test_a_team_match_resumes_mid_match_with_its_players_and_marked_ball(tmp_pat
 
 def test_the_terminal_line_names_the_marked_ball_and_the_players_up():
     from rules_core import Game
-    from tools.simview import describe
+    from tools.sim.view import describe
 
     game = Game("ceb", 30, 3, 1, 1)
     game.shot(pins=0b00001)  # team 1 opens: 2 points to team 2, nobody changes

@@ -1,6 +1,6 @@
 """The simulator owns its children: `tools.sim` killed with kill -9 takes its MicroPython
 interpreter with it, and a --state folder is held by one simulator at a time
-(tools/upy.py, tools/sim.py's lock_state; docs/sim-inputs.md)."""
+(tools/port/upy.py, tools/sim/front.py's lock_state; docs/sim-inputs.md)."""
 
 import os
 import signal
@@ -103,7 +103,7 @@ def test_an_interactive_simulator_killed_hard_takes_its_interpreter(tmp_path):
 
 WATCHED_FROM_A_THREAD = """
 import sys, threading, time
-from tools import upy
+from tools.port import upy
 upy.DIE_WITH_PARENT = True
 started = []
 def start():
@@ -117,7 +117,7 @@ time.sleep(600)
 
 
 def test_an_interpreter_started_from_a_thread_ends_with_the_program_too():
-    # the ESP32 twin restarts its chip from a reader thread (tools/simboard/twin.py)
+    # the ESP32 twin restarts its chip from a reader thread (tools/sim/board/twin.py)
     proc = subprocess.Popen([sys.executable, "-c", WATCHED_FROM_A_THREAD], cwd=ROOT,
                             stdout=subprocess.PIPE, text=True)
     try:

@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from tools import sim as sim_tool
-from tools.simboard import idle, timeline
-from tools.timelines import build, random_game
+from tools.sim import front as sim_tool
+from tools.sim.board import idle, timeline
+from tools.sim.timelines import build, random_game
 
 pytestmark = pytest.mark.long(6)
 
@@ -46,7 +46,7 @@ def digest(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
-# -- timelines ------------------------------------------------------------------------------
+# -- timelines ------------------------------------------------------------------------------------
 
 
 def test_a_timeline_of_6000_lines_plays(tmp_path):
@@ -178,7 +178,7 @@ def test_a_spot_left_down_holds_the_jump_back_until_its_stuck_time():
         app.sensors.stuck_ms + idle.QUIET_MS + 1000)
 
 
-# -- --state --------------------------------------------------------------------------------
+# -- --state --------------------------------------------------------------------------------------
 
 TIMELINE = "0 pins up 1 2 3 4 5\n1000 press ok\n"
 
@@ -240,7 +240,7 @@ def test_an_erased_image_is_formatted_like_a_new_board(tmp_path, game):
         b"\xff" * sim_tool.IMAGE_BYTES).hexdigest()
 
 
-# -- --db -----------------------------------------------------------------------------------
+# -- --db -----------------------------------------------------------------------------------------
 
 
 def test_a_file_that_is_not_sqlite_is_refused_and_left_alone(hostile_report, tmp_path, game):

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tools.timelines import build, random_game
+from tools.sim.timelines import build, random_game
 
 pytestmark = pytest.mark.long(4)
 

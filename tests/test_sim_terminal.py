@@ -16,7 +16,7 @@ import time
 from helpers import MENU_LINES, menu_item_read
 
 from boardlib import font
-from tools import upy
+from tools.port import upy
 
 CLEAR = "\x1b[H\x1b[2J"
 GAP = 6  # columns between the players' halves: a digit is 6 columns and a space
@@ -165,7 +165,7 @@ def test_every_frame_fits_80_columns_and_the_menu_words_are_the_digits_item(tmp_
         assert "O: the setup menu" in holds
         term.key("O")
         term.wait_for(lambda f: menu_item(f) == "d1")  # the distances first
-        time.sleep(0.5)  # the hold lets go 200 ms after the menu opens (tools/simboard/
+        time.sleep(0.5)  # the hold lets go 200 ms after the menu opens (tools/sim/board/
         # interactive.py): a key pressed before that would be the same press
         # make sim's table has a buzzer (GPIO 2): its on/off item too
         walk = ["d2", "first", "rules", "sets", "teams", "sound", "check", "new"]

@@ -11,7 +11,9 @@ import threading
 import time
 
 from boardlib.calls import NAMES
-from tools import simview, upy, words
+from tools.port import upy
+from tools.sim import view as simview
+from tools.sim import words
 
 ZERO = bytes.fromhex("3f")  # "0"
 
@@ -131,7 +133,7 @@ def test_the_screen_reads_every_line_the_board_wrote_before_drawing():
 
 
 def test_the_interactive_firmware_reports_spots_marks_and_menu(tmp_path):
-    runner = os.path.join(upy.ROOT, "tools", "simboard", "run.py")
+    runner = os.path.join(upy.ROOT, upy.entry("board"))
     proc = subprocess.Popen(
         upy.command([runner, "--interactive", "--state", str(tmp_path / "state"),
                      "--buzzer", "2"]),

@@ -171,7 +171,7 @@ def test_every_shipped_timeline_parses(results):
 
 
 def test_load_reads_a_file(tmp_path):
-    from tools.simboard import timeline
+    from tools.sim.board import timeline
 
     path = tmp_path / "a.timeline"
     path.write_text(CONTRACT_EXAMPLE)

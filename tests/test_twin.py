@@ -1,6 +1,6 @@
 """The ESP32 twin behaves as the ESP32 port does where the firmware depends on it.
 
-Each test boots a twin (tools.simboard.twin: the real interpreter playing the chip, a pty
+Each test boots a twin (tools.sim.board.twin: the real interpreter playing the chip, a pty
 playing its USB-serial port) and talks to it the way a builder does, with mpremote.
 """
 
@@ -10,7 +10,7 @@ import time
 import pytest
 from twin_helpers import booted, flash, mpremote
 
-from tools.simboard.esp32.espsys import mpy_of
+from tools.sim.board.esp32.espsys import mpy_of
 
 pytestmark = [pytest.mark.long(15), pytest.mark.realtime]
 
@@ -104,7 +104,7 @@ def test_sim_usb_prints_the_pty_first_and_runs_until_killed(tmp_path):
     import subprocess
     import sys
 
-    from tools import upy
+    from tools.port import upy
 
     flash(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "tools.sim", "--state", str(tmp_path),
@@ -145,8 +145,8 @@ def test_spi_for_the_max7219_leaves_gpio_19_alone(tmp_path):
 
 
 def test_the_link_reports_bad_frames_with_the_clock_past_half_its_period(tmp_path):
-    from tools.linkpipe import LinkPipe
     from tools.logger.frames import ERROR, FrameReader
+    from tools.port.linkpipe import LinkPipe
 
     flash(tmp_path, cfg={"watchdog_ms": 2000})
     with LinkPipe() as pipe, open(pipe.host_path, "r+b", buffering=0) as host:
@@ -186,8 +186,8 @@ def test_the_esp32_heap_is_the_boards_alone(tmp_path):
     gives (releases.gc_heap) free: the twin's own Python (the emulated machine, network,
     socket and tls modules, the chips, the flash's block device) is loaded before the heap
     is set and takes none of it; the modules it stands in for are C on the board."""
-    from tools import upy
-    from tools.simboard.esp32 import releases
+    from tools.port import upy
+    from tools.sim.board.esp32 import releases
 
     path = upy.release_binary(releases.LATEST[releases.NEWEST], bits=32)
     if path is None:
@@ -209,7 +209,7 @@ def test_the_esp32_heap_is_the_boards_alone(tmp_path):
 
 def test_the_flash_takes_real_time_to_erase(tmp_path):
     """Ten sectors' worth of file on a stock twin: ten erases at least, 45 ms each
-    (tools/simboard/flash.py, TYPICAL), during which the chip runs nothing; its clock,
+    (tools/sim/board/flash.py, TYPICAL), during which the chip runs nothing; its clock,
     time.ticks_ms, sees them pass."""
     code = ("import time\nt=time.ticks_ms()\nf=open('big.bin','wb')\nf.write(bytes(40960))\n"
             "f.close()\nprint('took', time.ticks_diff(time.ticks_ms(), t))")

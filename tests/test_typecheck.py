@@ -1,13 +1,13 @@
 """The device code type-checks against the published ESP32 stubs, and the check bites.
 
 The unix port and the simulator's fake pins accept calls an ESP32 does not have; these
-tests make sure `make test` (tools.typecheck, mypy with micropython-esp32-stubs) fails on
+tests make sure `make test` (tools.testing.typecheck, mypy with micropython-esp32-stubs) fails on
 them and passes on the project's own device code.
 """
 
 import textwrap
 
-from tools import typecheck
+from tools.testing import typecheck
 
 
 def _check(tmp_path, source):

@@ -1,4 +1,4 @@
-"""tools.upy.interpreter32: the one place that finds the 32-bit interpreter the bench (and
+"""tools.port.upy.interpreter32: the one place that finds the 32-bit interpreter the bench (and
 the twin) measure memory with, named by $PINBOARD_UPY32 or found relative to the tree."""
 
 import os
@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from tools import upy
+from tools.port import upy
 
 
 @pytest.fixture
@@ -52,7 +52,7 @@ def test_make_upy32s_build_is_found_first(fresh, tmp_path):
     found, _ = upy.interpreter32()
     if found is None:
         pytest.skip("no 32-bit interpreter here (../shared/upy)")
-    # a tools.upybuild output of the pinned release line in build/upy, and nothing in
+    # a tools.port.upybuild output of the pinned release line in build/upy, and nothing in
     # the shared folder
     fresh.delenv(upy.UPY32_ENV, raising=False)
     fresh.setattr(upy, "UPY_DIR", str(tmp_path / "empty"))

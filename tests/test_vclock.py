@@ -1,11 +1,11 @@
-"""tools/simboard/vclock.py, the board time the bench counts the firmware's task in: a wait
+"""tools/sim/board/vclock.py, the board time the bench counts the firmware's task in: a wait
 ends on a 10 ms tick, as MicroPython's poll does on the ESP32, and the table's actions run
 at the first tick at or after their time, before the objects are asked."""
 
-from tools import upy
+from tools.port import upy
 
 PROGRAM = """
-from tools.simboard import vclock
+from tools.sim.board import vclock
 vclock.install()
 import select, time
 

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from firmware.boards import esp32_devkit
-from tools import wiring
+from tools.board import wiring
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -2,7 +2,7 @@
 
     from twin_helpers import flash, booted
     flash(state_dir, cfg={"watchdog_ms": 2000})          # the firmware, as deploy stages it
-    with booted(state_dir, version="1.22.0") as twin:     # tools.simboard.twin.Twin
+    with booted(state_dir, version="1.22.0") as twin:     # tools.sim.board.twin.Twin
         play_shot(twin, fallen=(1, 2))
 """
 
@@ -14,10 +14,11 @@ import sys
 import tempfile
 import time
 
-from tools import deploy, upy
-from tools.simboard.twin import Twin
+from tools.board import deploy
+from tools.port import upy
+from tools.sim.board.twin import Twin
 
-FLASHFS = os.path.join("tools", "simboard", "esp32", "flashfs.py")
+FLASHFS = upy.entry("flashfs")
 TEST_BAUD = 2000000  # the pty's pace in tests: a fast USB-serial bridge
 
 

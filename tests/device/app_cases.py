@@ -3,14 +3,14 @@ flash, a stuck sensor, pins left lying past the stuck time, the setup menu and t
 watchdog.
 
 MicroPython only: the simulated board keeps its flash on littlefs (os.VfsLfs2), as the
-board does. Each scenario runs the real firmware (`firmware.app.App` on `tools.simboard`)
+board does. Each scenario runs the real firmware (`firmware.app.App` on `tools.sim.board`)
 in a state folder of its own and reads the display through the emulated chips.
 """
 
 from device.support import play
 from firmware.app import App
 from firmware.run import tick
-from tools.simboard.board import FLASH_MOUNT, build
+from tools.sim.board.board import FLASH_MOUNT, build
 
 CAROM, FOUL, OK, UNDO = 0, 1, 2, 3
 

@@ -6,7 +6,7 @@ Plain device code, imported by the device modules on CPython and on the unix por
 
 from boardlib.max7219 import MAX7219
 from boardlib.tm1637 import TM1637
-from tools.simboard.softi2c import SoftI2C
+from tools.sim.board.softi2c import SoftI2C
 
 
 class MsbFirst(TM1637):

@@ -11,7 +11,7 @@ from device.support import play
 from firmware.app import App
 from firmware.check import STEP_MS, STEPS
 from firmware.run import tick
-from tools.simboard.board import FLASH_MOUNT, build
+from tools.sim.board.board import FLASH_MOUNT, build
 
 CAROM, FOUL, OK, UNDO = 0, 1, 2, 3
 SWEEP_MS = STEP_MS * STEPS

@@ -11,11 +11,11 @@ from boardlib.display import Display
 from boardlib.max7219 import MAX7219
 from boardlib.tm1637 import FREQ_HZ, TIMEOUT_US, TM1637
 from device.broken_drivers import MsbFirst, NoAckClock, WrongRegister
-from tools.simboard import max7219_display, tm1637_display
-from tools.simboard.chips import MAX7219Emulator, TM1637Emulator, TM1637Pair
-from tools.simboard.pins import FakePin, Wire
-from tools.simboard.softi2c import SoftI2C
-from tools.simboard.softspi import SoftSPI
+from tools.sim.board import max7219_display, tm1637_display
+from tools.sim.board.chips import MAX7219Emulator, TM1637Emulator, TM1637Pair
+from tools.sim.board.pins import FakePin, Wire
+from tools.sim.board.softi2c import SoftI2C
+from tools.sim.board.softspi import SoftSPI
 
 
 class Flaky:

@@ -1,4 +1,4 @@
-"""tools.simboard.flash, the simulated board's flash, as littlefs sees it.
+"""tools.sim.board.flash, the simulated board's flash, as littlefs sees it.
 
 MicroPython only: the block devices exist for os.VfsLfs2, which CPython does not have.
 Run by tests/test_journal_flash.py.
@@ -7,7 +7,7 @@ Run by tests/test_journal_flash.py.
 import os
 
 from device.support import check
-from tools.simboard.flash import FileBlockDev, RamBlockDev, mount
+from tools.sim.board.flash import FileBlockDev, RamBlockDev, mount
 
 HEAPSIZE = "2M"
 

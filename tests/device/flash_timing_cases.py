@@ -1,11 +1,11 @@
-"""The simulated flash's timing (tools/simboard/flash.py) and the board time it takes in
-the simulator's timeline mode (tools/simboard/run.py). Run by tests/test_flash_timing.py.
+"""The simulated flash's timing (tools/sim/board/flash.py) and the board time it takes in
+the simulator's timeline mode (tools/sim/board/run.py). Run by tests/test_flash_timing.py.
 """
 
 import os
 
 from device.support import check, micropython_only
-from tools.simboard.flash import TIMINGS, TYPICAL, RamBlockDev, Stall, mount, program_commands
+from tools.sim.board.flash import TIMINGS, TYPICAL, RamBlockDev, Stall, mount, program_commands
 
 HEAPSIZE = "8M"
 
@@ -53,7 +53,7 @@ def timeline_steps(shots, timing):
     """The simulator's timeline mode plays `shots` shots: each step's board time, flash
     time (us) and erases, and what the game and the flash did."""
     micropython_only("the firmware on the simulated board")
-    from tools.simboard import flashgap_device
+    from tools.sim.board import flashgap_device
 
     got = flashgap_device.measure(shots, timing)
     return {"polls": got["polls"], "compactions": got["compactions"], "shots": got["shots"],

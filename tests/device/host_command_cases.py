@@ -16,7 +16,7 @@ from device.link_firmware_cases import boot as start
 from device.link_firmware_cases import knock
 from device.support import play
 from rules_core import events
-from tools.simboard.board import FLASH_MOUNT, build
+from tools.sim.board.board import FLASH_MOUNT, build
 
 HEAPSIZE = "4M"
 CAROM, FOUL, OK, UNDO = 0, 1, 2, 3
@@ -179,11 +179,11 @@ def in_safe_mode(state_dir):
 
 
 def _timeline_play(sim, app, stream, text, host):
-    """Play a raw input timeline (tools.simboard.timeline, as tools.sim does) through the
+    """Play a raw input timeline (tools.sim.board.timeline, as tools.sim does) through the
     firmware's schedule, with host commands [(time, kind, seq, args)] put on the link at
     their times. Returns the answers to them and the final state."""
     from firmware.run import tick
-    from tools.simboard import timeline
+    from tools.sim.board import timeline
 
     levels = timeline.Levels(timeline.parse(text))
     last = None

@@ -8,7 +8,7 @@ import time
 from boardlib.journal import GameStore
 from device.support import Rng
 from rules_core import Game, events
-from tools.simboard.flash import RamBlockDev, mount
+from tools.sim.board.flash import RamBlockDev, mount
 
 HEAPSIZE = "8M"
 

@@ -8,7 +8,7 @@ from device import protocol_cases as cases
 from device.support import play
 from firmware.app import App
 from firmware.boards.esp32_devkit import DATA_DIR
-from tools.simboard.board import FLASH_MOUNT, build
+from tools.sim.board.board import FLASH_MOUNT, build
 
 HEAPSIZE = "4M"
 CAROM, FOUL, OK, UNDO = 0, 1, 2, 3

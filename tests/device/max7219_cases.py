@@ -6,9 +6,9 @@ decodes the SPI wire logs itself.
 
 from boardlib.max7219 import MAX7219
 from device.broken_drivers import NoConversion, WrongRegister
-from tools.simboard.chips import MAX7219Emulator
-from tools.simboard.pins import FakePin, Wire
-from tools.simboard.softspi import SoftSPI
+from tools.sim.board.chips import MAX7219Emulator
+from tools.sim.board.pins import FakePin, Wire
+from tools.sim.board.softspi import SoftSPI
 
 
 def rig(cls=MAX7219, digits=8):

@@ -56,7 +56,7 @@ def case_net_settings_round_trip_on_flash():
 
 def error_codes():
     """The link's display codes (it imports umqtt: the unix port only)."""
-    micropython_only("umqtt is installed for the unix port (tools.upylib)")
+    micropython_only("umqtt is installed for the unix port (tools.port.upylib)")
     from boardlib import mqttlink as m
 
     return [m.ERR_COMMAND_REFUSED, m.ERR_WIFI, m.ERR_BROKER, m.ERR_LOGIN, m.ERR_TLS]
@@ -84,7 +84,7 @@ def idle_poll_alloc(port, user, password):
     import time
 
     from boardlib import mqttlink
-    from tools.simboard.wlan import FakeWLAN
+    from tools.sim.board.wlan import FakeWLAN
 
     net = {"ssid": "club", "password": "pinboard", "host": "127.0.0.1", "port": port,
            "user": user, "pass": password, "tls": False, "key": "00" * 16, "id": user}
@@ -105,7 +105,7 @@ def cut_journal(image, keep):
     micropython_only("the flash image is littlefs, mounted by the unix port")
     import os
 
-    from tools.simboard.flash import FileBlockDev, mount
+    from tools.sim.board.flash import FileBlockDev, mount
 
     bdev = FileBlockDev(image)
     mount(bdev, "/cut", format_blank=False)
@@ -138,8 +138,8 @@ def tls_connect(port, ca_file, user, password):
     import time
 
     from boardlib import mqttlink
-    from tools.simboard.flash import RamBlockDev, mount
-    from tools.simboard.wlan import FakeWLAN
+    from tools.sim.board.flash import RamBlockDev, mount
+    from tools.sim.board.wlan import FakeWLAN
 
     mount(RamBlockDev(blocks=16), "/board")  # a little flash: the heap is 2 MB
     if ca_file is not None:

@@ -12,7 +12,7 @@ import os
 
 from boardlib.journal import UNDO_RECORD, GameStore
 from rules_core import Game
-from tools.simboard.flash import RamBlockDev, mount
+from tools.sim.board.flash import RamBlockDev, mount
 
 HEAPSIZE = "32M"
 

@@ -379,7 +379,7 @@ def firmware_answers(state_dir, chunks):
     import binascii
 
     from firmware.app import App
-    from tools.simboard.board import build
+    from tools.sim.board.board import build
 
     lk, stream = new_link()
     sim = build(state_dir=state_dir)

@@ -6,7 +6,7 @@
 
 With `-`, the calls come as JSON from stdin: [[function name, [arguments]], ...].
 The project's folders must be on the path (MICROPYPATH=.:.frozen from the top folder, as
-tools/upy.py sets it). Each call prints one line: `CASE ` and the repr of
+tools/port/upy.py sets it). Each call prints one line: `CASE ` and the repr of
 (name, status, payload): status "ok" with the function's return value, "skip" with the
 reason, or "error" with the traceback. Everything else a case prints is left as it is.
 """

@@ -10,7 +10,7 @@ def timeline_rig(text):
     assembler, the four buttons and the assembler's name for each."""
     from boardlib import shot
     from boardlib.inputs import Button, SpotSensors
-    from tools.simboard import timeline
+    from tools.sim.board import timeline
 
     levels = timeline.Levels(timeline.parse(text))
     buttons = [Button(), Button(), Button(), Button()]

@@ -8,7 +8,7 @@ import os
 
 from device.support import check, write
 from firmware import run
-from tools.simboard.board import FLASH_MOUNT, build
+from tools.sim.board.board import FLASH_MOUNT, build
 
 
 class Armed(Exception):

@@ -69,7 +69,7 @@ def scratch_dir(blocks=96):
     (os.VfsLfs2, as on the board) over a RAM flash of `blocks` 4 KB blocks, replacing the
     previous case's; on CPython a new temporary folder on the host's filesystem."""
     if MICROPYTHON:
-        from tools.simboard.flash import RamBlockDev, mount
+        from tools.sim.board.flash import RamBlockDev, mount
 
         try:
             os.umount(SCRATCH)

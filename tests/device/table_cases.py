@@ -2,7 +2,7 @@
 firmware on the simulated board, and what a person there would see and hear.
 
 MicroPython only: the simulated board keeps its flash on littlefs. `table_run` plays a
-timeline (CONTRACT.md section 4, tools.simboard.timeline) in the firmware's 5 ms steps and
+timeline (CONTRACT.md section 4, tools.sim.board.timeline) in the firmware's 5 ms steps and
 returns every distinct picture of the display (decoded from the emulated chips, with the
 board time it went up), the final board state, and the tones of the buzzer as the emulated
 PWM recorded them.
@@ -12,8 +12,8 @@ import json
 
 from firmware.app import App
 from firmware.run import STEP_MS, tick
-from tools.simboard import timeline
-from tools.simboard.board import FLASH_MOUNT, build
+from tools.sim.board import timeline
+from tools.sim.board.board import FLASH_MOUNT, build
 
 DISPLAY_MS = 40  # how often the pictures are read (a person sees no faster change)
 

@@ -1,4 +1,4 @@
-"""tools.simboard.timeline scenarios: parsing and virtual-time levels.
+"""tools.sim.board.timeline scenarios: parsing and virtual-time levels.
 
 tests/test_timeline.py runs them on CPython and, all in one process, on the MicroPython
 unix port.
@@ -6,7 +6,7 @@ unix port.
 
 
 def parse_or_error(text):
-    from tools.simboard import timeline
+    from tools.sim.board import timeline
 
     try:
         return [list(event) for event in timeline.parse(text)]
@@ -16,7 +16,7 @@ def parse_or_error(text):
 
 def levels_trace(text, times):
     """[[time, standing mask, buttons mask], ...] at the given poll times, and end_ms."""
-    from tools.simboard import timeline
+    from tools.sim.board import timeline
 
     levels = timeline.Levels(timeline.parse(text))
     out = []
@@ -29,6 +29,6 @@ def levels_trace(text, times):
 
 
 def file_event_counts(texts):
-    from tools.simboard import timeline
+    from tools.sim.board import timeline
 
     return [len(timeline.parse(text)) for text in texts]

@@ -2,14 +2,14 @@
 
 tests/test_tm1637.py calls `scenarios` on CPython and on the MicroPython unix port and
 decodes the wire logs itself. The driver's bus is the simulator's stand-in for
-machine.SoftI2C (tools/simboard/softi2c.py), as the board's is the C one.
+machine.SoftI2C (tools/sim/board/softi2c.py), as the board's is the C one.
 """
 
 from boardlib.tm1637 import FREQ_HZ, TIMEOUT_US, TM1637, reverse
 from device.broken_drivers import MsbFirst, NoAckClock
-from tools.simboard.chips import TM1637Emulator
-from tools.simboard.pins import FakePin, Wire
-from tools.simboard.softi2c import SoftI2C
+from tools.sim.board.chips import TM1637Emulator
+from tools.sim.board.pins import FakePin, Wire
+from tools.sim.board.softi2c import SoftI2C
 
 
 def rig(cls=TM1637, chip=True, bus=SoftI2C, mode=FakePin.OPEN_DRAIN):

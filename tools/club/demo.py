@@ -6,8 +6,8 @@ without a board.
     demo.start() ... demo.stop()
 
 Each table is the real firmware on the MicroPython unix port on the simulated board (as
-`make sim`: tools/simboard/run.py), with its own flash image and its own board id (T01,
-T02, ...). It plays a random legal game (tools.timelines.random_game: pins, caroms,
+`make sim`: tools/sim/board/run.py), with its own flash image and its own board id (T01,
+T02, ...). It plays a random legal game (tools.sim.timelines.random_game: pins, caroms,
 fouls, an undo now and then) at `speed` times real time; when the game is over and the
 board has sat for its tail, the next game starts on the same flash with other rules.
 """
@@ -20,11 +20,11 @@ import sys
 import tempfile
 import threading
 
-from tools import upy
-from tools.linkpipe import LinkPipe
-from tools.timelines import build, random_game
+from tools.port import upy
+from tools.port.linkpipe import LinkPipe
+from tools.sim.timelines import build, random_game
 
-RUNNER = os.path.join("tools", "simboard", "run.py")
+RUNNER = upy.entry("board")
 # (rules, distance, sets): what a club plays, the demo goes round them
 GAMES = (("ddbu", 40, 1), ("ceb", 60, 3), ("russian", 60, 1), ("ceb", 40, 1),
          ("ddbu", 60, 1))

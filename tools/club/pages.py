@@ -67,7 +67,7 @@ def render(request, name, status_code=200, headers=None, **context):
                                             headers=headers)
 
 
-# -- the live tables --------------------------------------------------------------------
+# -- the live tables ------------------------------------------------------------------------------
 
 
 def _board_table(request):
@@ -273,7 +273,7 @@ def sent_text(answer):
     return "Sent to the board, which refused it (error %s). Nothing changed." % code
 
 
-# -- the records ------------------------------------------------------------------------
+# -- the records ----------------------------------------------------------------------------------
 
 
 def _began(game):

@@ -7,6 +7,4 @@
 Modules: fakeboards, sample, browser, screens (the docs' screenshots of the club app:
 `python -m tools.testing.screens [DIR]`), clubbench and clubload (the club app's figures
 of `make bench`: `python -m tools.testing.clubbench`, `python -m tools.testing.clubload`).
-The old names `python -m tools.club.bench`, `tools.club.loadbench` and `tools.club.screens`
-still run them.
 """

@@ -39,9 +39,9 @@ def measure(tables=32, clients=50, seconds=10.0):
     from tools.club.live import LiveHub
     from tools.logger.bridge import LoggerBridge
     from tools.logger.core import Logger
+    from tools.port.upy import ROOT
     from tools.testing.browser import Served
     from tools.testing.fakeboards import FakeBoard
-    from tools.upy import ROOT
 
     folder = tempfile.mkdtemp(prefix="club-bench-")
     db = os.path.join(folder, "games.db")
@@ -123,7 +123,7 @@ def _wait(check, timeout, message):
         time.sleep(0.02)
 
 
-# -- the clients' side (another process) ------------------------------------------------------
+# -- the clients' side (another process) ----------------------------------------------------------
 
 def _client(index, url, receipts, ready):
     """One browser's event stream, read with the standard library's HTTP client (cheap per

@@ -1,0 +1,236 @@
+"""The board's own figures: instructions per tick, shot and wake-up (ESP32 microseconds), a
+frame's seal, allocations, flash wear and frames, resume time, the firmware's size.
+"""
+
+import os
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+from tools.bench.esp32 import (
+    BAUD,
+    BITS_PER_BYTE,
+    ERASE_CYCLES,
+    FLASH_BLOCKS,
+    SHOTS_PER_DAY,
+    TICK_MS,
+)
+from tools.bench.harness import (
+    BIG_HEAP,
+    BOOT_MODULES,
+    CHECK_MODULES,
+    COST_HEAP,
+    DEVICE_PACKAGES,
+    DISPLAY_DRIVERS,
+    LOAD_MODULES,
+    MENU_MODULES,
+    NET_MODULES,
+    NOT_IN_PLAY,
+    RESUME_HEAP,
+    Unavailable,
+    _board_heap,
+    _device_env,
+    _stage_for_counting,
+    callgrind,
+    callgrind_window,
+    callgrind_windows,
+    clock_costs,
+    compile_tree,
+    device,
+    esp32_us,
+    find_valgrind,
+    parse_lines,
+)
+from tools.port import upy
+
+
+def instruction_figures(sizes, install, workdir, interp, free):
+    valgrind = find_valgrind(install)
+    if not valgrind:
+        raise Unavailable("valgrind is not installed (apt-get install -y valgrind)")
+    game_dir = os.path.join(workdir, "resume_image")
+    os.mkdir(game_dir)
+    device(["game", sizes["game"], game_dir], heapsize=BIG_HEAP, interp=interp)
+    late_dir = os.path.join(workdir, "late_image")
+    os.mkdir(late_dir)
+    device(["game", sizes["late_at"], late_dir], heapsize=BIG_HEAP, interp=interp)
+    late_image = os.path.join(late_dir, "flash.img")
+    shots = sizes["shots"]
+    _stage_for_counting()
+    fresh = _board_heap(interp, free)
+    late = _board_heap(interp, free, late_image)
+    runs = {"tasks0": ["tasks", 0], "tasks": ["tasks", sizes["ticks"]],
+            "calling": ["calling", sizes["ticks"]],
+            "early": ["taskshots", shots], "late": ["taskshots", shots, late_image],
+            "clock": ["clock", sizes["clock"]], "resume0": ["resume", 0, game_dir],
+            "resume": ["resume", 1, game_dir]}
+    heaps = {"tasks0": fresh, "tasks": fresh, "calling": fresh, "early": fresh, "late": late,
+             "clock": COST_HEAP, "resume0": RESUME_HEAP, "resume": RESUME_HEAP}
+    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+        futures = {
+            k: pool.submit(callgrind, valgrind, v, workdir, heaps[k], interp,
+                           not k.startswith("resume"))
+            for k, v in runs.items()
+        }
+        got = {k: f.result() for k, f in futures.items()}
+    costs = clock_costs(got["clock"][0], sizes["clock"])
+
+    def board(name):
+        """A run's window less what the clock's stand-ins added to it."""
+        (window,), said = got[name]
+        calls = (said["clock_ticks_ms"], said["clock_ipoll"], said["clock_waited"],
+                 said["clock_actions"], said["flash_read"], said["flash_write"],
+                 said["flash_ioctl"])
+        if said.get("errors"):
+            raise Unavailable("the firmware's task raised %s times in the %s run"
+                              % (said["errors"], name))
+        return window - sum(c * k for c, k in zip(calls, costs, strict=True)), said
+
+    idle0, _ = board("tasks0")
+    idle, said = board("tasks")
+    tick = (idle - idle0) / sizes["ticks"]
+    calling = (board("calling")[0] - idle0) / sizes["ticks"]  # a call always playing
+    per_shot = {}
+    for name in ("early", "late"):
+        total, said = board(name)
+        if said["shots"] != shots:
+            raise Unavailable("the %s run scored %s of %d shots" % (name, said["shots"], shots))
+        ticks = said["board_ms"] / TICK_MS
+        per_shot[name] = (total - idle0 - ticks * tick) / shots
+    shot = max(per_shot.values())
+    resume = got["resume"][0][0] - got["resume0"][0][0]
+    read_back = device(["resume", 1, game_dir], heapsize=RESUME_HEAP, interp=interp)["shots"]
+    out = {"tick_instr": round(tick), "shot_instr": round(shot),
+           "shot_early_instr": round(per_shot["early"]),
+           "shot_late_instr": round(per_shot["late"]),
+           "esp32_tick_us_est": round(esp32_us(tick, interp), 1),
+           "esp32_tick_calling_us_est": round(esp32_us(calling, interp), 1),
+           "esp32_shot_ms_est": round(esp32_us(shot, interp) / 1000, 2),
+           "resume_instr": resume,
+           "resume_ms_esp32_est": round(esp32_us(resume, interp) / 1000, 1),
+           "clock_stand_in_instr": [round(c) for c in costs],
+           "counted_on_bits": interp.bits}
+    if read_back != sizes["game"]:  # a load that gave up early measures nothing
+        del out["resume_instr"], out["resume_ms_esp32_est"]
+        out["notes"] = {"resume_ms_esp32_est": "the journal read back %s of %d shots"
+                        % (read_back, sizes["game"])}
+    if interp.note:
+        out.setdefault("notes", {})["instructions"] = interp.note
+    return out
+
+
+# -- the board's loop: select.poll against an asyncio task (docs/performance.md) ------------------
+
+LOOP_MODULE = "tools.sim.board.loop_cost_device"
+
+
+def loop_figures(sizes, install, workdir, interp):
+    """What one wake-up of the board's loop costs (an empty step and the wait), as
+    firmware/run.py waits (select.poll in C) and as one asyncio task would (the
+    scheduler's round), counted on the interpreter of the other counts; and the heap
+    each one's machinery holds."""
+    valgrind = find_valgrind(install)
+    if not valgrind:
+        raise Unavailable("valgrind is not installed")
+    n = sizes["wakes"]
+    out = {}
+    for mode in ("poll", "asyncio"):
+        counts = []
+        for k in (0, n):
+            windows, lines = callgrind_windows(valgrind, LOOP_MODULE, [mode, k], workdir,
+                                               COST_HEAP, interp)
+            counts.append(windows[0])
+        key = "loop" if mode == "poll" else "asyncio"
+        out[key + "_wake_instr"] = round((counts[1] - counts[0]) / n)
+        out[key + "_ram_bytes"] = lines["ram"]
+    return out
+
+
+# -- sealing a frame for the network (boardlib/framesign.py) --------------------------------------
+
+SEAL_MODULE = "tools.sim.board.seal_bench_device"
+
+
+def seal_figures(sizes, install, workdir):
+    """What the network link adds to each frame it publishes: instructions to seal the
+    longest frame and a heartbeat (callgrind, counted windows less an empty one), bytes
+    allocated, and the bytes it adds on the wire (docs/network.md, "Frames proven")."""
+    with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
+        proc = subprocess.run(
+            upy.command(["-m", SEAL_MODULE, "sizes", str(sizes["seals"])], COST_HEAP),
+            capture_output=True, text=True, env=_device_env(scratch), cwd=upy.ROOT,
+            timeout=300, check=False)
+    if proc.returncode != 0:
+        raise Unavailable("%s failed: %s" % (SEAL_MODULE, proc.stderr.strip()[-300:]))
+    got = parse_lines(proc.stdout)
+    out = {"seal_alloc_bytes": got["seal_alloc"], "seal_bytes": got["overhead"],
+           "mqtt_frame_bytes": got["state_wire"] + got["overhead"]}
+    valgrind = find_valgrind(install)
+    if not valgrind:
+        out["notes"] = {"seal_state_instr": "valgrind is not installed"}
+        return out
+    n = sizes["seals"]
+    counts = {kind: [callgrind_window(valgrind, SEAL_MODULE, ["count", kind, k], workdir,
+                                      COST_HEAP) for k in (0, n)]
+              for kind in ("state", "heartbeat")}
+    state = (counts["state"][1] - counts["state"][0]) / n
+    heartbeat = (counts["heartbeat"][1] - counts["heartbeat"][0]) / n
+    out.update(seal_state_instr=round(state), seal_heartbeat_instr=round(heartbeat),
+               esp32_seal_us_est=round(esp32_us(state), 1))
+    return out
+
+
+# -- allocation, wear, frames, resume -------------------------------------------------------------
+
+def alloc_figures(sizes):
+    got = device(["alloc", sizes["alloc_idle"], sizes["alloc_shots"]])
+    idle = got["idle_alloc"] / got["idle_cycles"]
+    shot = got["shot_alloc"] / got["shots"]
+    return {"idle_alloc_bytes": round(idle, 1), "shot_alloc_bytes": round(shot)}
+
+
+def game_figures(sizes, workdir):
+    state = os.path.join(workdir, "wear")
+    os.mkdir(state)
+    got = device(["game", sizes["game"], state], heapsize=BIG_HEAP)
+    if got["shots"] != sizes["game"]:
+        raise Unavailable("the game scored %s of %d shots" % (got["shots"], sizes["game"]))
+    per_shot = got["erases"] / got["shots"]
+    loaded = str(got.get("loaded", "")).split(",")
+    # firmware_mpy_bytes leaves these out: measure() drops it if the game imported one
+    apart = [rel for rel in NOT_IN_PLAY if rel[:-3].replace(os.sep, ".") in loaded]
+    frame = got["frame_max"]
+    out = {"flash_erases_per_shot": round(per_shot, 4), "frame_bytes": frame,
+           "line_rate_frames_per_s": round(BAUD / BITS_PER_BYTE / frame, 1),
+           "loaded_apart": apart}
+    if per_shot > 0:
+        years = FLASH_BLOCKS * ERASE_CYCLES / (per_shot * SHOTS_PER_DAY * 365)
+        out["flash_years_at_1000_shots_a_day"] = round(years, 1)
+    else:
+        out["notes"] = {"flash_years_at_1000_shots_a_day":
+                        "no block erase in %d shots: too few to tell" % got["shots"]}
+    return out
+
+
+def resume_figures(sizes, workdir):
+    """Resuming the game `game_figures` left on the flash image (best of a few loads)."""
+    state = os.path.join(workdir, "wear")
+    loads = device(["resume", sizes["resume_loads"], state], heapsize=RESUME_HEAP)
+    if loads["shots"] != sizes["game"]:
+        raise Unavailable("resume read back %s shots" % loads["shots"])
+    return {"resume_ms_upy": round(loads["best_us"] / 1000, 2)}
+
+
+def firmware_size(workdir, march="xtensawin"):
+    """firmware_mpy_bytes and the modules counted apart (docs/performance.md)."""
+    def size(name, modules):
+        return compile_tree((), os.path.join(workdir, march + "-" + name), march, only=modules)
+
+    drivers = max(size("display%d" % i, (rel,)) for i, rel in enumerate(DISPLAY_DRIVERS))
+    return {"firmware_mpy_bytes": drivers + compile_tree(
+                DEVICE_PACKAGES, os.path.join(workdir, march), march),
+            "net_mpy_bytes": size("net", NET_MODULES),
+            "check_mpy_bytes": size("check", CHECK_MODULES),
+            "menu_mpy_bytes": size("menu", MENU_MODULES),
+            "boot_mpy_bytes": size("boot", BOOT_MODULES),
+            "load_mpy_bytes": size("load", LOAD_MODULES)}

@@ -1,0 +1,251 @@
+"""The board's heap on the 32-bit interpreter: the smallest heap a game plays in, the code a
+playing board holds, the networked board's peak, from .mpy, sources and a frozen build.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+from tools.bench.esp32 import ESP32_HEAP
+from tools.bench.harness import BIG_HEAP, PINNED, Unavailable, _device_env, device
+from tools.port import upy
+from tools.sim.board.shots import long_game
+
+# -- smallest heap --------------------------------------------------------------------------------
+
+def shot_timeline(shots, seed=11):
+    """A timeline of `shots` valid scored shots, pseudo-random but the same every run."""
+    return long_game(shots, seed)
+
+
+SIM = upy.entry("board")
+HEAP_DEVICE = upy.entry("heap")
+
+
+def plays(timeline, shots, budget, interp=PINNED, first=(), extra=()):
+    """(played, largest free block at the end) for the firmware playing the whole
+    timeline with `budget` bytes of heap for its data (tools/sim/board/run.py
+    --heap-budget: the code is loaded first, then everything beyond the budget is taken
+    away). `first`: folders searched before the tree (a staged deployment)."""
+    # --state: the flash image lives in a file, as the board's flash is not in its heap
+    state = tempfile.mkdtemp(prefix="heap-")
+    try:
+        args = ["--timeline", timeline, "--state", state, "--rules", "ddbu",
+                "--distance", "9999", "--heap-budget", str(budget), *extra]
+        with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
+            proc = subprocess.run(
+                interp.command([os.path.join(upy.ROOT, SIM), *args], BIG_HEAP),
+                capture_output=True, text=True, env=_device_env(scratch, first),
+                cwd=upy.ROOT, timeout=600, check=False)
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+    if proc.returncode != 0:
+        said = proc.stdout + proc.stderr  # the port prints an uncaught exception on stdout
+        if "MemoryError" in said or "memory allocation failed" in said:
+            return False, None
+        raise Unavailable("the sim failed with a budget of %d: %s" % (budget, said.strip()[-300:]))
+    largest = None
+    for line in proc.stderr.splitlines():
+        if line.startswith("heap:") and "largest block" in line:
+            largest = int(line.split()[-1])
+    try:
+        return json.loads(proc.stdout.strip().splitlines()[-1])["shots"] == shots, largest
+    except (ValueError, KeyError, IndexError) as exc:
+        raise Unavailable("the sim printed no final state: %s" % exc) from None
+
+
+def smallest_heap(works, step, low=1024, high=256 << 10, start=32768):
+    """The smallest budget from which every budget up to `start`, `step` bytes apart,
+    works (`works(budget)` -> bool): down from `start` until one fails. Whether a budget
+    plays is not monotone (a heap in pieces may lack one block a smaller heap happened to
+    keep), so a bisection could land on a lucky budget below failing ones. If `start`
+    fails too, bisection above it (to `step` bytes)."""
+    if not works(high):
+        raise Unavailable("it fails even with %d bytes of heap" % high)
+    if works(start):
+        while start - step >= low and works(start - step):
+            start -= step
+        return start
+    low = start
+    while high - low > step:
+        mid = (low + high) // 2
+        if works(mid):
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+def stage_tree(workdir, name, mpy):
+    """The files `make deploy` copies to a board (umqtt included), staged in workdir."""
+    from tools.board import deploy
+
+    dest = os.path.join(workdir, "stage-" + name)
+    try:
+        deploy.stage(dest, mpy=mpy, libraries=True)
+    except deploy.DeployError as exc:
+        raise Unavailable(str(exc)) from None
+    return dest
+
+
+def frozen_image(stage, workdir):
+    """A ROMFS image (MicroPython's VfsRom) of the staged micropython-lib modules: a stock
+    ESP32 build has umqtt frozen (ports/esp32/boards/manifest.py: require("umqtt.simple")),
+    and a module imported from a VfsRom runs its bytecode where it lies, as a frozen one
+    does; its objects still come out of the heap. (A frozen module keeps even its raw code
+    records and names in flash, so the figure is if anything a little high.)"""
+    from mpremote.romfs import VfsRomWriter
+
+    rom = VfsRomWriter()
+    lib = os.path.join(stage, "lib")
+    for package in sorted(os.listdir(lib)):
+        rom.opendir(package)
+        for name in sorted(os.listdir(os.path.join(lib, package))):
+            with open(os.path.join(lib, package, name), "rb") as f:
+                rom.mkfile(name, f.read())
+        rom.closedir()
+    path = os.path.join(workdir, "frozen.romfs")
+    with open(path, "wb") as f:
+        f.write(rom.finalise())
+    return path
+
+
+def heap_device(args, stage, interp, frozen=None):
+    """tools/sim/board/heap_device.py with the staged deployment first on the path."""
+    extra = ["--frozen", frozen] if frozen else []
+    return device(list(args) + extra, heapsize=BIG_HEAP, interp=interp, script=HEAP_DEVICE,
+                  first=(stage,))
+
+
+def heap_figures(sizes, workdir, interp):
+    """The ram32_* figures (docs/performance.md, "Heap"): the code a board holds, the
+    heap its data needs in a 500-shot game, the peaks, and what is left in one piece."""
+    mpy = stage_tree(workdir, "mpy", True)
+    frozen = frozen_image(mpy, workdir)
+    out = {"heap_on_bits": interp.bits}
+    notes = {}
+    if interp.note:
+        notes["heap"] = interp.note
+    code = heap_device(["code"], mpy, interp, frozen)["held"]
+    out["ram32_code_play_bytes"] = code
+    out["ram32_code_net_bytes"] = heap_device(["code", "net"], mpy, interp, frozen)["held"]
+
+    def imports(stage, net=False):
+        def works(budget):
+            try:
+                heap_device(["imports", budget] + (["net"] if net else []), stage, interp,
+                            frozen)
+                return True
+            except Unavailable as exc:
+                if "MemoryError" in str(exc) or "memory allocation failed" in str(exc):
+                    return False
+                raise
+        return smallest_heap(works, sizes["heap_step"], start=code)
+
+    import_play = imports(mpy)
+    path = os.path.join(workdir, "bench.timeline")
+    with open(path, "w") as f:
+        f.write(shot_timeline(sizes["heap_shots"]))
+    shots = sizes["heap_shots"]
+    first = (mpy,)
+
+    def play(budget):
+        return plays(path, shots, budget, interp, first, ["--frozen", frozen])[0]
+
+    data = smallest_heap(play, sizes["heap_step"], start=16384)
+    out["ram32_data_play_bytes"] = data
+    out["ram32_peak_play_bytes"] = max(import_play, code + data)
+    # What a 500-shot game leaves in one piece on a board: the ESP32's heap less the code
+    played, largest = plays(path, shots, ESP32_HEAP - code, interp, first,
+                            ["--frozen", frozen])
+    if played:
+        out["ram32_largest_free_play_bytes"] = largest
+    detail = {"import_play_bytes": import_play}
+    out["ram32_detail"] = detail
+    try:
+        out.update(net_heap_figures(sizes, workdir, interp, mpy, frozen, data, detail))
+    except Unavailable as exc:
+        notes["heap_net"] = str(exc)
+    if notes:
+        out["notes"] = notes
+    return out
+
+
+NET_BOARD = "bench1"  # the board's MQTT user and id in the bench's broker
+
+
+def net_heap_figures(sizes, workdir, interp, mpy, frozen, data_play, detail):
+    """The ram32_*_net figures: a board with the network link connected to a broker
+    (tools.broker: Mosquitto on 127.0.0.1) playing a short game, against the same board
+    without it: what the link adds to the data is taken onto the 500-shot game's
+    (ram32_data_play_bytes). The link runs plain MQTT here: on the ESP32 mbedtls's own
+    memory (16 KB + 4 KB of record buffers, the certificate, the handshake) comes from
+    the ESP-IDF's heap, not MicroPython's, and what a TLS connection keeps in
+    MicroPython's heap, the SSLContext and SSL socket objects, is measured apart
+    (tools/sim/board/heap_device.py tlsobjects) and added. The same is done from the
+    sources (ram32_peak_net_src_bytes: the modules compiled on the board)."""
+    from tools.board import broker
+
+    why = broker.available()
+    if why:
+        raise Unavailable(why)
+    tls_interp = interp if interp.has_module("tls") else PINNED
+    tls_gc = device(["tlsobjects"], heapsize=BIG_HEAP, interp=tls_interp,
+                    script=HEAP_DEVICE)["held"]
+    detail["tls_gc_bytes"] = tls_gc
+    if tls_interp is not interp:
+        detail["tls_gc_on_bits"] = tls_interp.bits  # no TLS module on this 32-bit build
+    src = stage_tree(workdir, "src", False)
+    code_net = heap_device(["code", "net"], mpy, interp, frozen)["held"]
+    code_net_src = heap_device(["code", "net"], src, interp, frozen)["held"]
+    shots = sizes["net_shots"]
+    path = os.path.join(workdir, "net.timeline")
+    with open(path, "w") as f:
+        f.write(shot_timeline(shots))
+    users = {NET_BOARD: "bench-pw", "logger": "logger-pw"}
+    out = {}
+    with broker.Mosquitto(os.path.join(workdir, "broker"), users, (NET_BOARD,)) as b:
+        cfg = os.path.join(workdir, "net.cfg")
+        with open(cfg, "w") as f:
+            json.dump({"net": {"ssid": "club", "password": "pinboard", "host": "127.0.0.1",
+                               "port": b.port, "user": NET_BOARD, "pass": users[NET_BOARD],
+                               "key": "00" * 32, "id": NET_BOARD}}, f)
+
+        def runs(stage, net):
+            extra = ["--frozen", frozen] + (["--config", cfg] if net else [])
+
+            def works(budget):
+                return plays(path, shots, budget, interp, (stage,), extra)[0]
+            return works
+
+        play_short = smallest_heap(runs(mpy, False), sizes["heap_step"], start=16384)
+        net_short = smallest_heap(runs(mpy, True), sizes["heap_step"], start=play_short)
+        data_net = data_play + max(0, net_short - play_short) + tls_gc
+        detail.update(net_link_data_bytes=net_short - play_short, data_net_bytes=data_net)
+
+        def import_peak(stage):
+            def works(budget):
+                try:
+                    heap_device(["imports", budget, "net"], stage, interp, frozen)
+                    return True
+                except Unavailable as exc:
+                    if "MemoryError" in str(exc) or "memory allocation failed" in str(exc):
+                        return False
+                    raise
+            return smallest_heap(works, sizes["heap_step"], start=code_net)
+
+        import_net = import_peak(mpy)
+        import_net_src = import_peak(src)
+        detail.update(import_net_bytes=import_net, import_net_src_bytes=import_net_src,
+                      code_net_src_bytes=code_net_src)
+        out["ram32_peak_net_bytes"] = max(import_net, code_net + data_net)
+        out["ram32_peak_net_src_bytes"] = max(import_net_src, code_net_src + data_net)
+        # what the short networked game leaves in one piece: the ESP32's heap less the code
+        # and the TLS objects
+        played, largest = plays(path, shots, ESP32_HEAP - code_net - tls_gc, interp, (mpy,),
+                                ["--frozen", frozen, "--config", cfg])
+        if played:
+            out["ram32_largest_free_net_bytes"] = largest
+    return out

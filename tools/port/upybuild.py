@@ -1,0 +1,133 @@
+"""Build a MicroPython unix port from a MicroPython source tree: the 32-bit interpreter that
+measures memory as an ESP32 would, or a release the twin should run as itself.
+
+    make upy32 MICROPYTHON_SRC=~/src/micropython        # 32-bit, of that tree's release
+    python -m tools.port.upybuild --src DIR [--bits 32|64] [--jobs 2]
+
+Builds `ports/unix` (variant standard) with MICROPY_FORCE_32BIT=1 for 32 bits, and puts the
+interpreter in build/upy/ as micropython-X.Y.Z-32bit (or micropython-X.Y.Z for 64 bits),
+where tools.port.upy.release_binary and the twin (`interpreter="release"`) find it beside
+../shared/upy. Nothing is downloaded: the tree must be there (a git clone checked out at the
+release's tag, or an unpacked release). Parts whose sources a tree may lack are left out
+instead of failing: libffi (the ffi module is never used here), Berkeley DB (btree), and
+without lib/mbedtls the TLS module (say so: the twin then runs TLS on another interpreter);
+without lib/micropython-lib only asyncio is frozen (the tests need nothing else).
+
+32 bits on a 64-bit Debian needs the 32-bit C library and gcc's multilib support:
+`apt-get install gcc-multilib` (the interpreter itself then runs with libc6-i386 alone).
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OUT = os.path.join(ROOT, "build", "upy")
+
+
+class BuildError(Exception):
+    pass
+
+
+def _run(cmd, cwd=None):
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError("%s failed:\n%s" % (" ".join(cmd), (proc.stdout + proc.stderr)[-3000:]))
+    return proc.stdout
+
+
+def check_compiler(bits):
+    """None when gcc can build for `bits`, else what to install."""
+    if shutil.which("gcc") is None or shutil.which("make") is None:
+        return "gcc and make are needed (apt-get install build-essential)"
+    if bits != 32:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "t.c")
+        with open(src, "w") as f:
+            f.write("#include <stdio.h>\nint main(void) { return 0; }\n")
+        proc = subprocess.run(["gcc", "-m32", src, "-o", os.path.join(tmp, "t")],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            return ("gcc cannot build 32-bit programs here: apt-get install gcc-multilib "
+                    "(Debian; it brings the 32-bit C library and libgcc)")
+    return None
+
+
+def _version(src):
+    """(1, 25, 0) and a suffix ("", "preview") from py/mpconfig.h."""
+    values = {}
+    with open(os.path.join(src, "py", "mpconfig.h")) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 3 and parts[0] == "#define" and parts[1].startswith(
+                    "MICROPY_VERSION_"):
+                values[parts[1][len("MICROPY_VERSION_"):]] = parts[2]
+    try:
+        version = tuple(int(values[k].strip("()")) for k in ("MAJOR", "MINOR", "MICRO"))
+    except (KeyError, ValueError):
+        raise BuildError("%s is not a MicroPython source tree (py/mpconfig.h)" % src) from None
+    prerelease = values.get("PRERELEASE", "0").strip("()")
+    return version, ("preview" if prerelease not in ("0", "") else "")
+
+
+def build(src, bits=32, jobs=2, out=OUT):
+    """Build the interpreter; returns its path in `out`."""
+    src = os.path.abspath(src)
+    problem = check_compiler(bits)
+    if problem:
+        raise BuildError(problem)
+    version, suffix = _version(src)
+    name = "micropython-%d.%d.%d" % version + ("-" + suffix if suffix else "") + (
+        "-32bit" if bits == 32 else "")
+    work = os.path.join(ROOT, "build", "upy-work", name)
+    os.makedirs(work, exist_ok=True)
+    args = ["make", "-C", os.path.join(src, "ports", "unix"), "-j%d" % jobs,
+            "BUILD=" + os.path.join(work, "build"),
+            "MICROPY_PY_FFI=0", "MICROPY_PY_BTREE=0"]
+    if bits == 32:
+        args.append("MICROPY_FORCE_32BIT=1")
+    if not os.path.isfile(os.path.join(src, "lib", "mbedtls", "include", "mbedtls", "ssl.h")):
+        args += ["MICROPY_PY_SSL=0"]
+        print("upybuild: no lib/mbedtls in the tree: built without TLS")
+    if not os.path.isdir(os.path.join(src, "lib", "micropython-lib", "micropython")):
+        manifest = os.path.join(work, "manifest.py")
+        with open(manifest, "w") as f:
+            f.write('include("$(MPY_DIR)/extmod/asyncio")\n')
+        empty = os.path.join(work, "no-micropython-lib")  # the build asks for its README
+        os.makedirs(empty, exist_ok=True)
+        open(os.path.join(empty, "README.md"), "w").close()
+        args += ["FROZEN_MANIFEST=" + manifest, "MPY_LIB_DIR=" + empty]
+        print("upybuild: no lib/micropython-lib in the tree: asyncio alone is frozen")
+    _run(["make", "-C", os.path.join(src, "mpy-cross"), "-j%d" % jobs])
+    _run(args)
+    os.makedirs(out, exist_ok=True)
+    dest = os.path.join(out, name)
+    shutil.copyfile(os.path.join(work, "build", "micropython"), dest)
+    os.chmod(dest, 0o755)
+    return dest
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m tools.port.upybuild",
+                                description=__doc__.split("\n")[0])
+    p.add_argument("--src", required=True, help="a MicroPython source tree (MICROPYTHON_SRC)")
+    p.add_argument("--bits", type=int, choices=(32, 64), default=32)
+    p.add_argument("--jobs", type=int, default=2)
+    args = p.parse_args(argv)
+    try:
+        path = build(args.src, args.bits, args.jobs)
+    except BuildError as exc:
+        sys.stderr.write("upybuild: %s\n" % exc)
+        return 1
+    proc = subprocess.run([path, "-c", "import sys; print(sys.implementation, sys.maxsize)"],
+                          capture_output=True, text=True)
+    print("upybuild: %s: %s" % (path, proc.stdout.strip()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+"""The twin's wiring: the ESP32 DevKit profile's pins as fake pins, with the parts on them.
+
+    hw = Hardware(display="tm1637", line_nf=10, inputs={15: 0})   # undo held at power-up
+    hw.pin(13)                  # the FakePin of GPIO 13 (machine.Pin(13) returns it)
+    hw.visible()                # what the display modules show
+    hw.claims                   # GPIO -> what a peripheral claimed it for ("SPI(2) miso")
+
+Spots and buttons are switches to ground on input pins (the host closes and opens them:
+`set_input`). The display is two TM1637 modules (CLK and DIO with the modules' 10 kOhm
+pull-ups and `line_nf` nF each) or one MAX7219 module, as the profile wires them. The
+host side of the twin talks to this over two pipes: `P gpio level` lines in, events out
+(`D text` when the display changes, `W ms`/`F` for the watchdog, `R ...` for resets).
+"""
+
+import select
+
+from firmware.boards import esp32_devkit as profile
+from tools.sim.board.chips import MAX7219Emulator, TM1637Emulator, visible_pair
+from tools.sim.board.pins import FakePin, Wire
+
+
+class _Emulator(TM1637Emulator):
+    """A TM1637 that tells the hardware after every complete frame."""
+
+    def __init__(self, clk, dio, hardware):
+        self.hardware = hardware
+        TM1637Emulator.__init__(self, clk, dio)
+
+    # The lines' RC model allocates a little at every edge, in the board's heap: on a
+    # board whose heap is full, that must not fail the firmware's write (reserve below).
+    def _raw_clk(self, pin, level):
+        self.hardware.spare(TM1637Emulator._raw_clk, self, pin, level)
+
+    def _raw_dio(self, pin, level):
+        self.hardware.spare(TM1637Emulator._raw_dio, self, pin, level)
+
+    def _on_dio(self, pin, level):
+        frames = self.frames
+        TM1637Emulator._on_dio(self, pin, level)
+        if self.frames != frames:
+            self.hardware.display_changed()
+
+
+class _Max(MAX7219Emulator):
+    def __init__(self, din, clk, cs, hardware):
+        MAX7219Emulator.__init__(self, din, clk, cs)
+        self.hardware = hardware
+
+    def _on_cs(self, pin, level):
+        MAX7219Emulator._on_cs(self, pin, level)
+        if level:
+            self.hardware.display_changed()
+
+
+class _InputPin(FakePin):
+    """A spot or button pin: reading it first takes the host's latest switch changes."""
+
+    hardware = None
+
+    def value(self, v=None):
+        if v is None:
+            self.hardware.poll_host()
+        return FakePin.value(self, v)
+
+
+class Hardware:
+    def __init__(self, display="tm1637", line_nf=10, inputs=None, ctl_in=None, ctl_out=None,
+                 link_path=None, clock_us=None):
+        # The display lines' RC runs on the chip's own clock: real time, as the driver's
+        # sleep_us (esptime) waits in real time.
+        self.wire = Wire(keep=False, line_nf=line_nf, clock_us=clock_us)
+        self.pins = {}
+        self.claims = {}
+        self.ctl_in = ctl_in
+        self.ctl_out = ctl_out
+        self.link = None
+        if link_path:  # opened now: the board's filesystem replaces the host's at boot
+            from tools.sim.board.uart import PtyUART
+
+            self.link = PtyUART(link_path)
+        self._shown = None
+        self.radio_switch = None  # espnet.set_up, when the board has a radio
+        self._untold = False  # a picture the host has not been told of yet
+        self.ballast = None  # rom.py --heap: what keeps the rest of the heap from the board
+        self._spent = 0
+        self.host_gone = False
+        self._poll = None
+        if ctl_in is not None:
+            self._poll = select.poll()
+            self._poll.register(ctl_in, select.POLLIN)
+        inputs = inputs or {}
+        for gpio in tuple(profile.SPOTS) + tuple(profile.BUTTONS.values()):
+            pin = self.pins[gpio] = _InputPin("GPIO%d" % gpio, 1, self.wire, FakePin.IN)
+            pin.hardware = self
+            pin.external(inputs.get(gpio, 1))  # 1: the switch is open
+        self.chips = []
+        if display == "tm1637":
+            for side in (profile.TM1637_LEFT, profile.TM1637_RIGHT):
+                self.chips.append(_Emulator(self.pin(side["clk"]), self.pin(side["dio"]), self))
+        elif display == "max7219":
+            m = profile.MAX7219
+            self.chips.append(_Max(self.pin(m["mosi"]), self.pin(m["sck"]), self.pin(m["cs"]),
+                                   self))
+
+    def spare(self, function, *args):
+        """function(*args); should the board's heap be full, a block of the ballast that
+        keeps the rest of the unix port's heap from the board (rom.py --heap) is let go,
+        and it runs again: the emulators are the twin's, not the board's."""
+        while True:
+            try:
+                return function(*args)
+            except MemoryError:
+                ballast = self.ballast
+                if ballast is None or self._spent >= len(ballast):
+                    raise
+                ballast[self._spent] = None  # stored, never loaded: no stale address of it
+                self._spent += 1  # on the stack keeps it from the collector
+                import gc
+
+                gc.collect()
+
+    def pin(self, gpio, mode=FakePin.OPEN_DRAIN):
+        pin = self.pins.get(gpio)
+        if pin is None:
+            pin = self.pins[gpio] = FakePin("GPIO%d" % gpio, 1, self.wire, mode)
+        return pin
+
+    # -- host channel ----------------------------------------------------------------------
+
+    def send(self, line):
+        if self.ctl_out is not None:
+            self.ctl_out.write((line + "\n").encode())
+
+    def settle(self):
+        """Let the display lines that have risen by now reach the chips (the firmware
+        reads its inputs often; a board that stopped at the REPL or in a halt does not)."""
+        try:
+            if self.chips and self.wire.rise_us > 0:
+                now = self.wire.clock_us()
+                for chip in self.chips:
+                    if hasattr(chip, "settle"):
+                        chip.settle(now)
+            if self._untold:
+                self.display_changed()
+        except MemoryError:
+            self._untold = True
+
+    def poll_host(self):
+        """Apply the host's input changes (called on every input-pin read), and let the
+        display lines that have risen by now reach the chips."""
+        self.settle()
+        if self._poll is None:
+            return
+        for _ in self._poll.ipoll(0):
+            line = self.ctl_in.readline()
+            if not line:  # the host went away: so does the chip
+                self._poll = None
+                self.host_gone = True
+                raise SystemExit(0)
+            parts = line.split()
+            if parts and parts[0] == b"P":
+                self.set_input(int(parts[1]), int(parts[2]))
+            elif parts and parts[0] == b"N" and self.radio_switch is not None:
+                self.radio_switch(int(parts[1]))  # the access point comes or goes
+
+    def wait_host(self, ms):
+        """Sleep up to `ms`, or until the host has sent something (a switch change)."""
+        if self._poll is not None:
+            self._poll.poll(ms)
+
+    def set_input(self, gpio, level):
+        self.pin(gpio, FakePin.IN).external(level)
+
+    # -- display ---------------------------------------------------------------------------
+
+    def visible(self):
+        if not self.chips:
+            return ""
+        if len(self.chips) == 1:
+            return self.chips[0].visible()
+        return visible_pair(self.chips[0], self.chips[1])
+
+    def display_changed(self):
+        # The emulators run in the board's heap: one the firmware has filled must not make
+        # the board's own code fail here; the picture is told at the next chance instead.
+        try:
+            text = self.spare(Hardware.visible, self)
+        except MemoryError:
+            self._untold = True
+            return
+        self._untold = False
+        if text != self._shown:
+            self._shown = text
+            self.send("D " + text.replace(" ", "_"))

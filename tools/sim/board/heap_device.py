@@ -1,0 +1,141 @@
+"""Device side of the bench's heap figures: what the firmware's modules hold, as a board
+holds them (tools.bench, docs/performance.md).
+
+    micropython tools/sim/board/heap_device.py code [net] [--frozen ROMFS]   # bytes held
+    micropython tools/sim/board/heap_device.py imports BUDGET [net] [--frozen ROMFS]
+
+Run it with the staged deployment first on MICROPYPATH (`tools.board.deploy.stage`: `.mpy` files
+or sources, exactly what `make deploy` copies), so that the modules come in as the board's
+do. The modules are imported in the board's order (`firmware.run.start`): the modules that
+build the board (firmware.hw and what it imports for the default configuration: the
+TM1637 driver, the serial link, and with `net` the network link), then those the firmware
+drops once the board is built are dropped (`firmware.run.BOOT_MODULES`), then
+`firmware.app`. Nothing is built: the figure is the code and the modules' own objects, not
+the board's buffers. `machine` (and `network`) are small stand-ins made before counting:
+on the board they are C.
+
+With `--frozen`, the modules in that ROMFS image come first on the path, as the ESP32's
+frozen modules do (tools/sim/board/frozenrom.py).
+
+`code` prints `held BYTES` (gc.mem_alloc() after a collection, less the same before) and
+`modules` (every module that came in and stays loaded: the firmware's own and umqtt; the
+stand-ins, this script and its helpers are loaded before the count, so the figure holds
+none of the simulator's code). `imports` first takes away every free byte beyond BUDGET
+(as tools/sim/board/run.py --heap-budget does), then imports: `imported 1`, or the port's
+MemoryError. That is the heap an import needs at its peak: a source compiled on the board
+needs far more while it compiles than it keeps.
+"""
+
+import gc
+import sys
+
+
+class _Stub:
+    """Whatever the board's build-time modules read from `machine` at import."""
+
+    def __getattr__(self, name):
+        return 0
+
+    def __call__(self, *args, **kw):
+        return self
+
+
+def _stub_machine():
+    stub = _Stub()
+    sys.modules["machine"] = stub
+    sys.modules["network"] = stub
+
+
+# In the board's order (firmware.run.start): the entry point main.py imports, the builder
+# (its imports come with it), then what firmware.hw.build imports for the default
+# configuration: the serial link (_link), the TM1637 driver (_display), and with `net`
+# settings the network link (_net) and the settings' reader (boardlib.config).
+BOARD = ("firmware.run", "firmware.hw", "boardlib.link", "boardlib.tm1637")
+NET = ("boardlib.mqttlink", "boardlib.netconfig")
+
+
+def load(net):
+    """Import what a playing board holds, in the board's order (see the module)."""
+    for name in BOARD + (NET if net else ()):
+        __import__(name)
+    run = sys.modules["firmware.run"]
+    run.forget(run.BOOT_MODULES)
+    __import__("firmware.app")
+
+
+def held(net):
+    _stub_machine()
+    had = set(sys.modules)
+    gc.collect()
+    before = gc.mem_alloc()
+    load(net)
+    gc.collect()
+    print("held", gc.mem_alloc() - before)
+    # every module the count took in: the firmware's alone (tests/test_boot_modules.py)
+    print("modules", ",".join(sorted(set(sys.modules) - had)))
+
+
+def imports(budget, net):
+    _stub_machine()
+    from tools.sim.board.heap import pin as pin_budget
+
+    ballast = pin_budget(budget)
+    load(net)
+    print("imported", len(ballast) > 0)
+
+
+def tls_objects():
+    """What a TLS connection keeps in MicroPython's own heap on the ESP32: the SSLContext
+    object and the SSL socket object, whose structs hold mbedtls's contexts
+    (extmod/modtls_mbedtls.c), and the cipher list set_ciphers makes. What mbedtls itself
+    allocates (the record buffers, 16 KB in and 4 KB out, the parsed certificate, the
+    handshake's state) comes from the ESP-IDF's heap there (the IDF's mbedtls), but from
+    this port's heap here (MBEDTLS_PLATFORM_STD_CALLOC m_tracked_calloc): so each object
+    is measured on its own, the context before a certificate is loaded and the socket
+    after close() has freed what mbedtls took. Prints `context`, `socket`, `held`."""
+    import socket
+
+    import tls
+
+    gc.collect()
+    base = gc.mem_alloc()
+    context = tls.SSLContext(tls.PROTOCOL_TLS_CLIENT)
+    context.verify_mode = tls.CERT_NONE
+    try:  # the one suite the network link offers (boardlib.mqttlink.TLS_CIPHER)
+        context.set_ciphers(["TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256"])
+    except (ValueError, AttributeError):
+        pass
+    gc.collect()
+    held = gc.mem_alloc() - base
+    print("context", held)
+    sock = socket.socket()
+    gc.collect()
+    base = gc.mem_alloc()
+    wrapped = context.wrap_socket(sock, server_hostname="club", do_handshake_on_connect=False)
+    wrapped.close()
+    gc.collect()
+    print("socket", gc.mem_alloc() - base)
+    print("held", held + gc.mem_alloc() - base)
+    return context, wrapped
+
+
+def main(argv):
+    if "--frozen" in argv:
+        at = argv.index("--frozen")
+        from tools.sim.board.frozenrom import mount_frozen
+
+        mount_frozen(argv[at + 1])
+        argv = argv[:at] + argv[at + 2:]
+    if not argv:
+        raise SystemExit("usage: heap_device.py code [net] | imports BUDGET [net] | tlsobjects")
+    if argv[0] == "code":
+        held(argv[1:] == ["net"])
+    elif argv[0] == "imports":
+        imports(int(argv[1]), argv[2:] == ["net"])
+    elif argv[0] == "tlsobjects":
+        tls_objects()
+    else:
+        raise SystemExit("unknown mode %s" % argv[0])
+
+
+main(sys.argv[1:])
