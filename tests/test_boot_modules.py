@@ -80,4 +80,6 @@ def test_the_heap_figures_count_the_firmware_alone(tmp_path):
     assert "boardlib.mqttlink" in loaded and "firmware.app" in loaded
     assert [m for m in loaded if m.split(".")[0] not in FIRMWARE_PACKAGES] == []
     assert [m for m in map(module_name, bench_harness.BOOT_MODULES) if m in loaded] == []
-    assert 0 < int(out["held"]) < bench_esp32.ESP32_HEAP
+    # on 32 bits what it holds fits the ESP32's heap; the pinned 64-bit port's words are
+    # twice as wide (the bench says which it counted on)
+    assert 0 < int(out["held"]) < bench_esp32.ESP32_HEAP * (1 if interp.bits == 32 else 2)
