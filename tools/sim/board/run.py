@@ -8,11 +8,14 @@ timeline mode time is virtual: the poll loop runs as fast as it can, 5 ms of boa
 step, and in strides over idle stretches (tools/sim/board/idle.py); `--speed X` makes it
 keep pace with X times real time instead. While the network link waits on the broker
 (connecting, the TLS handshake, logging in), board time keeps real time, as the broker
-does. The flash takes the time a real chip takes to erase and program (`--flash-timing
-typical|max|none`, tools/sim/board/flash.py; typical by default): nothing runs meanwhile,
-so the board's clock moves on by that much before its next poll (in interactive mode, in
-real time). The timeline is read as it is played, and the
-final board state is printed as one JSON line. Interactive mode runs the firmware's own
+does; and so it does for `TALK_MS` after the link came up and after each command from the
+host, because the host's questions (a state, the events it misses) come in real time: a
+board that lived through its last ten minutes in one second would be gone before the
+logger could ask. The flash takes the time a real chip takes to erase and program
+(`--flash-timing typical|max|none`, tools/sim/board/flash.py; typical by default): nothing
+runs meanwhile, so the board's clock moves on by that much before its next poll (in
+interactive mode, in real time). The timeline is read as it is played, and the final board
+state is printed as one JSON line. Interactive mode runs the firmware's own
 loop in real time; it reads key lines on stdin and writes `F <hex segments> <view>` when
 the picture changes and `S <state json>` when the board state does
 (tools/sim/board/interactive.py). `--display-log` writes every new picture of a timeline
@@ -34,6 +37,7 @@ from tools.sim.board.heap import largest_free, pin
 from tools.sim.board.idle import IdleSkip
 
 TAIL_MS = 10000
+TALK_MS = 3000  # board time kept real after the link came up or the host last spoke
 PRESS_MS = 120
 
 
@@ -237,6 +241,7 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
         away = (mqttlink.OFF, mqttlink.JOIN, mqttlink.WAIT)  # nothing reaches the broker
         if skip is not None:
             skip.stride_ms = link.HEARTBEAT_MS  # every heartbeat the board would send
+        heard = _hear_host(net)
     paced_from = None  # (board time, real time) since the link began waiting on the broker
     stall = Stall(sim.flash, STEP_MS)
     if display_log:
@@ -279,10 +284,12 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
             ahead = int(t / speed) - time.ticks_diff(time.ticks_ms(), started)
             if ahead > 0:
                 time.sleep_ms(ahead)
-        elif net is not None and net.state in on_the_broker:
+        elif net is not None and (talking(heard, net, t, mqttlink.UP)
+                                  or net.state in on_the_broker):
             # The broker is a real program, answering in real time: while the board waits
             # on it, the board's clock keeps real time, so that a handshake of 50 ms is not
-            # taken for a broker that timed out after 10 s of board time.
+            # taken for a broker that timed out after 10 s of board time. So is the host
+            # that asks the board questions.
             if paced_from is None:
                 paced_from = (t, time.ticks_ms())
             ahead = (t - paced_from[0]) - time.ticks_diff(time.ticks_ms(), paced_from[1])
@@ -296,6 +303,29 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
             t = skip.next_time(t + STEP_MS, end)  # over idle stretches in strides
     if check:
         sys.stderr.write("checked: %d board states\n" % checked)
+
+
+def _hear_host(net):
+    """[board time of the host's last command, link state last seen]: the umqtt client's
+    callback wrapped, so the firmware itself is unchanged."""
+    heard = [None, net.state]
+    message = net.client.cb
+
+    def on_message(topic, msg):
+        heard[0] = -1  # stamped with board time by talking()
+        message(topic, msg)
+
+    net.client.cb = on_message
+    return heard
+
+
+def talking(heard, net, t, up):
+    """Whether the host is in a conversation with the board at board time `t` (`up`: the
+    link's state when it is on the broker)."""
+    if heard[0] == -1 or (net.state == up and heard[1] != up):
+        heard[0] = t
+    heard[1] = net.state
+    return heard[0] is not None and t - heard[0] < TALK_MS
 
 
 def main(argv):
