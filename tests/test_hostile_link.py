@@ -34,12 +34,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Board:
-    """A board's link end in this process: the rules core behind boardlib.link."""
+    """A board's link end in this process: the rules core behind boardlib.link. With
+    `clock` (milliseconds, ticks_ms-like) its link sends a heartbeat every 2 s as the
+    firmware's does; without, its time stands still and it sends none."""
 
-    def __init__(self, path, board_id=b"tbl", rules="ddbu", distance=(40, 40), sets=1):
+    def __init__(self, path, board_id=b"tbl", rules="ddbu", distance=(40, 40), sets=1,
+                 clock=None):
         self.fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
         tty.setraw(self.fd)
-        self.link = link.Link(self, 0, board_id=board_id)
+        self.clock = clock or (lambda: 0)
+        self.link = link.Link(self, self.clock(), board_id=board_id)
         self.settings = (rules, distance, sets)
         self.game = None
         self.kept = None  # (game_id, game) replaced and not yet logged
@@ -100,7 +104,7 @@ class Board:
         """Answer every command that has arrived, as firmware.app does."""
         lk = self.link
         while True:
-            kind = lk.poll(0)
+            kind = lk.poll(self.clock())
             if kind == link.NONE:
                 return
             if self.game is None:
@@ -155,6 +159,11 @@ class Board:
             lk.game_id[:] = ident
         lk.send_event(n, game.history[4 * n - 4:4 * n], 0, 0, 0, 0, resent=True)
         lk.game_id[:] = current
+
+
+def ticks_ms():
+    """The host's monotonic clock as MicroPython's time.ticks_ms() counts (30 bits)."""
+    return int(time.monotonic() * 1000) & 0x3FFFFFFF
 
 
 def run_both(lg, board, seconds=None, until=None):
@@ -299,7 +308,9 @@ def test_storms_of_damaged_frames_still_replay_to_the_final_state(tmp_path, host
     faults = Faults(bit_flip=0.003, drop=0.002, double=0.002, garbage=0.002, seed=15)
     finals = []
     with LinkPipe(faults=faults) as pipe:
-        board = Board(pipe.device_path)
+        # with its heartbeats: when a game's last frames are all lost, the next heartbeat's
+        # number shows the logger the gap (without them nothing would, on any line)
+        board = Board(pipe.device_path, clock=ticks_ms)
         lg = Logger([pipe.host_path], db, state_retry_s=0.1, event_retry_s=0.1)
         run_both(lg, board, 0.2)
         board.boot(new_game=False)
