@@ -275,6 +275,8 @@ class Logger(History):
             # After an interruption of any length the number says nothing (it may have
             # come round to just behind the expected one): count anew, ask for the state.
             port.counters["silences"] += 1
+            port.gap_log.append((port.expect, seq))  # what was lost before is asked for too
+            del port.gap_log[:-100]
             port.expect = None
             if port.state_wanted_at is None:
                 self._ask_state(port)

@@ -44,7 +44,8 @@ class Port:
         self.last_open_try = 0.0
         self.opened_once = False
         self.open_error = None  # the last reason the port could not be opened
-        self.gap_log = []  # (first missing seq, seq that showed the gap), most recent last
+        # (first missing seq, seq that showed the gap or ended a silence), most recent last
+        self.gap_log = []
         self.trace = None  # set to a list to record every accepted (seq, kind, payload)
         self.answers = []  # (kind, fields) of ACK and ERROR frames, most recent last
         self.counters = dict.fromkeys(
