@@ -1,9 +1,11 @@
 """The game on flash: a snapshot plus an append-only journal, kept twice, so that neither a
 power cut nor one damaged spot on the flash costs a scored event.
 
+    from boardlib import journal_load
     from boardlib.journal import GameStore, OK, TRUNCATED, NONE, CORRUPT
     store = GameStore("/game")
-    game, status = store.load()          # at boot: the game as it was, or None
+    game, status = journal_load.load(store)  # at boot: the game as it was, or None
+    journal_load.drop()                  # read once: its code leaves the heap
     if game is None:
         game = Game("ddbu", distance=(40, 40))
         store.new_game(game)             # settings (and any state) as a fresh snapshot
@@ -33,7 +35,9 @@ littlefs metadata pair. Every write goes to both, copy a first:
 littlefs checks each commit to a metadata pair with a CRC and, finding a bad one, drops
 it with every later commit of that block: a flipped bit can take one copy back by many
 events, or (in a data block) spoil a snapshot. The other copy, in other blocks, still has
-them. `load()` works in three named steps:
+them. Reading the game back at boot is boardlib.journal_load's (`load(store)`), apart from
+this module so that a board drops its code once the game is read; it works in three named
+steps:
 
 1. `_find_snapshots`: read both copies (and the single-directory layout of older
    firmware), noting the highest generation any valid file proves was stored;
@@ -177,29 +181,6 @@ class GameStore:
         if self._codec is None:
             self._codec = _default_codec()
         return self._codec.unpack(data)
-
-    # ---- boot --------------------------------------------------------------------------
-
-    def load(self):
-        """Read the stored game back: (game or None, status). Never raises on bad data.
-        (boardlib.journal_load: a board reads its game once, at boot, and then lets the
-        reading code go: firmware.app drops the module.)"""
-        from boardlib import journal_load
-
-        self._drop_compaction()
-        return journal_load.load(self)
-
-    @staticmethod
-    def drop_loader():
-        """Forget boardlib.journal_load (sys.modules and the package's attribute): the
-        next load() imports it again."""
-        import sys
-
-        sys.modules.pop("boardlib.journal_load", None)
-        try:  # an imported submodule is also an attribute of its package
-            delattr(sys.modules["boardlib"], "journal_load")
-        except (KeyError, AttributeError):
-            pass
 
     # ---- writing -----------------------------------------------------------------------
 

@@ -1,10 +1,13 @@
-"""Reading a stored game back at boot (boardlib.journal.GameStore.load): the three named
-steps of docs/persistence.md and the checks of every file they read.
+"""Reading a stored game back at boot (a boardlib.journal.GameStore): the three named steps
+of docs/persistence.md and the checks of every file they read.
 
-    game, status = store.load()   # GameStore.load imports this module and calls load()
+    from boardlib import journal_load
+    game, status = journal_load.load(store)   # (game or None, OK/NONE/TRUNCATED/CORRUPT)
+    journal_load.drop()                       # once every store is read (firmware.app)
 
-Apart from boardlib.journal, which writes: a board reads its game once, when it starts, and
-then drops this module (firmware.app), so that its code does not stay in the heap.
+Apart from boardlib.journal, which writes and stays loaded, and above it (it reads the
+format's names there; the store never imports its reader): a board reads its game once,
+when it starts, and then drops this module, so that its code does not stay in the heap.
 """
 
 import os
@@ -60,7 +63,10 @@ class _Found:
 
 
 def load(store):
-    """Read the stored game back: (game or None, status). Never raises on bad data."""
+    """Read the game stored by `store` back: (game or None, status). Never raises on bad
+    data. A compaction under way is dropped first (what it wrote and did not commit is
+    littlefs's to take back)."""
+    store._drop_compaction()
     store._close_journals()
     store._old_layout_gone = False
     store._slots = []
@@ -71,6 +77,18 @@ def load(store):
         store.needs_snapshot = True
         return None, (CORRUPT if found.files else NONE)
     return game, _replay_and_repair(store, game, base, found)
+
+
+def drop():
+    """Forget this module (sys.modules and the package's attribute), so that the collector
+    takes its code back; the next import reads it again."""
+    import sys
+
+    sys.modules.pop("boardlib.journal_load", None)
+    try:  # an imported submodule is also an attribute of its package
+        delattr(sys.modules["boardlib"], "journal_load")
+    except (KeyError, AttributeError):
+        pass
 
 
 def _find_snapshots(store):

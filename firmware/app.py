@@ -158,7 +158,9 @@ class App:
 
     def load(self):
         """Read the stored game from flash; nothing is shown or sent yet."""
-        game, status = self.store.load()
+        from boardlib import journal_load  # used once, at boot: dropped below
+
+        game, status = journal_load.load(self.store)
         if status == GameStore.TRUNCATED:
             self.notices.append(errors.JOURNAL_CUT)
         elif status == GameStore.CORRUPT:
@@ -170,8 +172,8 @@ class App:
             self._store(self.store.new_game, game)
         self.game = game
         self.changes += 1
-        self.kept, _ = self.kept_store.load()
-        GameStore.drop_loader()  # used once, at boot: the collector takes its code back
+        self.kept, _ = journal_load.load(self.kept_store)
+        journal_load.drop()  # the collector takes its code back
 
     def start(self, now_ms):
         """Say hello on the link, send the state, put the scores on the display."""

@@ -2,7 +2,7 @@
 
 tools/sim/board/bitflip.py plays a game onto littlefs over the simulated board's flash, then
 flips one bit at a time at random in the used area of the image and resumes the game with
-`GameStore.load()`, counting what came back. `make bench` runs it at full size
+`journal_load.load()`, counting what came back. `make bench` runs it at full size
 (`flash_bitflip_silent_losses`); this is the small version. MicroPython only: littlefs
 (os.VfsLfs2) is where the damage lands.
 """

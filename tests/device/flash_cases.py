@@ -14,13 +14,14 @@ HEAPSIZE = "2M"
 
 def image_game(path, step):
     """Boot from the flash image at `path`: resume or start a CEB game, score `step` shots."""
+    from boardlib import journal_load
     from boardlib.journal import GameStore
     from rules_core import Game, events
 
     dev = FileBlockDev(path, 4096, 64)
     out = {"formatted": mount(dev, "/flash")}
     store = GameStore("/flash/game")
-    game, out["status"] = store.load()
+    game, out["status"] = journal_load.load(store)
     if game is None:
         game = Game("ceb", distance=(60, 60), sets=3, first=2)
         store.new_game(game)

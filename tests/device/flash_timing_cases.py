@@ -81,6 +81,7 @@ def case_a_long_games_compaction_erases_at_most_a_sector_a_piece():
     # A 1000-shot game's snapshot spans two blocks: written a piece at a time, no piece
     # erases more than one sector or takes the flash longer than 75 ms less the step's
     # 5 ms (W25Q32JV typical), and the game read back after it is the game.
+    from boardlib import journal_load
     from boardlib.journal import GameStore
     from rules_core import events
 
@@ -105,7 +106,7 @@ def case_a_long_games_compaction_erases_at_most_a_sector_a_piece():
     check(worst_erases == 1, "a piece erased %d sectors" % worst_erases)
     check(worst_us <= 70000, "a piece took the flash %d us" % worst_us)
     store.close()
-    back, status = GameStore("/p/game").load()
+    back, status = journal_load.load(GameStore("/p/game"))
     check(status == GameStore.OK and back.history == game.history, "the game came back")
     os.umount("/p")
 
@@ -113,6 +114,7 @@ def case_a_long_games_compaction_erases_at_most_a_sector_a_piece():
 def case_an_event_during_a_compaction_finishes_it_first():
     # Events that come while a compaction is under way (a shot, an undo) are on flash
     # when record() returns, and the game reads back whole after each.
+    from boardlib import journal_load
     from boardlib.journal import UNDO_RECORD, GameStore
     from rules_core import events
 
@@ -136,7 +138,7 @@ def case_an_event_during_a_compaction_finishes_it_first():
         # the flash as it stands (a power cut now): read on a copy of it
         mount(RamBlockDev(4096, 384, image=bytes(dev.data)), "/r")
         reader = GameStore("/r/game")
-        back, status = reader.load()
+        back, status = journal_load.load(reader)
         reader.close()
         os.umount("/r")
         check(status == GameStore.OK and back.history == game.history,

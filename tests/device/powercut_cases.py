@@ -10,6 +10,7 @@ import binascii
 import io
 import os
 
+from boardlib import journal_load
 from boardlib.journal import UNDO_RECORD, GameStore
 from rules_core import Game
 from tools.sim.board.flash import RamBlockDev, mount
@@ -79,7 +80,7 @@ class Recorder:
         mount(dev, "/c", format_blank=False)
         store = GameStore("/c")
         try:
-            game, status = store.load()
+            game, status = journal_load.load(store)
             out = [key(game)]
             if more and game is not None:
                 # go on from wherever the resume stands: after start - 1 events or start
@@ -90,7 +91,7 @@ class Recorder:
                     store.record(game, rec)
                 store.close()
                 second = GameStore("/c")
-                again, _ = second.load()
+                again, _ = journal_load.load(second)
                 second.close()
                 out += [key(again), key(game), self.ref[t + more]]
         finally:

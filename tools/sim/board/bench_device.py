@@ -434,6 +434,7 @@ def mode_clock(count):
 
 
 def mode_resume(loads, state_dir):
+    from boardlib import journal_load
     from boardlib.journal import GameStore
     from firmware.app import GameNumbering
     from firmware.boards import esp32_devkit as profile
@@ -449,7 +450,7 @@ def mode_resume(loads, state_dir):
         for _ in range(loads):
             t0 = time.ticks_us()
             store = GameStore(FLASH_MOUNT + profile.DATA_DIR, codec=GameNumbering())
-            game, status = store.load()
+            game, status = journal_load.load(store)
             took = time.ticks_diff(time.ticks_us(), t0)
             store.close()
             shots = game.shots if game is not None else -1

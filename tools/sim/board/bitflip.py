@@ -7,7 +7,7 @@ as the application does) through `boardlib.journal.GameStore` onto littlefs over
 simulated board's flash (384 blocks of 4 KB, with a board configuration beside the game).
 Then, FLIPS times, it flips one bit at a random place in the used area of that image
 (every block up to its last programmed byte; erased space is left alone), mounts a copy
-and resumes the game with `GameStore.load()`, as the board does at boot. Each resume is
+and resumes the game with `journal_load.load()`, as the board does at boot. Each resume is
 one of:
 
 - `whole`           the game as it was stored
@@ -30,6 +30,7 @@ The same seed gives the same flips.
 import os
 import sys
 
+from boardlib import journal_load
 from boardlib.crc32 import crc32
 from boardlib.journal import OK, UNDO_RECORD, GameStore
 from rules_core import Game, GameError
@@ -140,7 +141,7 @@ def resume(image):
     try:
         store = GameStore(DATA_DIR)
         try:
-            game, status = store.load()
+            game, status = journal_load.load(store)
         except Exception:  # the experiment counts it; the board would reset
             return "raised", -1
         store.close()

@@ -154,6 +154,7 @@ def saved(sim, app):
     the image file, or None when the flash was in memory}."""
     import os
 
+    from boardlib import journal_load
     from boardlib.journal import GameStore
     from firmware.app import GameNumbering
     from tools.sim.board.board import FLASH_MOUNT
@@ -171,7 +172,7 @@ def saved(sim, app):
     again = FileBlockDev(path)
     try:
         mount(again, FLASH_MOUNT, format_blank=False)
-        game, _ = GameStore(app.board.data_dir, codec=GameNumbering()).load()
+        game, _ = journal_load.load(GameStore(app.board.data_dir, codec=GameNumbering()))
         report["saved"] = game is not None and game.state_json() == expected
         os.umount(FLASH_MOUNT)
     except OSError:
