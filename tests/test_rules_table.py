@@ -123,14 +123,11 @@ def test_a_fourth_rules_system_is_one_row(tmp_path):
 
 
 # Where a rules id may stand as a literal outside rules_core: data people see or choose
-# (a new board's default game, what the demo tables and the sample season play, the
-# docs' screenshots, the benches' games).
-DATA = {"boardlib/config.py", "tools/club/demo.py", "tools/testing/sample.py",
-        "tools/testing/screens.py", "tools/testing/clubbench.py", "tools/bench/heap.py",
-        "tools/bench/net.py", "tools/sim/board/bench_device.py", "tools/sim/board/linkplay.py",
-        "tools/sim/board/seal_bench_device.py", "tools/sim/board/bitflip.py",
-        "tools/sim/board/flashgap_device.py"}
-DATA |= {"tools/bench/host.py"}  # the bench's other pieces
+# (what the demo tables and the sample season play, the docs' screenshots, the club
+# bench's tables). A new board's default game and the benches' long game are the table's
+# first row (boardlib.config.defaults, tools.sim.board.shots.LONG_SETTINGS).
+DATA = {"tools/club/demo.py", "tools/testing/sample.py", "tools/testing/screens.py",
+        "tools/testing/clubbench.py"}
 
 
 def _product_files():

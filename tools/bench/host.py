@@ -23,6 +23,7 @@ def flood_frames(count):
     from boardlib.link import Link
     from rules_core import Game
     from rules_core.snapshot import pack_state
+    from tools.sim.board.shots import LONG_SETTINGS
 
     class Collect:
         def __init__(self):
@@ -38,10 +39,10 @@ def flood_frames(count):
     wire = Collect()
     link = Link(wire, 0)
     link.send_hello(1, "PWR", 0)
-    game = Game("ddbu", distance=(9999, 9999))
+    game = Game(LONG_SETTINGS["rules"], LONG_SETTINGS["distance"])
     for i in range(count):
         if game.finished:
-            game = Game("ddbu", distance=(9999, 9999))
+            game = Game(LONG_SETTINGS["rules"], LONG_SETTINGS["distance"])
         game.shot(pins=(i * 7) & 31, carom=i & 1, fouls=())
         link.send_state(pack_state(game), i)
     return bytes(wire.data)

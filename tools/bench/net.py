@@ -31,6 +31,7 @@ import time
 
 from tools.board import broker as broker_tool
 from tools.port import upy
+from tools.sim.board.shots import LONG_SETTINGS
 
 TARGET_BOARDS = 50
 TARGET_RATE = 10  # shots a second per board
@@ -164,7 +165,7 @@ class BoardPublisher:
         self.counter = 0
         self.link = Link(self, 0, board_id=name.encode())
         self.link.game = 1
-        self.game = Game("ddbu", (9999, 9999))
+        self.game = Game(LONG_SETTINGS["rules"], LONG_SETTINGS["distance"])
         self.sent = {}  # shot number -> publish time
         self.client = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=name)
         self.client.username_pw_set(name, name + "-pw")

@@ -4,7 +4,7 @@ import argparse
 import sys
 import time
 
-from rules_core.settings import check_settings
+from rules_core.settings import TEAMS, check_settings, with_trait
 from tools.logger import report
 from tools.logger.core import Logger, say_on_stderr
 from tools.logger.options import add_link_options, mqtt_source
@@ -84,9 +84,9 @@ def _log(argv):
     ap.add_argument("--db", required=True, help="SQLite file (made if missing)")
     ap.add_argument(
         "--new-game", type=_new_game, metavar="RULES:D[,D2][:SETS[:FIRST]][:teams]",
-        help="start this game on the board (last part `teams`: a ceb match of two-man "
-        "teams); an unfinished game there is kept unless the players confirm with ok on "
-        "the board, or --replace is given")
+        help="start this game on the board (last part `teams`: a match of two-man teams, in "
+        + ", ".join(with_trait(TEAMS)) + "); an unfinished game there is kept unless the "
+        "players confirm with ok on the board, or --replace is given")
     ap.add_argument("--replace", action="store_true",
                     help="with --new-game: replace an unfinished game without asking")
     ap.add_argument("--board", metavar="ID",

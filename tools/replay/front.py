@@ -16,6 +16,7 @@ import argparse
 import os
 import sys
 
+from rules_core.settings import RULES_IDS, SETS, TEAMS, with_trait
 from tools.replay import shotscript as script
 
 
@@ -32,12 +33,14 @@ def _flag(key):
 def parser():
     p = argparse.ArgumentParser(prog="python -m tools.replay", description=__doc__.split("\n")[0])
     p.add_argument("script", help="shot script (*.shots)")
-    p.add_argument("--rules", type=_flag("rules"), help="ddbu, ceb or russian")
+    p.add_argument("--rules", type=_flag("rules"),
+                   help=", ".join(RULES_IDS[:-1]) + " or " + RULES_IDS[-1])
     p.add_argument("--distance", type=_flag("distance"), help="N or N,M (per player)")
-    p.add_argument("--sets", type=_flag("sets"), help="ceb: best of 1, 3 or 5")
+    p.add_argument("--sets", type=_flag("sets"),
+                   help="%s: best of 1, 3 or 5" % ", ".join(with_trait(SETS)))
     p.add_argument("--first", type=_flag("first"), help="who plays first: 1 or 2")
     p.add_argument("--teams", action="store_const", const=1,
-                   help="ceb: two-man teams (CEB 28)")
+                   help="%s: two-man teams (CEB 28)" % ", ".join(with_trait(TEAMS)))
     p.add_argument("--trace", action="store_true", help="print the state after every event")
     p.add_argument("--micropython", action="store_true",
                    help="run on the MicroPython unix port")

@@ -47,7 +47,7 @@ import tempfile
 import threading
 import time
 
-from rules_core.settings import BEST_OF, PLAYERS, RULES_IDS
+from rules_core.settings import BEST_OF, PLAYERS, RULES_IDS, TEAMS, with_trait
 from tools.port import upy
 
 RUNNER = upy.entry("board")
@@ -139,7 +139,8 @@ def parse_args(argv):
     p.add_argument("--distance", metavar="N[,M]")
     p.add_argument("--sets", type=int, choices=BEST_OF)
     p.add_argument("--first", type=int, choices=PLAYERS)
-    p.add_argument("--teams", action="store_true", help="ceb: two-man teams (CEB 28)")
+    p.add_argument("--teams", action="store_true",
+                   help="%s: two-man teams (CEB 28)" % ", ".join(with_trait(TEAMS)))
     p.add_argument("--speed", type=float, default=0.0, metavar="X")
     p.add_argument("--state", metavar="DIR")
     p.add_argument("--new-game", action="store_true")

@@ -49,6 +49,7 @@ from tools.sim.board.bench_standins import (
     _quiet_emulators,
 )
 from tools.sim.board.board import FLASH_MOUNT, build
+from tools.sim.board.shots import LONG_SETTINGS
 
 STEP_MS = 5
 # tools.bench gives every run its own scratch folder for the flash image
@@ -56,7 +57,7 @@ _SCRATCH_IMAGE = (os.getenv("PINBOARD_SCRATCH") or "/tmp") + "/bench-flash.img"
 SHOT_MS = 400
 SHOT_STEPS = SHOT_MS // STEP_MS
 WARMUP_MS = 12000  # boot messages and the first heartbeat are over by then
-SETTINGS = {"rules": "ddbu", "distance": (9999, 9999), "sets": 1, "first": 1}
+SETTINGS = LONG_SETTINGS
 
 
 def make_app(state_dir=None, quiet=True, image=None):

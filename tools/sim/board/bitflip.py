@@ -35,6 +35,7 @@ from boardlib.crc32 import crc32
 from boardlib.journal import OK, UNDO_RECORD, GameStore
 from rules_core import Game, GameError
 from rules_core import events as ev
+from rules_core.settings import SETS, with_trait
 from tools.sim.board.flash import RamBlockDev, mount
 
 BLOCK_SIZE = 4096
@@ -57,7 +58,8 @@ class Rng:
 
 
 def new_game():
-    return Game("ceb", distance=(150, 150), sets=3, first=1)
+    # a match in sets: its snapshot holds the most (the sets' scores and checkpoints)
+    return Game(with_trait(SETS)[0], distance=(150, 150), sets=3, first=1)
 
 
 def key(game):

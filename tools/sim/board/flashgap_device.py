@@ -26,9 +26,9 @@ from tools.sim.board import run as sim_run
 from tools.sim.board import timeline
 from tools.sim.board.board import build
 from tools.sim.board.flash import TIMINGS
-from tools.sim.board.shots import long_game
+from tools.sim.board.shots import LONG_SETTINGS, long_game
 
-SETTINGS = {"rules": "ddbu", "distance": (9999, 9999), "sets": 1, "first": 1, "teams": 0}
+SETTINGS = LONG_SETTINGS
 
 
 def shots_timeline(shots, seed=11):

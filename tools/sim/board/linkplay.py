@@ -21,6 +21,7 @@ import time
 
 from boardlib import link
 from rules_core import Game, GameError
+from rules_core.settings import RULES_IDS
 from rules_core.snapshot import pack_state
 from tools.sim.board.uart import PtyUART
 
@@ -82,7 +83,7 @@ def play(device_path, plan):
         uart.write(plan["boot_text"].encode())
     lk.send_hello("linkplay", "PWR", now)
     distance = plan.get("distance", [40, 40])
-    game = Game(plan.get("rules", "ddbu"), (distance[0], distance[1]), plan.get("sets", 1),
+    game = Game(plan.get("rules", RULES_IDS[0]), (distance[0], distance[1]), plan.get("sets", 1),
                 plan.get("first", 1), plan.get("teams", 0))
     lk.game = plan.get("game", 1)
     lk.game_id[:] = binascii.unhexlify(plan["game_id"]) if "game_id" in plan else os.urandom(8)

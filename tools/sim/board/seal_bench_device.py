@@ -19,6 +19,7 @@ from boardlib.framesign import OVERHEAD, FrameSigner
 from boardlib.link import Link
 from rules_core import Game
 from rules_core.snapshot import pack_state
+from tools.sim.board.shots import LONG_SETTINGS
 
 KEY = bytes(range(32))
 NONCE = b"\x01\x23\x45\x67\x89\xab\xcd\xef"
@@ -45,7 +46,7 @@ def frames():
     link = Link(out, 0, board_id=BOARD_ID, boot_id=b"boot")
     link.game = 321
     link.game_id[:] = b"gameid12"
-    game = Game("ddbu", (9999, 9999))
+    game = Game(LONG_SETTINGS["rules"], LONG_SETTINGS["distance"])
     for i in range(600):  # large numbers: the longest state's COBS and CRC bytes
         game.shot(pins=(i * 7) % 31 or 1)
     link.send_state(pack_state(game), 0, game.history)

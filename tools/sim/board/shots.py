@@ -1,10 +1,20 @@
-"""A long game's timeline, made up the same way at every run: for the bench and the flash's
-pauses on the host, and for the board's own runs on the unix port.
+"""A long game's timeline, made up the same way at every run, and the settings of a game
+that no number of shots finishes: for the bench and the flash's pauses on the host, and for
+the board's own runs on the unix port.
 
-    from tools.sim.board.shots import long_game
+    from tools.sim.board.shots import LONG_SETTINGS, long_game
     text = long_game(500)                       # 500 scored shots, 700 ms apart
     text = long_game(1000, every_ms=1500)       # slower, as a player shoots
+    game = Game(LONG_SETTINGS["rules"], LONG_SETTINGS["distance"])
 """
+
+from rules_core.settings import RULES_IDS, max_distance
+
+# The rules of the table's first row (the board's default game) at their longest distance.
+_LONG_RULES = RULES_IDS[0]
+_LONG_DISTANCE = max_distance(_LONG_RULES)
+LONG_SETTINGS = {"rules": _LONG_RULES, "distance": (_LONG_DISTANCE, _LONG_DISTANCE),
+                 "sets": 1, "first": 1, "teams": 0}
 
 
 def long_game(shots, seed=11, up_ms=150, carom_ms=200, ok_ms=400, every_ms=700):
