@@ -11,7 +11,7 @@ import tempfile
 from tools.bench.esp32 import ESP32_HEAP
 from tools.bench.harness import BIG_HEAP, PINNED, Unavailable, _device_env, device
 from tools.port import upy
-from tools.sim.board.shots import long_game
+from tools.sim.board.shots import LONG_SETTINGS, long_game
 
 # -- smallest heap --------------------------------------------------------------------------------
 
@@ -32,8 +32,9 @@ def plays(timeline, shots, budget, interp=PINNED, first=(), extra=()):
     # --state: the flash image lives in a file, as the board's flash is not in its heap
     state = tempfile.mkdtemp(prefix="heap-")
     try:
-        args = ["--timeline", timeline, "--state", state, "--rules", "ddbu",
-                "--distance", "9999", "--heap-budget", str(budget), *extra]
+        args = ["--timeline", timeline, "--state", state, "--rules", LONG_SETTINGS["rules"],
+                "--distance", str(LONG_SETTINGS["distance"][0]), "--heap-budget", str(budget),
+                *extra]
         with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
             proc = subprocess.run(
                 interp.command([os.path.join(upy.ROOT, SIM), *args], BIG_HEAP),
@@ -119,6 +120,21 @@ def heap_device(args, stage, interp, frozen=None):
                   first=(stage,))
 
 
+def import_heap(stage, interp, frozen, step, start, net=False):
+    """The smallest heap the board's imports fit in at their peak (heap_device imports
+    BUDGET), searched down from `start` in `step`s: a source compiled on the board needs
+    far more while it compiles than it keeps."""
+    def works(budget):
+        try:
+            heap_device(["imports", budget] + (["net"] if net else []), stage, interp, frozen)
+            return True
+        except Unavailable as exc:
+            if "MemoryError" in str(exc) or "memory allocation failed" in str(exc):
+                return False
+            raise
+    return smallest_heap(works, step, start=start)
+
+
 def heap_figures(sizes, workdir, interp):
     """The ram32_* figures (docs/performance.md, "Heap"): the code a board holds, the
     heap its data needs in a 500-shot game, the peaks, and what is left in one piece."""
@@ -132,19 +148,7 @@ def heap_figures(sizes, workdir, interp):
     out["ram32_code_play_bytes"] = code
     out["ram32_code_net_bytes"] = heap_device(["code", "net"], mpy, interp, frozen)["held"]
 
-    def imports(stage, net=False):
-        def works(budget):
-            try:
-                heap_device(["imports", budget] + (["net"] if net else []), stage, interp,
-                            frozen)
-                return True
-            except Unavailable as exc:
-                if "MemoryError" in str(exc) or "memory allocation failed" in str(exc):
-                    return False
-                raise
-        return smallest_heap(works, sizes["heap_step"], start=code)
-
-    import_play = imports(mpy)
+    import_play = import_heap(mpy, interp, frozen, sizes["heap_step"], code)
     path = os.path.join(workdir, "bench.timeline")
     with open(path, "w") as f:
         f.write(shot_timeline(sizes["heap_shots"]))
@@ -225,19 +229,9 @@ def net_heap_figures(sizes, workdir, interp, mpy, frozen, data_play, detail):
         data_net = data_play + max(0, net_short - play_short) + tls_gc
         detail.update(net_link_data_bytes=net_short - play_short, data_net_bytes=data_net)
 
-        def import_peak(stage):
-            def works(budget):
-                try:
-                    heap_device(["imports", budget, "net"], stage, interp, frozen)
-                    return True
-                except Unavailable as exc:
-                    if "MemoryError" in str(exc) or "memory allocation failed" in str(exc):
-                        return False
-                    raise
-            return smallest_heap(works, sizes["heap_step"], start=code_net)
-
-        import_net = import_peak(mpy)
-        import_net_src = import_peak(src)
+        import_net = import_heap(mpy, interp, frozen, sizes["heap_step"], code_net, net=True)
+        import_net_src = import_heap(src, interp, frozen, sizes["heap_step"], code_net,
+                                     net=True)
         detail.update(import_net_bytes=import_net, import_net_src_bytes=import_net_src,
                       code_net_src_bytes=code_net_src)
         out["ram32_peak_net_bytes"] = max(import_net, code_net + data_net)
