@@ -22,16 +22,7 @@ class NoAckClock(SoftI2C):
     """A bus that gives no 9th clock for the acknowledge."""
 
     def _write_byte(self, val):
-        self._delay()
-        self._low(self.scl)
-        for i in range(7, -1, -1):
-            if (val >> i) & 1:
-                self._release(self.sda)
-            else:
-                self._low(self.sda)
-            self._delay()
-            self._scl_release()
-            self._low(self.scl)
+        self._write_bits(val)
         return 0
 
 

@@ -186,16 +186,10 @@ def _timeline_play(sim, app, stream, text, host):
     from tools.sim.board import timeline
 
     levels = timeline.Levels(timeline.parse(text))
-    last = None
     t = 0
     pending = list(host)
     while t <= levels.end_ms + 5000:
-        standing, buttons = levels.at(t)
-        if (standing, buttons) != last:
-            sim.set_standing_mask(standing)
-            for i in range(4):
-                sim.set_button(i, bool(buttons & (1 << i)))
-            last = (standing, buttons)
+        sim.set_levels(*levels.at(t))
         while pending and pending[0][0] <= t:
             _, kind, seq, args = pending.pop(0)
             stream.incoming += cases.command(kind, seq, args)

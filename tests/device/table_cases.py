@@ -44,18 +44,10 @@ def table_run(state, settings, text, tail_ms=6000, config=None):
     end = levels.end_ms + tail_ms
     pictures = []
     last = None
-    standing = buttons = -1
     t = 0
     while t <= end:
         now[0] = t
-        s, b = levels.at(t)
-        if s != standing:
-            sim.set_standing_mask(s)
-            standing = s
-        if b != buttons:
-            for i in range(4):
-                sim.set_button(i, bool(b & (1 << i)))
-            buttons = b
+        sim.set_levels(*levels.at(t))
         tick(app, t)
         if t % DISPLAY_MS == 0:
             shown = sim.visible()

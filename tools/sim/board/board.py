@@ -4,6 +4,7 @@
     sim = build(display="tm1637", state_dir=None, link_path=None)
     sim.set_spot(3, standing=False)   # a pin falls on spot 3
     sim.set_button(0, pressed=True)   # carom held down
+    sim.set_levels(*levels.at(t))     # the table as a timeline has it (timeline.Levels)
     sim.visible()                     # "  12.  8" - what a person reads on the display
     sim.heard()                       # ["scored", "turn"]: the buzzer's calls (a board.cfg
                                       # with "buzzer_pin"; build(clock=...) stamps them)
@@ -131,6 +132,7 @@ class SimBoard:
         self.standing_level = self.board.standing_level
         for pin in self.spot_pins:
             pin.value(self.standing_level)  # every pin standing at power-up
+        self._levels = (-1, -1)  # what set_levels last wrote: nothing yet
 
     def _mount_flash(self, state_dir, bdev=None, timing=None, wait=None):
         if bdev is not None:
@@ -175,6 +177,17 @@ class SimBoard:
 
     def set_button(self, index, pressed):
         self.button_pins[index].value(0 if pressed else 1)
+
+    def set_levels(self, standing, buttons):
+        """The table as a timeline has it at a moment (timeline.Levels.at): the spots
+        standing and the buttons held, each a mask (bit 0 spot 1, carom). Only what changed
+        since the last call is written, so a run can call it at every step."""
+        if standing != self._levels[0]:
+            self.set_standing_mask(standing)
+        if buttons != self._levels[1]:
+            for i in range(len(self.button_pins)):
+                self.set_button(i, bool(buttons & (1 << i)))
+        self._levels = (standing, buttons)
 
     # -- the display ------------------------------------------------------------------------
 

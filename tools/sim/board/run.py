@@ -224,7 +224,6 @@ def network(opts, clock):
 
 def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, display_log=False):
     last_state = None
-    last_standing = last_buttons = -1
     last_shown = None
     checked = 0
     end = levels.end_ms + TAIL_MS
@@ -250,16 +249,9 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
     while t <= end:
         if now is not None:
             now[0] = t
-        standing, buttons = levels.at(t)
+        sim.set_levels(*levels.at(t))
         if wlan is not None:
             wlan.up = bool(levels.net)
-        if standing != last_standing:
-            sim.set_standing_mask(standing)
-            last_standing = standing
-        if buttons != last_buttons:
-            for i in range(4):
-                sim.set_button(i, bool(buttons & (1 << i)))
-            last_buttons = buttons
         tick(app, t)
         if display_log:  # after the step: a picture the display was given
             shown = "[%s]" % sim.visible()

@@ -115,6 +115,21 @@ class SoftI2C:
         return ret
 
     def _write_byte(self, val):
+        ret = self._write_bits(val)
+        if ret:
+            return ret
+        self._release(self.sda)
+        self._delay()
+        ret = self._scl_release()
+        if ret:
+            return ret
+        ack = self._read(self.sda)
+        self._delay()
+        self._low(self.scl)
+        return ack
+
+    def _write_bits(self, val):
+        """The byte's eight bits, most significant first (0, or the clock's timeout)."""
         self._delay()
         self._low(self.scl)
         for i in range(7, -1, -1):
@@ -128,12 +143,4 @@ class SoftI2C:
                 self._release(self.sda)
                 return ret
             self._low(self.scl)
-        self._release(self.sda)
-        self._delay()
-        ret = self._scl_release()
-        if ret:
-            return ret
-        ack = self._read(self.sda)
-        self._delay()
-        self._low(self.scl)
-        return ack
+        return 0
