@@ -351,22 +351,22 @@ class PWMEmulator:
         self.changes = []
 
     def freq(self, hz=None):
-        if hz is None:
-            return self._freq
-        if not 1 <= hz <= 40000000:
-            raise ValueError("frequency must be from 1Hz to 40MHz")
-        if hz != self._freq:
-            self._freq = hz
-            self._note()
+        return self._setting("_freq", hz, 1, 40000000, "frequency must be from 1Hz to 40MHz")
 
     def duty_u16(self, duty=None):
-        if duty is None:
-            return self._duty
-        if not 0 <= duty <= 65535:
-            raise ValueError("duty_u16 must be from 0 to 65535")
-        if duty != self._duty:
-            self._duty = duty
+        return self._setting("_duty", duty, 0, 65535, "duty_u16 must be from 0 to 65535")
+
+    def _setting(self, name, value, low, high, refusal):
+        """The setting `name` (None: read it), checked as the port checks it; a change is
+        noted."""
+        if value is None:
+            return getattr(self, name)
+        if not low <= value <= high:
+            raise ValueError(refusal)
+        if value != getattr(self, name):
+            setattr(self, name, value)
             self._note()
+        return None
 
     def deinit(self):
         self.duty_u16(0)
