@@ -19,9 +19,22 @@ import sys
 import time
 
 import pytest
+from helpers import wait_until  # noqa: F401  (the club tests take it from here)
 
 from tools.testing import browser as web
 from tools.testing.browser import Served, chromium_missing, quit_chromium  # noqa: F401
+
+
+def card_text(driver, attribute, value, field, hidden_blank=False):
+    """The text of field `field` (data-f) on the live page's card whose data-ATTRIBUTE
+    ("board": its key, "label": its table) is `value`: None where there is no such card or
+    field, "" for a hidden one when `hidden_blank`."""
+    return driver.execute_script(
+        "const c = document.querySelector('.card[data-' + arguments[0] + '=\"' + arguments[1]"
+        " + '\"]'); if (!c) return null;"
+        "const e = c.querySelector('[data-f=\"' + arguments[2] + '\"]');"
+        "return e ? (e.hidden && arguments[3] ? '' : e.textContent) : null;",
+        attribute, value, field, hidden_blank)
 
 
 def client_for(app, **options):
@@ -137,16 +150,6 @@ def no_alert(driver):
     except NoAlertPresentException:
         return True
     return False
-
-
-def wait_until(check, timeout=10.0, step=0.02):
-    """check() until true; returns its last value (falsy on timeout)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(step)
 
 
 def sim_board_on_broker(tmp_path, broker_port, key, seed=5, length=10):

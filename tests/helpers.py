@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 from tools.port import upy
 
@@ -216,3 +217,13 @@ def descendants(pid):
         found += children
         todo += children
     return found
+
+
+def wait_until(check, timeout=10.0, step=0.02):
+    """check() until true; returns its last value (falsy on timeout)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(step)

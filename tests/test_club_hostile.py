@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from club_helpers import client_for
+from club_helpers import client_for, wait_until
 
 from tools.club.app import create_app
 from tools.logger.store import Store
@@ -411,20 +411,11 @@ def test_a_flood_of_half_sent_requests_under_1024_descriptors(tmp_path, hostile_
         tables = json.loads(body)["tables"]
         return tables[0]["state"]["shots"] if tables else None
 
-    def wait_for(check, timeout):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = check()
-            if value:
-                return value
-            time.sleep(0.2)
-        return None
-
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
     held, attempts, answers = [], 0, []
     try:
-        before = wait_for(shots, 90)
+        before = wait_until(shots, 90, 0.2)
         assert before, "the demo table never played"
         started = time.monotonic()
         next_legit = started
@@ -446,10 +437,10 @@ def test_a_flood_of_half_sent_requests_under_1024_descriptors(tmp_path, hostile_
                 answers.append((status, time.monotonic() - asked))
                 next_legit = time.monotonic() + 0.5
         # the attacker stops opening but keeps holding what it has
-        back = wait_for(lambda: get("/")[0] == 200, 15)
+        back = wait_until(lambda: get("/")[0] == 200, 15, 0.2)
         after_attack = time.monotonic() - started
         assert back, "the app did not come back while the half-sent requests were held"
-        assert wait_for(lambda: (shots() or 0) > before, 60), "the demo table stopped"
+        assert wait_until(lambda: (shots() or 0) > before, 60, 0.2), "the demo table stopped"
         status = json.loads(get("/status.json")[1])["connections"]
     finally:
         for s in held:

@@ -16,6 +16,7 @@ import time
 import pytest
 from club_helpers import (
     browser,  # noqa: F401  (the module's Chromium, a fixture)
+    card_text,
     club,
     wait_until,
 )
@@ -69,10 +70,17 @@ def _shots(game, masks, carom=0):
 
 
 def _text(driver, label, field):
-    return driver.execute_script(
-        "const c = document.querySelector('.card[data-label=\"' + arguments[0] + '\"]');"
-        "if (!c) return null; const e = c.querySelector('[data-f=\"' + arguments[1] + '\"]');"
-        "return e ? (e.hidden ? '' : e.textContent) : null;", label, field)
+    return card_text(driver, "label", label, field, hidden_blank=True)
+
+
+def _send_new_game(driver, button=None, **fields):
+    """Fill the table page's new-game form (the club's PIN too) and send it: with its plain
+    submit button, or the one whose value is `button` ("same", "rematch")."""
+    driver.execute_script(
+        "const f = document.getElementById('new-game');"
+        "for (const [k, v] of Object.entries(arguments[0])) f[k].value = v;"
+        "f.querySelector(arguments[1]).click()", dict(fields, pin=PIN),
+        "button[value=%s]" % button if button else "button[type=submit]:not([name])")
 
 
 def _live(driver):
@@ -166,28 +174,20 @@ def test_a_new_game_on_a_table_keeps_its_names_and_the_phone_can_rematch(night, 
         " [...document.getElementById(f.name1.getAttribute('list')).options]"
         ".map(o => o.value)]")
     assert form[:2] == ["Anna", "Bert"] and "Anna" in form[3] and "Bert" in form[3]
-    browser.execute_script("document.querySelector('#new-game [name=pin]').value = arguments[0];"
-                           "document.querySelector('#new-game button[value=rematch]').click()",
-                           PIN)
+    _send_new_game(browser, "rematch")
     assert wait_until(lambda: _new_games(board), timeout=10)
     rules, d1, d2, sets, first_player, _ = _new_games(board)[-1]
     assert (frames.link.RULES[rules], d1, d2, sets, first_player) == ("ddbu", 30, 30, 1, 2)
     # new names typed into the form go with the new game the board then starts
     browser.get(night.url("/table/T02"))
-    browser.execute_script(
-        "const f = document.getElementById('new-game'); f.name1.value = 'Carla';"
-        "f.name2.value = 'Anna'; f.pin.value = arguments[0];"
-        "f.querySelector('button[type=submit]:not([name])').click()", PIN)
+    _send_new_game(browser, name1="Carla", name2="Anna")
     assert wait_until(lambda: len(_new_games(board)) == 2, timeout=10)
     third = _show_new(night, "T02", Game("ddbu", (30, 30)), second["game"])
     assert wait_until(lambda: night.hub.current[board.key]["names"] == ["Carla", "Anna"])
     # "same players": the names of the game on the table, whatever the name fields say,
     # and the settings of the form
     browser.get(night.url("/table/T02"))
-    browser.execute_script(
-        "const f = document.getElementById('new-game'); f.name1.value = 'Xaver';"
-        "f.name2.value = 'Yrsa'; f.distance.value = '50'; f.pin.value = arguments[0];"
-        "f.querySelector('button[value=same]').click()", PIN)
+    _send_new_game(browser, "same", name1="Xaver", name2="Yrsa", distance="50")
     assert wait_until(lambda: len(_new_games(board)) == 3, timeout=10)
     assert _new_games(board)[-1][1:3] == (50, 50)
     _show_new(night, "T02", Game("ddbu", (50, 50)), third["game"])
@@ -522,10 +522,7 @@ def test_a_new_game_waiting_for_ok_is_shown_until_the_board_answers(night, brows
     _show(night, "T04", _shots(Game("ddbu", (40, 40)), [0b00001, 0b00011]))
     viewport(browser, 390, 844)
     browser.get(night.url("/table/T04"))
-    browser.execute_script(
-        "const f = document.getElementById('new-game'); f.rules.value = 'ceb';"
-        "f.distance.value = '50'; f.sets.value = '3'; f.pin.value = arguments[0];"
-        "f.querySelector('button[type=submit]:not([name])').click()", PIN)
+    _send_new_game(browser, rules="ceb", distance="50", sets="3")
     assert wait_until(lambda: "Sent to the board, which asks the players to confirm"
                       in browser.page_source, timeout=10)
     assert _new_games(board)
@@ -553,9 +550,7 @@ def test_a_new_game_waiting_for_ok_is_shown_until_the_board_answers(night, brows
         browser.switch_to.window(other)
     # the players refuse it on the board: the wait is over as soon as the board says so
     browser.get(night.url("/table/T04"))
-    browser.execute_script(
-        "const f = document.getElementById('new-game'); f.pin.value = arguments[0];"
-        "f.querySelector('button[type=submit]:not([name])').click()", PIN)
+    _send_new_game(browser)
     assert wait_until(lambda: "waiting for ok" in (_text(browser, "T04", "pending") or ""),
                       timeout=10)
     seq = [s for k, s, _ in board.commands if k == frames.CMD_NEW_GAME][-1]
@@ -567,9 +562,7 @@ def test_a_new_game_waiting_for_ok_is_shown_until_the_board_answers(night, brows
 
     monkeypatch.setattr(live, "PENDING_S", 1.0)
     browser.get(night.url("/table/T04"))
-    browser.execute_script(
-        "const f = document.getElementById('new-game'); f.pin.value = arguments[0];"
-        "f.querySelector('button[type=submit]:not([name])').click()", PIN)
+    _send_new_game(browser)
     assert wait_until(lambda: "waiting for ok" in (_text(browser, "T04", "pending") or ""),
                       timeout=10)
     assert wait_until(lambda: _text(browser, "T04", "pending") == "", timeout=10)

@@ -13,6 +13,7 @@ import pytest
 from club_helpers import (
     Served,
     browser,  # noqa: F401  (the module's Chromium, a fixture)
+    card_text,
     club,
     no_alert,
     wait_until,
@@ -31,10 +32,7 @@ def _shots(game, masks):
 
 
 def _text(driver, board, field):
-    return driver.execute_script(
-        "const c = document.querySelector('.card[data-board=\"' + arguments[0] + '\"]');"
-        "if (!c) return null; const e = c.querySelector('[data-f=\"' + arguments[1] + '\"]');"
-        "return e ? e.textContent : null;", board, field)
+    return card_text(driver, "board", board, field)
 
 
 def _navigations(driver):

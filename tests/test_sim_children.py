@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from helpers import descendants
+from helpers import descendants, wait_until
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LONG = "0 pins up 1 2 3 4 5\n1000 pin 1 down\n1300 pin 1 up\n120000 press ok\n"
@@ -34,16 +34,6 @@ def _interpreters(pid):
     return out
 
 
-def _wait(check, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    return None
-
-
 def _sim(*args, **kw):
     return subprocess.Popen([sys.executable, "-m", "tools.sim", *args], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
@@ -62,9 +52,9 @@ def test_a_simulator_killed_hard_takes_its_interpreter_and_lets_the_folder_go(tm
     first = _sim("--timeline", str(tmp_path / "long.timeline"), "--speed", "1", "--state",
                  str(state), "--rules", "ddbu", "--distance", "40")
     try:
-        chips = _wait(lambda: _interpreters(first.pid), 30)
+        chips = wait_until(lambda: _interpreters(first.pid), 30)
         assert chips, "no interpreter started"
-        assert _wait(lambda: (state / "flash.img").exists(), 30)
+        assert wait_until(lambda: (state / "flash.img").exists(), 30)
         # a second simulator on the same flash: refused, nothing run, nothing changed
         second = subprocess.run([sys.executable, "-m", "tools.sim", "--timeline",
                                  str(tmp_path / "short.timeline"), "--state", str(state)],
@@ -72,7 +62,7 @@ def test_a_simulator_killed_hard_takes_its_interpreter_and_lets_the_folder_go(tm
         assert second.returncode == 2 and second.stdout == ""
         assert "is in use by another simulator" in second.stderr
         _kill_hard(first)
-        assert _wait(lambda: not any(_alive(p) for p in chips), 5), "the interpreter lives on"
+        assert wait_until(lambda: not any(_alive(p) for p in chips), 5), "the interpreter lives on"
         image = state / "flash.img"
         before = (image.stat().st_mtime_ns, image.read_bytes())
         time.sleep(0.5)
@@ -92,10 +82,10 @@ def test_a_simulator_killed_hard_takes_its_interpreter_and_lets_the_folder_go(tm
 def test_an_interactive_simulator_killed_hard_takes_its_interpreter(tmp_path):
     proc = _sim("--state", str(tmp_path / "board"), stdin=subprocess.PIPE)
     try:
-        chips = _wait(lambda: _interpreters(proc.pid), 30)
+        chips = wait_until(lambda: _interpreters(proc.pid), 30)
         assert chips, "no interpreter started"
         _kill_hard(proc)
-        assert _wait(lambda: not any(_alive(p) for p in chips), 5), "the interpreter lives on"
+        assert wait_until(lambda: not any(_alive(p) for p in chips), 5), "the interpreter lives on"
     finally:
         if proc.poll() is None:
             _kill_hard(proc)
@@ -125,7 +115,7 @@ def test_an_interpreter_started_from_a_thread_ends_with_the_program_too():
         time.sleep(0.5)
         assert _alive(chip)  # the thread's end did not end it
         _kill_hard(proc)
-        assert _wait(lambda: not _alive(chip), 5), "the interpreter lives on"
+        assert wait_until(lambda: not _alive(chip), 5), "the interpreter lives on"
     finally:
         if proc.poll() is None:
             _kill_hard(proc)
@@ -135,7 +125,7 @@ def test_the_esp32_twin_killed_hard_takes_its_chip_and_its_watcher(tmp_path):
     proc = _sim("--state", str(tmp_path / "board"), "--usb")
     try:
         assert proc.stdout.readline().startswith("usb: ")
-        chips = _wait(lambda: _interpreters(proc.pid), 30)
+        chips = wait_until(lambda: _interpreters(proc.pid), 30)
         assert chips, "no chip started"
         everything = descendants(proc.pid)  # the chip and the watcher
         second = subprocess.run([sys.executable, "-m", "tools.sim", "--state",
@@ -143,7 +133,7 @@ def test_the_esp32_twin_killed_hard_takes_its_chip_and_its_watcher(tmp_path):
                                 capture_output=True, text=True, timeout=60)
         assert second.returncode == 2 and "in use by another simulator" in second.stderr
         _kill_hard(proc)
-        assert _wait(lambda: not any(_alive(p) for p in everything), 5), "left running"
+        assert wait_until(lambda: not any(_alive(p) for p in everything), 5), "left running"
     finally:
         if proc.poll() is None:
             _kill_hard(proc)
@@ -157,7 +147,7 @@ def test_simulators_racing_for_one_new_folder_and_a_symlink_to_it(tmp_path, host
     racers = [_sim("--timeline", str(tmp_path / "long.timeline"), "--speed", "1", "--state",
                    str(state)) for _ in range(4)]
     try:
-        _wait(lambda: sum(p.poll() is not None for p in racers) >= 3, 30)
+        wait_until(lambda: sum(p.poll() is not None for p in racers) >= 3, 30)
         time.sleep(0.5)  # (a fourth one ending too would show here)
         refused = [p for p in racers if p.poll() is not None]
         assert len(refused) == 3, [p.returncode for p in racers]
