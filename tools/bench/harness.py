@@ -267,8 +267,8 @@ COUNT_TOOLS = ("tools/__init__.py", "tools/sim/__init__.py", "tools/replay/__ini
                "tools/sim/board/heap.py", upy.entry("bench"), "tools/sim/board/bench_standins.py",
                "tools/sim/board/board.py", "tools/sim/board/chips.py",
                "tools/sim/board/flash.py", "tools/sim/board/pins.py",
-               "tools/sim/board/softi2c.py", "tools/sim/board/softspi.py",
-               "tools/sim/board/vclock.py")
+               "tools/sim/board/shots.py", "tools/sim/board/softi2c.py",
+               "tools/sim/board/softspi.py", "tools/sim/board/vclock.py")
 
 
 def _stage_for_counting():
