@@ -83,6 +83,14 @@ def _send_new_game(driver, button=None, **fields):
         "button[value=%s]" % button if button else "button[type=submit]:not([name])")
 
 
+def _calls_on(driver, lang):
+    """The page's spoken calls switched on, in language `lang` (en, da, ru)."""
+    driver.execute_script(
+        "const l = document.getElementById('calls-lang'); l.value = arguments[0];"
+        "l.dispatchEvent(new Event('change'));"
+        "const c = document.getElementById('calls'); if (!c.checked) c.click();", lang)
+
+
 def _live(driver):
     return wait_until(lambda: driver.execute_script(
         "return window.clubLive && window.clubLive.events > 0"), timeout=10)
@@ -406,10 +414,7 @@ def test_the_calls_say_each_shot_and_the_milestones(night, browser, lang):  # no
     viewport(browser, 390, 844)
     browser.get(night.url("/table/T07"))
     assert _live(browser)
-    browser.execute_script(
-        "const l = document.getElementById('calls-lang'); l.value = arguments[0];"
-        "l.dispatchEvent(new Event('change'));"
-        "const c = document.getElementById('calls'); if (!c.checked) c.click();", lang)
+    _calls_on(browser, lang)
     for step in STEPS:
         game.shot(**step)
         board.send_state(game)
@@ -441,10 +446,7 @@ def test_the_calls_of_a_set_and_of_the_game(tmp_path, browser):  # noqa: F811
         viewport(browser, 1920, 1080)
         browser.get(c.url("/"))
         assert _live(browser)
-        browser.execute_script(
-            "const l = document.getElementById('calls-lang'); l.value = 'en';"
-            "l.dispatchEvent(new Event('change'));"
-            "const c = document.getElementById('calls'); if (!c.checked) c.click();")
+        _calls_on(browser, "en")
         sets = []
         while not game.finished:
             game.shot(pins=0b00100)  # the red alone: 10, a set each time
