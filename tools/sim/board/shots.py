@@ -1,6 +1,6 @@
 """A long game's timeline, made up the same way at every run, and the settings of a game
-that no number of shots finishes: for the bench and the flash's pauses on the host, and for
-the board's own runs on the unix port.
+that thousands of shots do not finish: for the bench and the flash's pauses on the host, and
+for the board's own runs on the unix port.
 
     from tools.sim.board.shots import LONG_SETTINGS, long_game
     text = long_game(500)                       # 500 scored shots, 700 ms apart
