@@ -249,7 +249,10 @@ def scale_run(boards, rate, seconds, workdir):
     names = ["b%02d" % i for i in range(boards)]
     directory = os.path.join(workdir, "scale-%d-%d" % (boards, rate))
     db = os.path.join(directory, "games.db")
-    with broker_tool.Mosquitto(directory, _users(names), names) as b:
+    # the broker logs each login here (tools.board.broker leaves them out of a club's
+    # log): the logger's is the sign that it is there before the first frame is sent
+    with broker_tool.Mosquitto(directory, _users(names), names,
+                               extra="connection_messages true\n") as b:
         keys = os.path.join(directory, "keys")
         with open(keys, "w") as f:
             for name in names:
@@ -268,6 +271,8 @@ def scale_run(boards, rate, seconds, workdir):
                 if logger.poll() is not None:
                     raise Unavailable("the logger stopped: %s" % logger.stderr.read()[-500:])
                 time.sleep(0.05)
+            if "u'logger'" not in b.log():
+                raise Unavailable("the logger did not log in to the broker in 30 s")
             time.sleep(0.5)  # connected; its subscription follows at once
             pubs = [BoardPublisher(name, b.port) for name in names]
             watcher.start()
