@@ -145,7 +145,7 @@ def test_spi_for_the_max7219_leaves_gpio_19_alone(tmp_path):
 
 
 def test_the_link_reports_bad_frames_with_the_clock_past_half_its_period(tmp_path):
-    from tools.logger.frames import ERROR, FrameReader
+    from tools.logger.frames import ERROR, HELLO, STATE
     from tools.port.linkpipe import LinkPipe
 
     flash(tmp_path, cfg={"watchdog_ms": 2000})
@@ -155,12 +155,23 @@ def test_the_link_reports_bad_frames_with_the_clock_past_half_its_period(tmp_pat
         # started its clocks at 0 would hold its reports back for days
         with booted(tmp_path, ticks_start=(1 << 29) + 5000, link_path=pipe.device_path) as twin:
             twin.wait_display(lambda text: "0" in text, timeout=60)
-            time.sleep(1.0)
-            _drain(host)  # hello and state
+            kinds = _frames_until(host, lambda kinds: {HELLO, STATE} <= set(kinds), 30)
+            assert {HELLO, STATE} <= set(kinds), kinds  # the link is up
             host.write(b"\x00not a frame\x00")
-            time.sleep(3.0)
-            kinds = [kind for kind, _, _ in FrameReader().feed(_drain(host))]
+            kinds = _frames_until(host, lambda kinds: ERROR in kinds, 3.0)
     assert ERROR in kinds, kinds  # the bad frame reported within about a second
+
+
+def _frames_until(stream, done, timeout):
+    """The kinds of the frames read from `stream` until `done(kinds)` or `timeout` s."""
+    from tools.logger.frames import FrameReader
+
+    reader, kinds = FrameReader(), []
+    deadline = time.monotonic() + timeout
+    while not done(kinds) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        kinds += [kind for kind, _, _ in reader.feed(_drain(stream))]
+    return kinds
 
 
 def _drain(stream):
