@@ -6,10 +6,11 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.txt upy-requirements.txt | 
 PORT ?=
 DB ?= $(HOME)/.pinboard/games.db
 SIM_STATE ?= sim-state
-# The suite on two computing workers and a third for the modules that race real time, one
-# after another (they mostly wait; tests/conftest.py says which and why);
-# PYTEST_WORKERS= runs it all in one process.
-PYTEST_WORKERS ?= -n 3 --dist loadgroup --no-loadscope-reorder
+# The suite on two computing workers, a third for the modules that race real time and a
+# fourth for those that wait on a broker or a link, each kind one module after another
+# (they mostly wait; tests/conftest.py says which and why); PYTEST_WORKERS= runs it all in
+# one process.
+PYTEST_WORKERS ?= -n 4 --dist loadgroup --no-loadscope-reorder
 
 .PHONY: venv test fuzz lint sim club config deploy check log bench upy32 clean
 

@@ -9,8 +9,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-# `make test` runs the modules on pytest-xdist workers (`-n 3 --dist loadgroup
-# --no-loadscope-reorder`, scheduled by `ModulesAndRealtime` below). Each module goes to one
+# `make test` runs the modules on pytest-xdist workers (`-n 4 --dist loadgroup
+# --no-loadscope-reorder`, scheduled by `ModulesAndGroups` below). Each module goes to one
 # worker whole, so that its module-scoped set-ups (a broker, the bench's smoke run, the one
 # unix-port process of a device module) are made once. A module says in its own
 # `pytestmark` how long it runs and how it must run:
@@ -19,17 +19,27 @@ if ROOT not in sys.path:
 #
 # `long(seconds)`: about how long the module takes on one worker; the longest are handed
 # out first, so that no long one starts when the other workers have run out of work (a
-# plain `pytest` runs them in that order too). `realtime`: its tests race real time on the
-# ESP32 twin (a board booting while deploy or mpremote knocks) and mostly wait on it, so
-# they run one after another on a worker of their own, the "realtime" group, which is
-# handed out first as one unit of their summed `long` seconds: a third worker beside the
-# two that compute, on two cores, because it mostly sleeps. Once the group is done that
-# worker takes modules like the others.
+# plain `pytest` runs them in that order too). Two kinds of module mostly wait rather than
+# compute, and each kind runs one module after another on a worker of its own, handed out
+# first as one unit of their summed `long` seconds, beside the two workers that compute on
+# the two cores:
+#
+# - `realtime`: its tests race real time on the ESP32 twin (a board booting while deploy
+#   or mpremote knocks), the "realtime" group;
+# - `waits`: its tests wait on real time elsewhere (a broker and a logger taking a board's
+#   frames, a link unplugged for seconds, the board's own pace at `--speed`), the "waits"
+#   group.
+#
+# So at most two modules compute at once beside them, and a test that races real time
+# never shares the cores with more. Once its group is done, a worker takes modules like
+# the others.
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "realtime: races real time; runs with the other realtime "
-                            "modules, one after another")
+    config.addinivalue_line("markers", "realtime: races real time on the ESP32 twin; runs "
+                            "with the other realtime modules, one after another")
+    config.addinivalue_line("markers", "waits: mostly waits on real time (a broker, a link); "
+                            "runs with the other waiting modules, one after another")
     config.addinivalue_line("markers", "long(seconds): the module runs about this long on one "
                             "worker; the longest are handed out first")
 
@@ -39,28 +49,38 @@ def _seconds(item):
     return marker.args[0] if marker is not None else 0
 
 
-REALTIME_GROUP = "realtime"
-_REALTIME_LIST = "realtime_modules_file"  # workerinput key: where a worker names them
+GROUPS = ("realtime", "waits")  # markers of the modules run one after another, by kind
+_GROUP_LIST = "group_modules_file"  # workerinput key: where a worker names them
 
 
-def _realtime(item):
-    return item.get_closest_marker("realtime") is not None
+def _group(item):
+    for name in GROUPS:
+        if item.get_closest_marker(name) is not None:
+            return name
+    return None
 
 
 def pytest_collection_modifyitems(config, items):
-    realtime = {item.module: _seconds(item) for item in items if _realtime(item)}
-    together = sum(realtime.values())  # the realtime group is handed out as one unit
+    together = {}  # each group is handed out as one unit
+    for item in {item.module: item for item in items}.values():
+        group = _group(item)
+        if group is not None:
+            together[group] = together.get(group, 0) + _seconds(item)
 
-    def order(item):  # the longest first; in the realtime group too
-        return (-together, -_seconds(item)) if _realtime(item) else (-_seconds(item), 0)
+    def order(item):  # the longest first; in a group too
+        group = _group(item)
+        if group is None:
+            return (-_seconds(item), "", 0)
+        return (-together[group], group, -_seconds(item))
 
     items.sort(key=order)  # stable: the rest keep their order
-    path = getattr(config, "workerinput", {}).get(_REALTIME_LIST)
+    path = getattr(config, "workerinput", {}).get(_GROUP_LIST)
     if path is not None:
         # xdist schedules from node ids alone (its `xdist_group` suffix on them is lost on
-        # pytest 9.2, pytest-dev/pytest-xdist#1386): the worker names the realtime modules
+        # pytest 9.2, pytest-dev/pytest-xdist#1386): the worker names each group's modules
         # in a file the scheduler reads, before it sends its collection
-        names = sorted({item.nodeid.split("::", 1)[0] for item in items if _realtime(item)})
+        names = sorted({"%s %s" % (item.nodeid.split("::", 1)[0], _group(item))
+                        for item in items if _group(item) is not None})
         mine = "%s.%s" % (path, config.workerinput["workerid"])
         with open(mine, "w") as f:
             f.write("\n".join(names))
@@ -69,34 +89,34 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node):
-    """Each xdist worker is told where to name the realtime modules."""
+    """Each xdist worker is told where to name the grouped modules."""
     config = node.config
-    if getattr(config, "_realtime_list", None) is None:
-        folder = tempfile.mkdtemp(prefix="pytest-realtime-")
+    if getattr(config, "_group_list", None) is None:
+        folder = tempfile.mkdtemp(prefix="pytest-groups-")
         config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
-        config._realtime_list = os.path.join(folder, "modules")
-    node.workerinput[_REALTIME_LIST] = config._realtime_list
+        config._group_list = os.path.join(folder, "modules")
+    node.workerinput[_GROUP_LIST] = config._group_list
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)  # before xdist's own, which would answer
 def pytest_xdist_make_scheduler(config, log):
-    """A module per work unit (as `--dist loadfile`), except the realtime modules, which
+    """A module per work unit (as `--dist loadfile`), except each group's modules, which
     are one unit together: `--dist loadgroup`, the way this suite uses it."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadFileScheduling
 
-    class ModulesAndRealtime(LoadFileScheduling):
-        realtime = None
+    class ModulesAndGroups(LoadFileScheduling):
+        groups = None
 
         def _split_scope(self, nodeid):
-            if self.realtime is None:  # every worker has collected by the first call
-                with open(config._realtime_list) as f:
-                    self.realtime = set(f.read().split())
+            if self.groups is None:  # every worker has collected by the first call
+                with open(config._group_list) as f:
+                    self.groups = dict(line.split() for line in f.read().splitlines())
             module = super()._split_scope(nodeid)
-            return REALTIME_GROUP if module in self.realtime else module
+            return self.groups.get(module, module)
 
-    return ModulesAndRealtime(config, log)
+    return ModulesAndGroups(config, log)
 
 
 # Counts recorded by hostile-conditions tests, printed at the end of the run:

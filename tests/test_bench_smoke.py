@@ -19,7 +19,7 @@ from tools.bench import heap as bench_heap
 from tools.port import upy
 from tools.sim.board import timeline
 
-pytestmark = pytest.mark.long(107)
+pytestmark = pytest.mark.long(77)
 
 
 @pytest.fixture(scope="module")

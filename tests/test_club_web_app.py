@@ -22,7 +22,7 @@ from rules_core import Game
 from tools.club import security
 from tools.logger import frames
 
-pytestmark = pytest.mark.long(15)
+pytestmark = [pytest.mark.long(15), pytest.mark.waits]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

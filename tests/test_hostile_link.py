@@ -28,7 +28,7 @@ from tools.logger.core import Logger
 from tools.port.linkpipe import Faults, LinkPipe
 from tools.records import Records
 
-pytestmark = pytest.mark.long(8)
+pytestmark = [pytest.mark.long(8), pytest.mark.waits]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

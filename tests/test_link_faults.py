@@ -13,7 +13,7 @@ from tools.logger import frames
 from tools.logger.core import Logger
 from tools.port.linkpipe import Faults, LinkPipe
 
-pytestmark = pytest.mark.long(12)
+pytestmark = [pytest.mark.long(12), pytest.mark.waits]
 
 # A ceb match of one set to 50: every shot sends a SHOT and a STATE frame. The shot list
 # is cut where the game ends (see _finishing), so the board ends on a finished game.

@@ -28,6 +28,7 @@ from tools.sim.timelines import Shot, build, random_game
 pytestmark = [
     pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),
     pytest.mark.long(72),
+    pytest.mark.waits,
 ]
 
 BOARDS = ("t1", "t2", "t3", "t4", "t5", "t6")

@@ -20,6 +20,7 @@ from tools.sim.timelines import Shot, build
 pytestmark = [
     pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),
     pytest.mark.long(14),
+    pytest.mark.waits,
 ]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -34,6 +34,7 @@ from tools.sim.timelines import Shot, build
 pytestmark = [
     pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),
     pytest.mark.long(7),
+    pytest.mark.waits,
 ]
 
 
