@@ -31,7 +31,7 @@ test: $(STAMP)
 	$(BIN)/python -m tools.testing.typecheck
 	$(BIN)/python -m pytest $(PYTEST_WORKERS)
 
-# The firmware fuzz at full size: 100,000 random raw inputs (make test plays 24,000);
+# The firmware fuzz at full size: 100,000 random raw inputs (make test plays 12,000);
 # FUZZ_INPUTS=N for another number.
 FUZZ_INPUTS ?= 100000
 fuzz: $(STAMP)

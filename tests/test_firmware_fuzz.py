@@ -1,4 +1,4 @@
-"""Random raw inputs into the real firmware on the unix port: 24,000 in `make test`,
+"""Random raw inputs into the real firmware on the unix port: 12,000 in `make test`,
 100,000 in `make fuzz` (FUZZ_INPUTS=N sets any number), in four runs of random settings.
 
 Pins fall, wobble and stand up at random, buttons are pressed and held at random (the
@@ -23,7 +23,7 @@ from tools.sim.timelines import random_raw
 pytestmark = pytest.mark.long(32)
 
 RUNS = 4
-INPUTS_PER_RUN = int(os.environ.get("FUZZ_INPUTS", "24000")) // RUNS  # make fuzz: 100000
+INPUTS_PER_RUN = int(os.environ.get("FUZZ_INPUTS", "12000")) // RUNS  # make fuzz: 100000
 
 
 @settings(

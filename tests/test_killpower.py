@@ -1,7 +1,7 @@
 """Power cuts of the whole simulated board: `kill -9` at random moments, then a reboot.
 
 `tools.sim --speed 100 --state DIR` plays a game at a hundred times real time on a littlefs
-image; at 50 random moments the whole process group (the front end and the firmware on
+image; at 30 random moments the whole process group (the front end and the firmware on
 the unix port) is killed with SIGKILL, as a kicked power strip would. A restart on the same
 DIR must give the state `tools.replay` computes for some prefix of the shots (the shot in
 progress may be lost, nothing scored is), and the game must go on from there to the same
@@ -26,7 +26,7 @@ from tools.sim.timelines import build, random_game
 pytestmark = pytest.mark.long(58)
 
 RULES = "ddbu"
-KILLS = 50
+KILLS = 30
 IDLE = "0 pins up 1 2 3 4 5\n"
 
 

@@ -215,7 +215,7 @@ def test_flood_of_states_stored_without_loss(tmp_path):
     rnd = random.Random(1)
     game = Game("ddbu", (200, 200))
     payloads = []
-    while len(payloads) < 6000:
+    while len(payloads) < 2000:
         if game.state()["status"] == "finished":
             game = Game("ddbu", (200, 200))
         game.shot(pins=rnd.randrange(32), carom=rnd.randrange(2))
