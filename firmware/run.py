@@ -125,6 +125,12 @@ BOOT_MODULES = ("firmware.hw", "firmware.assemble", "firmware.boards.esp32_devki
                 "boardlib.config", "boardlib.netconfig")
 
 
+# The application's own modules (firmware.app and what only it imports): dropped again when
+# the heap runs out before the game starts, to leave room for saying so.
+_APP_MODULES = ("firmware.app", "firmware.screens", "firmware.sound", "boardlib.journal",
+                "boardlib.inputs", "boardlib.calls", "boardlib.castle")
+
+
 def hold_word(board):
     """SAFE when undo is held at power-up, else None: run the game."""
     if board.read_buttons() & (1 << UNDO_BUTTON):
@@ -169,7 +175,7 @@ def start(board=None, clock=time.ticks_ms):
         app.boot(clock())
     except MemoryError as exc:  # the code and the game do not fit this board's heap
         for name in list(sys.modules):  # what the failed import left: room to say so
-            if name.startswith(("firmware.app", "firmware.screens", "rules_core")):
+            if name.startswith(("rules_core",) + _APP_MODULES):
                 sys.modules.pop(name, None)
         import gc
 
@@ -188,9 +194,13 @@ def _build():
     # The rules first, from here: theirs is the deepest chain of imports (rules_core, its
     # game, saved state, settings, each rules system), and each nested import takes C
     # stack; under hw, assemble and the configuration's reader it would start three
-    # levels deeper (the application keeps rules_core loaded in any case).
+    # levels deeper (the application keeps rules_core loaded in any case). Then the
+    # application's code, before the modules that build the board: those then lie above
+    # it in the heap, and once dropped leave one free piece there, not holes between the
+    # application's objects (the import peak, docs/performance.md).
     try:
         import rules_core  # noqa: F401
+        import firmware.app  # noqa: F401
         from firmware import hw
 
         board = hw.build()
@@ -218,7 +228,8 @@ def _no_room_to_build(exc):
 
     for name in list(sys.modules):
         if name.startswith(("rules_core", "firmware.assemble", "firmware.board",
-                            "boardlib.config", "boardlib.shot", "boardlib.netconfig")):
+                            "boardlib.config", "boardlib.shot", "boardlib.netconfig")
+                           + _APP_MODULES):
             sys.modules.pop(name, None)
     gc.collect()
     display = None
