@@ -58,13 +58,15 @@ def instruction_figures(sizes, install, workdir, interp, free):
     shots = sizes["shots"]
     _stage_for_counting()
     fresh = _board_heap(interp, free)
-    late = _board_heap(interp, free, late_image)
+    # the shot runs hold the table's schedule of their shots too (made before the count)
+    early = _board_heap(interp, free, shots=shots)
+    late = _board_heap(interp, free, late_image, shots)
     runs = {"tasks0": ["tasks", 0], "tasks": ["tasks", sizes["ticks"]],
             "calling": ["calling", sizes["ticks"]],
             "early": ["taskshots", shots], "late": ["taskshots", shots, late_image],
             "clock": ["clock", sizes["clock"]], "resume0": ["resume", 0, game_dir],
             "resume": ["resume", 1, game_dir]}
-    heaps = {"tasks0": fresh, "tasks": fresh, "calling": fresh, "early": fresh, "late": late,
+    heaps = {"tasks0": fresh, "tasks": fresh, "calling": fresh, "early": early, "late": late,
              "clock": COST_HEAP, "resume0": RESUME_HEAP, "resume": RESUME_HEAP}
     with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
         futures = {

@@ -140,12 +140,13 @@ def _counting_env(scratch, stage=False):
     return env
 
 
-def device(args, heapsize=COST_HEAP, timeout=300, interp=PINNED, script=DEVICE, first=()):
+def device(args, heapsize=COST_HEAP, timeout=300, interp=PINNED, script=DEVICE, first=(),
+           cwd=upy.ROOT):
     with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
         proc = subprocess.run(
             interp.command([os.path.join(upy.ROOT, script), *[str(a) for a in args]],
                            heapsize),
-            capture_output=True, text=True, env=_device_env(scratch, first), cwd=upy.ROOT,
+            capture_output=True, text=True, env=_device_env(scratch, first), cwd=cwd,
             timeout=timeout, check=False,
         )
     if proc.returncode != 0:
@@ -290,13 +291,14 @@ def _stage_for_counting():
     return dest
 
 
-def _board_heap(interp, free, image=None):
+def _board_heap(interp, free, image=None, shots=0):
     """The -X heapsize that leaves `free` bytes after the counted runs' warm-up: what a
-    run of the same start-up holds then, plus `free`, in whole KB."""
+    run of the same start-up holds then, plus `free`, in whole KB. `shots`: the table's
+    schedule of that many shots (the simulator's, made before the count) is held too."""
     with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
         proc = subprocess.run(
             interp.launcher(_counting_cwd(True))
-            + ["-X", "heapsize=" + BIG_HEAP, "-m", DEVICE_MODULE, "heapuse"]
+            + ["-X", "heapsize=" + BIG_HEAP, "-m", DEVICE_MODULE, "heapuse", str(shots)]
             + ([image] if image else []),
             capture_output=True, text=True, env=_counting_env(scratch, True),
             cwd=_counting_cwd(True), timeout=300, check=False)

@@ -114,10 +114,14 @@ def frozen_image(stage, workdir):
 
 
 def heap_device(args, stage, interp, frozen=None):
-    """tools/sim/board/heap_device.py with the staged deployment first on the path."""
+    """tools/sim/board/heap_device.py with the staged deployment first on the path, found as
+    a board finds it: from the current folder (the ESP32's sys.path starts with ""; the
+    unix port loads no .mpy file through "", so "."), so that each module's `__file__`
+    is about the board's ("./firmware/app.mpy" for "firmware/app.mpy"), not a path of
+    this machine's whose length would count in the names' heap."""
     extra = ["--frozen", frozen] if frozen else []
     return device(list(args) + extra, heapsize=BIG_HEAP, interp=interp, script=HEAP_DEVICE,
-                  first=(stage,))
+                  first=(".",), cwd=stage)
 
 
 def import_heap(stage, interp, frozen, step, start, net=False):

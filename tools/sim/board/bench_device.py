@@ -9,7 +9,7 @@
     micropython tools/sim/board/bench_device.py tasks TICKS [IMAGE]   # the board's own task
     micropython tools/sim/board/bench_device.py taskshots SHOTS [IMAGE]
     micropython tools/sim/board/bench_device.py clock CALLS      # what the stand-ins cost
-    micropython tools/sim/board/bench_device.py heapuse [IMAGE]  # the heap after warm-up
+    micropython tools/sim/board/bench_device.py heapuse SHOTS [IMAGE]  # heap after warm-up
 
 Time is virtual, one tick every 5 ms on the schedule of the board's tasks (`firmware.run`):
 inputs every 5 ms, link every 10, display every 40, upkeep and watchdog every 250. A
@@ -489,7 +489,7 @@ def main(argv):
     elif mode == "clock":
         mode_clock(int(argv[1]))
     elif mode == "heapuse":
-        run_tasks(0, 0, argv[1] if len(argv) > 1 else None, heap_only=True)
+        run_tasks(0, int(argv[1]), argv[2] if len(argv) > 2 else None, heap_only=True)
     else:
         raise SystemExit("unknown mode %s" % mode)
 
