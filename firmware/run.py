@@ -15,15 +15,16 @@ with one loop it would only add its own work to every wake-up (docs/performance.
 The watchdog is fed only while no part keeps raising, so a broken part resets the board
 rather than freezing the scores.
 
-What `start` does at power-up, in order (docs/esp32.md says why):
+What `start` does at power-up (firmware.powerup, dropped before the loop runs; in order,
+docs/esp32.md says why):
 1. `undo` held down: safe mode. The display says SAFE; no game, no watchdog, the REPL
    (USB serial) stays free, e.g. to fix /board.cfg after `link: "uart0"`.
 2. Otherwise the game is loaded (journal replay), then the watchdog is armed, then the
    loop runs. On the ESP32 the modules that build the board (BOOT_MODULES) are dropped
-   first, before the application's modules are imported and the game is read: a board
-   that loads its code into the heap (.mpy files) does not keep them. Should an
-   exception ever escape the loop, the board shows Err 91 and keeps feeding the
-   watchdog: a hard fault is shown, not turned into a reset loop.
+   first, before the game is read: a board that loads its code into the heap (.mpy
+   files) does not keep them. Should an exception ever escape the loop, the board shows
+   Err 91 and keeps feeding the watchdog: a hard fault is shown, not turned into a reset
+   loop.
 """
 
 import io
@@ -33,7 +34,6 @@ import time
 
 from boardlib import layout
 from firmware import errors
-from firmware.board import UNDO_BUTTON
 
 STEP_MS = 5  # the simulator's virtual time advances by this much a step (tick)
 UPKEEP_MS = 250  # the halt loop's feeding period
@@ -112,134 +112,34 @@ def tick(app, now_ms):
             app.part_failed(exc)
 
 
-SAFE_WORD = "SAFE"
 # Err 93, made when this module loads: a heap that later runs out may have no room even for
 # the strings that drawing it takes (a new qstr pool is a block of its own).
 _NO_MEMORY = bytearray(8)
 layout.error(_NO_MEMORY, errors.NO_MEMORY)
-# Used once, to build the ESP32 board: firmware.hw and firmware.assemble, the board profile
-# and the configuration file's reader and checks, the `net` settings' too
-# (boardlib.netconfig: a networked board checks them at boot, and the link keeps the
-# checked values, not the checks); tools.bench counts them apart, as boot_mpy_bytes.
-BOOT_MODULES = ("firmware.hw", "firmware.assemble", "firmware.boards.esp32_devkit",
-                "boardlib.config", "boardlib.netconfig")
-
-
-# The application's own modules (firmware.app and what only it imports): dropped again when
-# the heap runs out before the game starts, to leave room for saying so.
-_APP_MODULES = ("firmware.app", "firmware.screens", "firmware.sound", "boardlib.journal",
-                "boardlib.inputs", "boardlib.calls", "boardlib.castle")
-
-
-def hold_word(board):
-    """SAFE when undo is held at power-up, else None: run the game."""
-    if board.read_buttons() & (1 << UNDO_BUTTON):
-        return SAFE_WORD
-    return None
-
-
-def show_text(board, text):
-    if board.display is not None:
-        buf = bytearray(8)
-        layout.text(buf, text)
-        board.display.show(buf)
-
-
-def too_old(version=None):
-    """A sentence when this MicroPython is older than the firmware supports, else None."""
-    version = tuple(version or sys.implementation.version[:3])
-    if version >= errors.MICROPYTHON_OLDEST:
-        return None
-    return ("MicroPython %s is too old for this firmware: flash %s or newer "
-            "(docs/building.md)" % (".".join(str(v) for v in version),
-                                    ".".join(str(v) for v in errors.MICROPYTHON_OLDEST)))
+# Used once, at power-up: firmware.powerup (the checks and the start of the game), and to
+# build the ESP32 board firmware.hw and firmware.assemble, the board profile and the
+# configuration file's reader and checks, the `net` settings' too (boardlib.netconfig: a
+# networked board checks them at boot, and the link keeps the checked values, not the
+# checks); tools.bench counts them apart, as boot_mpy_bytes.
+BOOT_MODULES = ("firmware.powerup", "firmware.hw", "firmware.assemble",
+                "firmware.boards.esp32_devkit", "boardlib.config", "boardlib.netconfig")
 
 
 def start(board=None, clock=time.ticks_ms):
-    if board is None:
-        board = _build()
-    old = too_old()
-    if old is not None:  # Err 92, and the REPL free: nothing of the game starts
-        _show_code(board, errors.MICROPYTHON_TOO_OLD)
-        print("pinboard: " + old)
-        return old
-    word = hold_word(board)
-    if word is not None:
-        show_text(board, word)
-        print("pinboard: %s: the firmware is not running, the REPL is free" % word)
-        return word
-    try:
-        from firmware.app import App
+    """Power-up (firmware.powerup: the board built, the checks, the game read), then the
+    board's loop for ever; returns only when the game does not start (a word or a
+    sentence saying why). The power-up's code is dropped before the loop runs."""
+    from firmware import powerup
 
-        app = App(board)
-        app.boot(clock())
-    except MemoryError as exc:  # the code and the game do not fit this board's heap
-        for name in list(sys.modules):  # what the failed import left: room to say so
-            if name.startswith(("rules_core",) + _APP_MODULES):
-                sys.modules.pop(name, None)
-        import gc
-
-        gc.collect()
-        _halt(board, exc, _NO_MEMORY)
-    board.arm_watchdog()  # after the journal replay: a slow boot must not reset the board
+    app = powerup.boot(board, clock)
+    forget(BOOT_MODULES)  # (powerup too: its code goes once boot() has returned)
+    del powerup
+    if isinstance(app, str):
+        return app
     try:
         Runner(app, clock).run()
     except Exception as exc:  # the board shows it instead of resetting
-        _halt(board, exc)
-
-
-def _build():
-    """The ESP32 board (firmware.hw); then BOOT_MODULES are forgotten, so that nothing
-    holds them once the board is built and the collector can take them."""
-    # The rules first, from here: theirs is the deepest chain of imports (rules_core, its
-    # game, saved state, settings, each rules system), and each nested import takes C
-    # stack; under hw, assemble and the configuration's reader it would start three
-    # levels deeper (the application keeps rules_core loaded in any case). Then the
-    # application's code, before the modules that build the board: those then lie above
-    # it in the heap, and once dropped leave one free piece there, not holes between the
-    # application's objects (the import peak, docs/performance.md).
-    try:
-        import rules_core  # noqa: F401
-        import firmware.app  # noqa: F401
-        from firmware import hw
-
-        board = hw.build()
-    except MemoryError as exc:  # not even the board fits: the display alone says so
-        _no_room_to_build(exc)
-    forget(BOOT_MODULES)
-    return board
-
-
-class _Bare:
-    """The display alone, where the board could not be built (no watchdog runs yet)."""
-
-    def __init__(self, display):
-        self.display = display
-        self.wdt = self
-
-    def feed(self):
-        pass
-
-
-def _no_room_to_build(exc):
-    """Drop what the failed build loaded, make the display alone (firmware.hw.bare_display)
-    and show Err 93 on it for good."""
-    import gc
-
-    for name in list(sys.modules):
-        if name.startswith(("rules_core", "firmware.assemble", "firmware.board",
-                            "boardlib.config", "boardlib.shot", "boardlib.netconfig")
-                           + _APP_MODULES):
-            sys.modules.pop(name, None)
-    gc.collect()
-    display = None
-    try:
-        from firmware import hw
-
-        display = hw.bare_display()
-    except MemoryError:
-        pass
-    _halt(_Bare(display), exc, _NO_MEMORY)
+        _halt(app.board, exc)
 
 
 def forget(names):

@@ -338,7 +338,8 @@ NET_MODULES = tuple(os.path.join("boardlib", name + ".py")
 CHECK_MODULES = (os.path.join("firmware", "check.py"),)
 # Used once at power-up to build the board, then dropped before the application is imported
 # and the game read (firmware/run.py, BOOT_MODULES): boot_mpy_bytes.
-BOOT_MODULES = (os.path.join("firmware", "hw.py"), os.path.join("firmware", "assemble.py"),
+BOOT_MODULES = (os.path.join("firmware", "powerup.py"), os.path.join("firmware", "hw.py"),
+                os.path.join("firmware", "assemble.py"),
                 os.path.join("firmware", "boards", "esp32_devkit.py"),
                 os.path.join("boardlib", "config.py"), os.path.join("boardlib", "netconfig.py"))
 # Read once at boot (journal_load.load in firmware.app.load), then dropped: load_mpy_bytes.

@@ -324,12 +324,17 @@ def run_tasks(ticks, shots, image=None, heap_only=False, calling=False):
     runner = Runner(app, vclock.ticks_ms)
     pattern = ShotPattern()
     before = app.game.shots
-    run_until(runner, vclock, vclock.now() + WARMUP_MS)
+    warm = vclock.now() + WARMUP_MS
+    # The table's side of the shots is made before the warm-up, while the heap is still in
+    # one piece: made after it, the schedule's growing table found no block in the heap
+    # the board leaves free (the firmware's objects lie in it by then).
+    end = schedule_shots(sim, pattern, warm + TICK_MS, shots) if shots else 0
+    run_until(runner, vclock, warm)
     if calling:
         _calling(app, vclock.now())
     length = ticks * TICK_MS
     if shots:
-        length = schedule_shots(sim, pattern, vclock.now() + TICK_MS, shots) - vclock.now()
+        length = end - vclock.now()
     gc.collect()
     if heap_only:
         print("used", gc.mem_alloc())

@@ -9,10 +9,10 @@ or sources, exactly what `make deploy` copies), so that the modules come in as t
 do. The modules are imported in the board's order (`firmware.run.start`): the modules that
 build the board (firmware.hw and what it imports for the default configuration: the
 TM1637 driver, the serial link, and with `net` the network link), then those the firmware
-drops once the board is built are dropped (`firmware.run.BOOT_MODULES`); `firmware.app`
-comes before the builder, as on the board. Nothing is built: the figure is the code and the modules' own objects, not
-the board's buffers. `machine` (and `network`) are small stand-ins made before counting:
-on the board they are C.
+drops once the board is built are dropped (`firmware.run.BOOT_MODULES`), then
+`firmware.app`. Nothing is built: the figure is the code and the modules' own objects, not
+the board's buffers. `machine` (and `network`) are small
+stand-ins made before counting: on the board they are C.
 
 With `--frozen`, the modules in that ROMFS image come first on the path, as the ESP32's
 frozen modules do (tools/sim/board/frozenrom.py).
@@ -46,12 +46,11 @@ def _stub_machine():
     sys.modules["network"] = stub
 
 
-# In the board's order (firmware.run.start): the entry point main.py imports, the rules and
-# the application (firmware.run._build loads them before the builder), the builder (its
-# imports come with it), then what firmware.hw.build imports for the default
+# In the board's order (firmware.run.start): the entry point main.py imports, the power-up,
+# the builder (its imports come with it), then what firmware.hw.build imports for the default
 # configuration: the serial link (_link), the TM1637 driver (_display), and with `net`
 # settings the network link (_net) and the settings' reader (boardlib.config).
-BOARD = ("firmware.run", "rules_core", "firmware.app", "firmware.hw", "boardlib.link",
+BOARD = ("firmware.run", "firmware.powerup", "firmware.hw", "boardlib.link",
          "boardlib.tm1637")
 NET = ("boardlib.mqttlink", "boardlib.netconfig")
 

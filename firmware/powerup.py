@@ -1,0 +1,136 @@
+"""What the board does once at power-up, before its loop (firmware.run.start calls it, then
+drops this module with the other boot modules: a playing board does not hold it).
+
+    app = powerup.boot(board, clock)   # the App, its game read; or a str: why not
+
+In order (docs/esp32.md says why): the board is built (the ESP32's, firmware.hw, unless one
+is given: the simulator's); too old a MicroPython shows Err 92; `undo` held down is safe
+mode (SAFE on the display, no game, no watchdog, the REPL free, e.g. to fix /board.cfg
+after `link: "uart0"`); otherwise the game is loaded (journal replay), then the watchdog
+is armed. The application's code is loaded before the modules that build the board,
+which are dropped (firmware.run.BOOT_MODULES) before the game is read. A heap too small
+for the code and the game shows Err 93 (made at start-up: firmware.run._NO_MEMORY).
+"""
+
+import sys
+
+from boardlib import layout
+from firmware import errors
+from firmware.board import UNDO_BUTTON
+from firmware.run import _NO_MEMORY, BOOT_MODULES, _halt, _show_code, forget
+
+SAFE_WORD = "SAFE"
+# The application's own modules (firmware.app and what only it imports): dropped again when
+# the heap runs out before the game starts, to leave room for saying so.
+_APP_MODULES = ("firmware.app", "firmware.screens", "firmware.sound", "boardlib.journal",
+                "boardlib.inputs", "boardlib.calls", "boardlib.castle")
+
+
+def boot(board, clock):
+    """The App with its game loaded and the watchdog armed, or a str when the game does
+    not start (too old a MicroPython, safe mode)."""
+    if board is None:
+        board = _build()
+    old = too_old()
+    if old is not None:  # Err 92, and the REPL free: nothing of the game starts
+        _show_code(board, errors.MICROPYTHON_TOO_OLD)
+        print("pinboard: " + old)
+        return old
+    word = hold_word(board)
+    if word is not None:
+        show_text(board, word)
+        print("pinboard: %s: the firmware is not running, the REPL is free" % word)
+        return word
+    try:
+        from firmware.app import App
+
+        app = App(board)
+        app.boot(clock())
+    except MemoryError as exc:  # the code and the game do not fit this board's heap
+        for name in list(sys.modules):  # what the failed import left: room to say so
+            if name.startswith(("rules_core",) + _APP_MODULES):
+                sys.modules.pop(name, None)
+        import gc
+
+        gc.collect()
+        _halt(board, exc, _NO_MEMORY)
+    board.arm_watchdog()  # after the journal replay: a slow boot must not reset the board
+    return app
+
+
+def hold_word(board):
+    """SAFE when undo is held at power-up, else None: run the game."""
+    if board.read_buttons() & (1 << UNDO_BUTTON):
+        return SAFE_WORD
+    return None
+
+
+def show_text(board, text):
+    if board.display is not None:
+        buf = bytearray(8)
+        layout.text(buf, text)
+        board.display.show(buf)
+
+
+def too_old(version=None):
+    """A sentence when this MicroPython is older than the firmware supports, else None."""
+    version = tuple(version or sys.implementation.version[:3])
+    if version >= errors.MICROPYTHON_OLDEST:
+        return None
+    return ("MicroPython %s is too old for this firmware: flash %s or newer "
+            "(docs/building.md)" % (".".join(str(v) for v in version),
+                                    ".".join(str(v) for v in errors.MICROPYTHON_OLDEST)))
+
+
+def _build():
+    """The ESP32 board (firmware.hw); then BOOT_MODULES are forgotten, so that nothing
+    holds them once the board is built and the collector can take them."""
+    # The rules first, from here: theirs is the deepest chain of imports (rules_core, its
+    # game, saved state, settings, each rules system), and each nested import takes C
+    # stack; under hw, assemble and the configuration's reader it would start three
+    # levels deeper (the application keeps rules_core loaded in any case). The
+    # application's own modules come after the board is built and its builders dropped:
+    # loaded before, they left the configuration's reader no 2 KB block on a 32-bit
+    # ESP32 heap (the twin: tests/test_net_versions.py), though the import peak measured
+    # without building a board was lower (docs/performance.md).
+    try:
+        import rules_core  # noqa: F401
+        from firmware import hw
+
+        board = hw.build()
+    except MemoryError as exc:  # not even the board fits: the display alone says so
+        _no_room_to_build(exc)
+    forget(BOOT_MODULES)
+    return board
+
+
+class _Bare:
+    """The display alone, where the board could not be built (no watchdog runs yet)."""
+
+    def __init__(self, display):
+        self.display = display
+        self.wdt = self
+
+    def feed(self):
+        pass
+
+
+def _no_room_to_build(exc):
+    """Drop what the failed build loaded, make the display alone (firmware.hw.bare_display)
+    and show Err 93 on it for good."""
+    import gc
+
+    for name in list(sys.modules):
+        if name.startswith(("rules_core", "firmware.assemble", "firmware.board",
+                            "boardlib.config", "boardlib.shot", "boardlib.netconfig")
+                           + _APP_MODULES):
+            sys.modules.pop(name, None)
+    gc.collect()
+    display = None
+    try:
+        from firmware import hw
+
+        display = hw.bare_display()
+    except MemoryError:
+        pass
+    _halt(_Bare(display), exc, _NO_MEMORY)
