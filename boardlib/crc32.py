@@ -3,6 +3,8 @@
     from boardlib.crc32 import crc32
     crc32(b"123456789")          # 0xCBF43926
     crc32(b"6789", crc32(b"12345"))   # the same, computed in two parts
+    reg = array("H", (0xFFFF, 0xFFFF))  # a CRC kept as data grows (no int is made):
+    crc32_more(data, 0, len(data), reg); crc32_reg_put(reg, out, at)
 
 Uses ``binascii.crc32`` (C code on the ESP32 and the unix port) when the interpreter has
 it; otherwise a bitwise loop with no table, so that a port without ``binascii`` still links
@@ -90,13 +92,49 @@ if _ON_MICROPYTHON:
         dst[at + 2] = hi & 0xFF
         dst[at + 3] = hi >> 8
 
+    @micropython.viper  # noqa: F821
+    def crc32_more(data, start: int, end: int, reg):
+        """Run a CRC-32 register on over data[start:end]: `reg` is array("H") of its two
+        16-bit halves (high, low), 0xFFFF and 0xFFFF for a CRC from the start. A CRC kept
+        so grows with what is appended to data at the cost of the new bytes alone; take
+        it out with crc32_reg_put."""
+        src = ptr8(data)  # noqa: F821
+        table = ptr16(_TABLE)  # noqa: F821
+        r = ptr16(reg)  # noqa: F821
+        hi = r[0]
+        lo = r[1]
+        for i in range(start, end):
+            k = ((lo ^ src[i]) & 0xFF) << 1
+            lo = ((lo >> 8) | ((hi & 0xFF) << 8)) ^ table[k + 1]
+            hi = (hi >> 8) ^ table[k]
+        r[0] = hi
+        r[1] = lo
+
 else:
+
+    def crc32_more(data, start, end, reg):
+        """Run a CRC-32 register on over data[start:end] (see the MicroPython version)."""
+        crc = crc32(memoryview(data)[start:end], ((reg[0] << 16) | reg[1]) ^ 0xFFFFFFFF)
+        crc ^= 0xFFFFFFFF
+        reg[0] = crc >> 16
+        reg[1] = crc & 0xFFFF
 
     def crc32_put(data, length, out, at):
         """Write the CRC-32 of data[0:length] little-endian into out[at:at + 4]."""
         crc = crc32(memoryview(data)[:length])
         for i in range(4):
             out[at + i] = (crc >> (8 * i)) & 0xFF
+
+
+def crc32_reg_put(reg, out, at):
+    """Write the CRC-32 a register run by crc32_more holds, little-endian, into
+    out[at:at + 4]."""
+    hi = reg[0] ^ 0xFFFF
+    lo = reg[1] ^ 0xFFFF
+    out[at] = lo & 0xFF
+    out[at + 1] = lo >> 8
+    out[at + 2] = hi & 0xFF
+    out[at + 3] = hi >> 8
 
 
 _scratch = bytearray(4)

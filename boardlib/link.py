@@ -28,9 +28,10 @@ Malformed input is counted in ``rx_bad`` and dropped; it never raises.
 """
 
 import struct
+from array import array
 
 from boardlib import cobs
-from boardlib.crc32 import crc32_matches, crc32_put
+from boardlib.crc32 import crc32_matches, crc32_more, crc32_put, crc32_reg_put
 from boardlib.ticks import ticks_add, ticks_diff
 from rules_core.settings import RULES_IDS, check_settings
 
@@ -161,6 +162,15 @@ class Link:
         self.rx_frames = 0
         self.tx_frames = 0
         self.tx_errors = 0
+        # The events' CRC of the STATE frame, kept as the history grows (crc32_more), so
+        # that a long game's state costs its new records, not its whole history, a frame.
+        # Only while the caller says how often the history was cut (history_cuts, the
+        # game's `cuts`: an undo) before each send_state; -1, not said: taken whole.
+        self.history_cuts = -1
+        self._crc_of = None  # the history the register is of, its cuts and length then
+        self._crc_cuts = -1
+        self._crc_len = 0
+        self._crc_reg = array("H", (0xFFFF, 0xFFFF))
 
     # -- frames to the host -------------------------------------------------------------
 
@@ -207,12 +217,29 @@ class Link:
         count = len(history)
         struct.pack_into("<H", raw, at, (count // _RECORD) & 0xFFFF)
         if count:  # the CRC straight into the frame: no 32-bit int is made
-            crc32_put(history, count, raw, at + 2)
+            self._events_crc(history, count, raw, at + 2)
         else:
             raw[at + 2:at + 6] = b"\x00\x00\x00\x00"
         at += 6
         raw[at:at + length] = payload
         return self._send(STATE, at + length - _HEADER)
+
+    def _events_crc(self, history, count, out, at):
+        """The CRC-32 of history[:count] into out[at:at + 4]: the register kept from the
+        last STATE runs on over the records appended since, when it is of this history
+        and the history has not been cut since (history_cuts); else from the start."""
+        reg = self._crc_reg
+        cuts = self.history_cuts
+        start = self._crc_len
+        if (cuts < 0 or cuts != self._crc_cuts or history is not self._crc_of
+                or count < start):
+            reg[0] = reg[1] = 0xFFFF
+            start = 0
+            self._crc_of = history if cuts >= 0 else None
+            self._crc_cuts = cuts
+        crc32_more(history, start, count, reg)
+        self._crc_len = count
+        crc32_reg_put(reg, out, at)
 
     def send_event(self, index, record, player, points, to, now_ms, resent=False):
         """Event ``index`` of the game's history (1 = first): its record exactly as the

@@ -143,6 +143,10 @@ class App:
         self.link_any = getattr(self.link, "any", None)
         self._link_bytes = self.link_any or bool  # (bool(): never any)
         self._link_times = self.link_any is not None and hasattr(self.link, "due")
+        # A link that keeps the STATE frame's events' CRC as the history grows is told how
+        # often the game's history was cut (boardlib.link.Link.history_cuts); one that
+        # passes the frames on to others (the network's) is not, and takes it whole.
+        self._cuts_told = hasattr(self.link, "history_cuts")
 
     # -- start-up ---------------------------------------------------------------------------
 
@@ -689,7 +693,10 @@ class App:
     def _send_state(self, now_ms):
         game = self.game
         save_into(game, self._saved)  # the state payload, made in a buffer made once
-        self.link.send_state(self._state_view, now_ms, game.history)
+        link = self.link
+        if self._cuts_told:  # the serial link keeps the events' CRC as the history grows
+            link.history_cuts = game.cuts
+        link.send_state(self._state_view, now_ms, game.history)
 
     # -- host commands ----------------------------------------------------------------------
 

@@ -91,6 +91,7 @@ class Game:
         self.first = first
         self.teams = teams
         self.history = bytearray()
+        self.cuts = 0  # times the history was cut short (undo): it only grows in between
         self._marks = bytearray()
         # What the two can hold without growing (a bytearray keeps its room when it is
         # cut shorter, and MicroPython does not say how much it has).
@@ -289,6 +290,7 @@ class Game:
             self._load(before)
             raise GameError("cannot undo: the stored history is damaged (%s)" % e) from None
         self.history[(n - 1) * RECORD_SIZE:] = b""
+        self.cuts += 1
         self._marks[((n - 1) // CHECKPOINT_EVERY + 1) * SAVE_SIZE:] = b""
 
     def _restore(self, count):

@@ -148,6 +148,47 @@ def case_state_frame_fits_96_bytes():
     check(not stream.written, "nothing sent for an oversized state")
 
 
+def _state_events(lk, stream, history, cuts=None):
+    """(count, CRC) the STATE frame of `history` carries, told `cuts` when given."""
+    if cuts is not None:
+        lk.history_cuts = cuts
+    stream.written[:] = b""
+    lk.send_state(b"\x00", 0, history)
+    return struct.unpack("<HI", frames_of(stream.written)[0][2][18:24])
+
+
+def case_state_crc_is_the_whole_historys_as_it_grows_and_is_cut():
+    # The link keeps the events' CRC as the history grows; an undo (the game's cuts go up)
+    # and another history start it again, so that it is always the CRC of every record.
+    lk, stream = new_link()
+    history = bytearray()
+    cuts = 0
+    played = []
+    for step in range(40):
+        if step % 7 == 6:  # an undo, then the same number of records, other ones
+            history[-4:] = b""
+            cuts += 1
+        history += bytes((step, step * 3 & 0xFF, 1, 2))
+        played.append(_state_events(lk, stream, history, cuts))
+        check(played[-1] == (len(history) // 4, crc32(bytes(history))),
+              "after step %d: %r" % (step, played[-1]))
+    # two undos and two records again before the next state: the length is the same
+    history[-8:] = b"\x09\x09\x09\x09\x08\x08\x08\x08"
+    cuts += 2
+    check(_state_events(lk, stream, history, cuts) == (len(history) // 4, crc32(bytes(history))),
+          "records replaced between two states")
+    other = bytearray(history)  # another game's history, as long
+    other[0] ^= 1
+    check(_state_events(lk, stream, other, cuts)[1] == crc32(bytes(other)), "another history")
+    # a caller that never says (the network's links): the whole history every frame
+    lk, stream = new_link()
+    history[:4] = b"\x07\x07\x07\x07"
+    check(_state_events(lk, stream, history) == (len(history) // 4, crc32(bytes(history))),
+          "not told: taken whole")
+    history[4:8] = b"\x06\x06\x06\x06"
+    check(_state_events(lk, stream, history)[1] == crc32(bytes(history)), "not told, changed")
+
+
 def case_repeated_command_is_answered_again_not_run_again():
     lk, stream = new_link()
     undo = command(0x82, 41)
