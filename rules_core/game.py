@@ -76,6 +76,16 @@ def _grow(buf, room):
     return n + room
 
 
+def _with_room(view, room):
+    """A bytearray of the bytes of `view` that holds `room` bytes more without growing: one
+    block, cut short (a bytearray keeps its room)."""
+    n = len(view)
+    buf = bytearray(n + room)
+    buf[:n] = view
+    buf[n:] = b""
+    return buf
+
+
 class Game:
     def __init__(self, rules, distance, sets=1, first=1, teams=0):
         if isinstance(distance, int):
@@ -155,6 +165,14 @@ class Game:
 
     def _load(self, data, public_only=False, at=0):
         savedstate.load(self, data, public_only, at)
+
+    def _take(self, marks, history):
+        """The checkpoints and the history of a saved game (rules_core.snapshot), copied
+        from views of it once, each with its room to grow made in the same block."""
+        self._marks = _with_room(marks, _MARKS_ROOM)
+        self._marks_room = len(marks) + _MARKS_ROOM
+        self.history = _with_room(history, _HISTORY_ROOM)
+        self._history_room = len(history) + _HISTORY_ROOM
 
     def reserve(self):
         """Make room now for the next RESERVE_EVENTS events and their checkpoint, so that

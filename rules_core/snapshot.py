@@ -38,10 +38,14 @@ def parts(game):
 
 
 def unpack(data):
-    data = bytes(data)
+    # Read through a view: a long game's snapshot (5 KB at 1000 events) is copied once,
+    # into the game's own arrays, which come with their room to grow made in the same
+    # block (a copy of the whole, a slice and its bytearray, then the first growth, each
+    # wanted a block of that size: a board's heap after its code had none to spare).
+    data = memoryview(data)
     if len(data) < _HEAD_SIZE + SAVE_SIZE:
         raise GameError("saved game is too short (%d bytes)" % len(data))
-    magic, records, marks = struct.unpack(_HEAD, data[:_HEAD_SIZE])
+    magic, records, marks = struct.unpack(_HEAD, bytes(data[:_HEAD_SIZE]))
     if magic != _MAGIC:
         raise GameError("not a saved game")
     if marks != records // CHECKPOINT_EVERY + 1:
@@ -50,20 +54,16 @@ def unpack(data):
     if len(data) != size:
         raise GameError("saved game has %d bytes, expected %d" % (len(data), size))
     pos = _HEAD_SIZE
-    current = data[pos:pos + SAVE_SIZE]
+    current = bytes(data[pos:pos + SAVE_SIZE])
     game = Game(*settings_of(current))
     pos += SAVE_SIZE
-    game._marks = bytearray(data[pos:pos + SAVE_SIZE * marks])
-    pos += SAVE_SIZE * marks
-    game.history = bytearray(data[pos:])
+    game._take(data[pos:pos + SAVE_SIZE * marks], data[pos + SAVE_SIZE * marks:])
     for k in range(0, len(game.history), events.RECORD_SIZE):
         try:
             events.decode(game.history, k)  # a check only: nothing is re-applied
         except events.EventError as e:
             raise GameError("saved game has a bad record %d: %s" % (k // 4, e)) from None
     game._load(current)
-    game._marks_room = len(game._marks)  # what the new arrays hold, then room as usual
-    game._history_room = len(game.history)
     game.reserve()
     return game
 

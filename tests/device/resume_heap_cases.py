@@ -1,0 +1,40 @@
+"""A long game resumed from its snapshot in a small heap (rules_core.snapshot.unpack).
+
+MicroPython only: the heap is the unix port's, cut down to a budget by
+tools.sim.board.heap (test_resume_heap.py).
+"""
+
+from device.support import check, micropython_only
+from rules_core import snapshot
+from rules_core.game import Game
+
+HEAPSIZE = "512K"
+
+
+def case_a_long_game_resumes_in_a_heap_little_larger_than_its_history():
+    # A 950-shot game's snapshot is about 4.7 KB, its history 3.8 KB. Resumed, the game
+    # holds its history and checkpoints with their room to grow, made once: with 9 KB of
+    # heap besides the snapshot read from flash it resumes (a copy of the snapshot, a
+    # slice of it and its bytearray, then the first growth, each held at once, did not).
+    micropython_only("a heap cut down to a budget")
+    import gc
+
+    from tools.sim.board.heap import pin
+
+    g = Game("ddbu", distance=(9999, 9999))
+    for k in range(950):
+        g.shot(pins=(k * 7) % 31 + 1, carom=k % 2, fouls=())
+    data = snapshot.pack(g)
+    state = g.state_json()
+    g = None
+    gc.collect()
+    ballast = pin(9 * 1024)
+    try:
+        resumed = snapshot.unpack(memoryview(data))
+        ok = resumed.state_json() == state and len(resumed.history) == 950 * 4
+    except MemoryError:
+        ok = None
+    ballast = None  # noqa: F841 - the whole heap again
+    gc.collect()
+    check(ok is not None, "no room to resume a 950-shot game in 9 KB")
+    check(ok, "the resumed game is not the one packed")
