@@ -318,6 +318,9 @@ def run_tasks(ticks, shots, image=None, heap_only=False, calling=False):
     vclock.install()
     from firmware.run import Runner
 
+    # the table's room for the shots' actions (schedule_shots: at most 14 a shot) and the
+    # stops, before the firmware takes its heap
+    vclock.reserve(14 * shots + 4)
     sim, app, sink = make_app(image=image)
     if image is None:
         app.new_game(SETTINGS, vclock.now())

@@ -76,6 +76,15 @@ def at(ms, action):
     _table.insert(i, (ms, action))
 
 
+def reserve(count):
+    """Room in the table for `count` more actions, taken now in one piece: a table that
+    grows later wants ever larger blocks from a heap the firmware may have filled (a
+    list cut short keeps its room)."""
+    n = len(_table)
+    _table.extend([None] * count)
+    del _table[n:]
+
+
 class Stop(Exception):
     """Raised out of a wait by stop_at(): the caller's way out of a loop that never ends."""
 
