@@ -101,7 +101,7 @@ def tls_objects():
     base = gc.mem_alloc()
     context = tls.SSLContext(tls.PROTOCOL_TLS_CLIENT)
     context.verify_mode = tls.CERT_NONE
-    try:  # the one suite the network link offers (boardlib.mqttlink.TLS_CIPHER)
+    try:  # the one suite the network link offers (boardlib.nettls.CIPHER)
         context.set_ciphers(["TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256"])
     except (ValueError, AttributeError):
         pass

@@ -235,8 +235,9 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
     net = getattr(app.board, "net", None)
     if net is not None:
         from boardlib import link, mqttlink
+        from tools.sim.board import netstate
 
-        on_the_broker = mqttlink.ON_THE_BROKER
+        on_the_broker = netstate.ON_THE_BROKER
         away = (mqttlink.OFF, mqttlink.JOIN, mqttlink.WAIT)  # nothing reaches the broker
         if skip is not None:
             skip.stride_ms = link.HEARTBEAT_MS  # every heartbeat the board would send
