@@ -14,9 +14,10 @@ with the same code. MQTT itself is micropython-lib's `umqtt.simple`.
 
 Play never waits here. Joining the WiFi, looking up a broker given by name, the TCP connect,
 the TLS handshake and the broker's answers to CONNECT and SUBSCRIBE all run in the
-background, a step a poll, each with a deadline; no poll waits for the network
-(`Stream`, below). A broker that is down, frozen or slow makes an attempt
-fail, and the next one comes after a back-off (1 s, doubling to 30 s). Frames made while the
+background, a step a poll, each with a deadline; no poll waits for the network. Those steps
+are boardlib/netdial.py, loaded while the link is on its way up and dropped once it is up.
+A broker that is down, frozen or slow makes an attempt fail, and the next one comes after a
+back-off (1 s, doubling to 30 s). Frames made while the
 link is down are dropped (the sequence numbers show the gap); the boot HELLO waits for the
 first connection. Every (re)connection, and every state request of the host, then sends
 the current game's last shots again and the full state: the journal on flash stays the
@@ -25,26 +26,17 @@ truth, and the host's store takes the shots again without doubling them.
 With `"tls": true` the connection is TLS 1.2 (RSA key exchange, AES-128-GCM), the broker's
 certificate checked against the CA certificate in the board's flash (`ca.der` beside
 /board.cfg), by boardlib/nettls.py, which only such a board loads. A broker given by name is
-looked up by boardlib/netdns.py, loaded for the lookup and dropped once the address is known:
-the heap of a playing board holds neither (docs/performance.md, "The network link's heap").
+looked up by boardlib/netdns.py, loaded for the lookup and dropped once the address is known
+(docs/performance.md, "The network link's heap").
 
 Commands on `.../cmd` are `counter (u64 LE) | frame | HMAC-SHA256(key, nonce | id |
 counter | frame)`. The nonce is new at every boot and published with `online`; the counter
 must grow. Anything else is refused, counted (`refused`) and reported in an ERROR frame
 (code COMMAND_REFUSED, detail the count) at most once a second; the game is not touched.
 
-`Stream` is what umqtt.simple reads and writes. umqtt is written for blocking sockets: its
-`connect()` and `subscribe()` send a packet and then read the broker's answer. `Stream` lets
-them do that in two polls without waiting in either (docs/network.md, "Replies"): the first
-call is *recorded* (what umqtt writes is sent, and its read of the answer raises `Later` when
-the answer is not there yet); once the answer has arrived, the same call is *replayed*: what
-it writes must be the very bytes sent the first time (they are not sent again), and its read
-gets the answer. So a reply may take as long as a power-saving WiFi takes (100 ms and more)
-while play goes on. The one change made to umqtt: `umqtt.simple.connect()` opens its socket
-through the module's name `socket`; `_connect` points that name at the link for the length of
-that one call, so that connect() gets the link's stream, already connected without blocking.
-umqtt 1.3.4 to 1.8.0 (the versions MicroPython 1.22 to 1.29 freeze) all open their socket
-that way; the tests run the link against each (tests/test_net_versions.py).
+`Stream` is what umqtt.simple reads and writes: buffers over the non-blocking socket, so that
+umqtt's writes never block and its reads never wait (boardlib/netdial.py says how its
+connect() and subscribe() take their answers in later polls).
 
 A TLS write that mbedtls could not finish (the socket pushed back) has made a record of the
 bytes it was given, and the next write must hand it the same length: it then sends the rest
@@ -56,7 +48,6 @@ pushed back, and only then the bytes queued behind it.
 import errno
 import os
 import select
-import socket
 import struct
 import sys
 from binascii import hexlify, unhexlify
@@ -74,31 +65,22 @@ except ImportError:  # CPython: the integer itself
     const = int
 
 
-_JOIN_MS = const(15000)  # a WiFi join that takes longer has failed
-# A join's failure reason counts from this long after connect(): the ESP32 keeps the last
-# failure's reason until a new one comes (ports/esp32/network_wlan.c, 1.22+), so at the
-# first polls of a new join, status() may still report the one before.
-_REASON_MS = const(5000)
-_DIAL_MS = const(5000)  # a TCP connect that takes longer has failed
-# The broker's answer to CONNECT or SUBSCRIBE: a power-saving WiFi delays each packet by up
-# to a DTIM interval (100 ms and more); a busy club network or broker more.
-_REPLY_MS = const(10000)
 _BACKOFF_MS = const(1000)
 _BACKOFF_MAX_MS = const(30000)
 _KEEPALIVE_S = const(30)
 _RING = const(64)  # the current game's shots sent again after a reconnection
+_SLOT = const(10)  # a shot in the ring: index u16, record, player, points i16, to
+_SHOT = "<H4sBhB"
 _OUTBOX = const(_RING + 16)  # frames waiting for the broker; the oldest go when full
 _CMD_BUF = const(128)
 _MAX_CMD = const(72)  # counter + the longest command frame (RESTORE: 24) + tag + room
 _TAG = const(32)
 _REPORT_MS = const(1000)
 _READS_PER_POLL = const(4)
-_CONNACK = const(4)  # bytes of the broker's answers: CONNACK, SUBACK
-_SUBACK = const(5)
 _TX_BUF = const(1024)
 _RX_BUF = const(256)
 _REC_BUF = const(320)  # a CONNECT: client id, last will, user and password (netconfig limits)
-_NORMAL = const(0)  # Stream's modes
+_NORMAL = const(0)  # Stream's modes (boardlib/netdial.py sets them)
 _RECORD = const(1)
 _REPLAY = const(2)
 
@@ -118,6 +100,16 @@ def _answers(name):
     """The names of a command as the application reads and answers it (boardlib.link.Link):
     taken from the Link the command came from."""
     return name.startswith(("cmd_", "CMD_")) or name in ("ack", "nack", "replace", "NONE")
+
+
+def forget(name):
+    """Drop boardlib's module `name` (loaded for a while): once nothing holds its functions,
+    the collector takes its code."""
+    sys.modules.pop("boardlib." + name, None)
+    try:
+        delattr(sys.modules["boardlib"], name)
+    except (KeyError, AttributeError):
+        pass
 
 
 class Later(Exception):
@@ -203,23 +195,6 @@ class Stream:
         return out
 
     # -- what the link calls ----------------------------------------------------------------
-
-    def record(self):
-        """The umqtt call that follows is the first of two: its writes are kept."""
-        self.mode = _RECORD
-        self.rec_len = 0
-
-    def replay(self):
-        """The umqtt call that follows repeats the recorded one, now that its answer is
-        here: its writes are checked against the first call's, not sent again."""
-        self.mode = _REPLAY
-        self.replayed = 0
-
-    def done(self):
-        """After a replay: True when the call wrote exactly what the first one did."""
-        whole = self.mode != _REPLAY or self.replayed == self.rec_len
-        self.mode = _NORMAL
-        return whole
 
     def has(self, n):
         """True when n bytes from the broker are here (read from the socket if need be)."""
@@ -439,8 +414,13 @@ class NetLink:
         self._pinged_at = now_ms
         self._outbox = []
         self._hello = None
-        self._state = None  # (game, packed state) last sent
-        self._ring = []
+        self._state = None  # (packed state, history) last sent: the application's buffers
+        # The current game's last _RING shots (send_event's arguments), oldest first from
+        # _ring_at, in a buffer made once: a shot allocates nothing here
+        self._ring = bytearray(_RING * _SLOT)
+        self._ring_id = bytearray(8)  # the game they are of (link.game_id)
+        self._ring_at = 0
+        self._ring_len = 0
         self._last_counter = -1
         self._unreported = 0
         self._reported_at = now_ms
@@ -477,17 +457,23 @@ class NetLink:
         return self.link.send_hello(version, reset_cause, now_ms)
 
     def send_state(self, payload, now_ms, history=b""):
-        self._state = (bytes(payload), bytes(history))
+        # Kept, not copied: the application makes its state in these buffers, so they
+        # hold the latest state whenever the link comes (back) up.
+        self._state = (payload, history)
         return self.link.send_state(payload, now_ms, history)
 
     def send_event(self, index, record, player, points, to, now_ms, resent=False):
-        ring = self._ring
-        ident = bytes(self.link.game_id)
-        if ring and ring[0][0] != ident:
-            ring.clear()  # a new game: the old game's events are the host's already
-        if len(ring) == _RING:
-            ring.pop(0)
-        ring.append((ident, index, bytes(record), player, points, to))
+        ident = self.link.game_id
+        if self._ring_id != ident:  # a new game: the old game's events are the host's
+            self._ring_id[:] = ident
+            self._ring_len = 0
+        at = self._ring_at + self._ring_len
+        if self._ring_len == _RING:
+            self._ring_at = (self._ring_at + 1) % _RING
+        else:
+            self._ring_len += 1
+        struct.pack_into(_SHOT, self._ring, at % _RING * _SLOT, index & 0xFFFF, record,
+                         player & 0xFF, max(-32768, min(32767, points)), to & 0xFF)
         return self.link.send_event(index, record, player, points, to, now_ms, resent)
 
     def send_undo(self, history_len, now_ms):
@@ -527,209 +513,42 @@ class NetLink:
 
     def _step(self, now_ms):
         state = self.state
-        if state == OFF:
-            return
-        if state == WAIT:
+        if state == UP:
+            if self.wlan.isconnected():
+                self._serve(now_ms)
+            else:
+                self._drop(now_ms, 0)
+        elif state == WAIT:
             if ticks_diff(now_ms, self._since) >= self._wait_ms:
                 self._enter(JOIN, now_ms)
-            return
-        if state != JOIN and not self.wlan.isconnected():
-            self._drop(now_ms, errors.WIFI if state != UP else 0)
-            return
-        if state == UP:
-            self._serve(now_ms)
-        elif state == JOIN:
-            self._join(now_ms)
-        elif state == RESOLVE:
-            self._resolve(now_ms)
-        elif state == DIAL:
-            self._dial(now_ms)
-        elif state == HANDSHAKE:
-            sys.modules["boardlib.nettls"].handshake(self, now_ms)
-        elif state == LOGIN:
-            self._login(now_ms)
-        else:
-            self._subscribe(now_ms)
+        elif state != OFF:
+            # on the way up: the steps are a module of their own, loaded for it
+            netdial = sys.modules.get("boardlib.netdial")
+            if netdial is None:
+                try:
+                    from boardlib import netdial
+                except MemoryError:  # no room to connect now: tried again after a while
+                    self._fail(now_ms, errors.BROKER)
+                    return
+            netdial.step(self, now_ms)
 
     def _enter(self, state, now_ms):
         self.state = state
         self._since = now_ms
         self._sent = False
 
-    def _join(self, now_ms):
-        wlan = self.wlan
-        if wlan.isconnected():
-            self._joining = False
-            self._open(now_ms)
-            return
-        if not self._joining:
-            self._joining = True
-            self._since = now_ms
-            try:
-                wlan.connect(self.net["ssid"], self.net["password"])
-            except OSError:
-                pass  # the ESP32 refuses while its driver is still joining: wait for that
-            return
-        status = wlan.status()
-        waited = ticks_diff(now_ms, self._since)
-        if (0 < status < 1000 and waited >= _REASON_MS) or waited >= _JOIN_MS:
-            # below 1000: the ESP32's reason the join failed (no such AP, wrong password)
-            self._joining = False
-            try:
-                wlan.disconnect()
-            except OSError:
-                pass
-            self._fail(now_ms, errors.WIFI)
-
-    def _open(self, now_ms):
-        host = self.net["host"]
-        if self._addr is None and self._named:
-            # A name: looked up over UDP a step a poll (the port's getaddrinfo() blocks),
-            # by a module loaded for the lookup alone
-            try:
-                from boardlib.netdns import Resolver
-
-                self._resolver = Resolver()
-                self._resolver.start(host, self.wlan.ifconfig()[3], now_ms)
-            except (OSError, MemoryError):
-                self._resolved(None)
-                self._fail(now_ms, errors.BROKER_NAME)
-                return
-            self._enter(RESOLVE, now_ms)
-            return
-        if self._addr is None:
-            self._addr = socket.getaddrinfo(host, self.net["port"])[0][-1]  # no lookup
-        sock = socket.socket()
-        sock.setblocking(False)
-        try:
-            sock.connect(self._addr)
-        except OSError as exc:
-            if exc.args[0] not in (errno.EINPROGRESS, errno.EAGAIN):
-                sock.close()
-                self._fail(now_ms, errors.BROKER)
-                return
-        self._raw_sock = sock
-        self._poller = select.poll()
-        self._poller.register(sock, select.POLLOUT)
-        self._enter(DIAL, now_ms)
-
-    def _resolve(self, now_ms):
-        try:
-            address = self._resolver.step(now_ms)
-        except OSError:
-            self._resolved(None)
-            self._fail(now_ms, errors.BROKER_NAME)
-            return
-        if address is not None:
-            self._resolved(address)
-            self._open(now_ms)
-
-    def _resolved(self, address):
+    def _resolved(self):
         """The lookup is over: its module goes (the next lookup loads it again)."""
         if self._resolver is not None:
             self._resolver.close()
         self._resolver = None
-        sys.modules.pop("boardlib.netdns", None)
-        try:
-            delattr(sys.modules["boardlib"], "netdns")
-        except (KeyError, AttributeError):
-            pass
-        if address is not None:
-            self._addr = socket.getaddrinfo(address, self.net["port"])[0][-1]  # no lookup
+        forget("netdns")
 
-    def _dial(self, now_ms):
-        for _, events in self._poller.ipoll(0):
-            if events & (select.POLLERR | select.POLLHUP):
-                self._drop(now_ms, errors.BROKER)
-                return
-            if events & select.POLLOUT:
-                if self.net["tls"]:
-                    try:
-                        from boardlib import nettls
-                    except MemoryError:
-                        self._drop(now_ms, errors.TLS_MEMORY)
-                        return
-                    nettls.start(self, now_ms)
-                    return
-                self._sock = Stream(self._raw_sock, self.clock)
-                self._enter(LOGIN, now_ms)
-                self._login(now_ms)  # CONNECT goes at once
-                return
-        if ticks_diff(now_ms, self._since) >= _DIAL_MS:
-            self._drop(now_ms, errors.BROKER)
-
-    def _ask(self, now_ms, answer, call):
-        """A umqtt call that sends a packet and reads the broker's `answer` bytes, over two
-        polls or more (Stream): call(True) is sent, call(False) made again once the
-        answer is here. True when it has returned; False while waiting (or dropped: no
-        answer within _REPLY_MS)."""
-        sock = self._sock
-        if not self._sent:
-            self._sent = True
-            sock.record()
-            try:
-                call(True)
-            except Later:
-                sock.done()
-                return False  # sent: the broker answers in a later poll
-        elif sock.has(answer):
-            sock.replay()
-            call(False)
-            if not sock.done():
-                raise ValueError("umqtt wrote another packet the second time")
-        else:
-            sock.flush()
-            if ticks_diff(now_ms, self._since) >= _REPLY_MS:
-                self._drop(now_ms, errors.BROKER)
-            return False
-        sock.done()
-        return True
-
-    # umqtt.simple.connect() opens its socket through the module's name `socket`
-    # (socket.socket(), socket.getaddrinfo(), sock.connect()): for the length of one call
-    # that name is this link, and the socket it opens is the link's stream.
-
-    def socket(self, *args):
-        return self._sock
-
-    def getaddrinfo(self, host, port, *args):
-        return [(2, 1, 0, "", (host, port))]  # AF_INET, SOCK_STREAM: unused by the stream
-
-    def _connect(self, first):
-        saved = simple.socket
-        simple.socket = self
-        try:
-            self.client.sock = None  # umqtt 1.7+ closes an old socket first
-            self.client.connect()
-        finally:
-            simple.socket = saved
-
-    def _send_subscribe(self, first):
-        client = self.client
-        if first:
-            self._pid = client.pid
-        else:
-            client.pid = self._pid  # the same packet id as the first time
-        client.subscribe(self.topic_cmd)
-
-    def _login(self, now_ms):
-        """CONNECT in one poll, the CONNACK taken in a later one."""
-        try:
-            if not self._ask(now_ms, _CONNACK, self._connect):
-                return
-        except simple.MQTTException:  # 4: bad user name or password, 5: not authorised
-            self._drop(now_ms, errors.BROKER_LOGIN)
-            return
-        self._enter(SUBSCRIBE, now_ms)
-        self._subscribe(now_ms)
-
-    def _subscribe(self, now_ms):
-        """SUBSCRIBE in one poll, the SUBACK taken in a later one; then the link is up."""
-        if not self._ask(now_ms, _SUBACK, self._send_subscribe):
-            return
+    def _up(self, now_ms):
+        """Subscribed: the link is up. The status, the waiting hello, the game's last shots
+        and its state go out."""
         sock = self._sock
         client = self.client
-        self._enter(UP, now_ms)
         self._failures = 0
         self.connects += 1
         self._pinged_at = now_ms
@@ -744,11 +563,11 @@ class NetLink:
 
     def _resend_shots(self, now_ms):
         link = self.link
-        ident = bytes(link.game_id)
-        for event in self._ring:
-            if event[0] != ident:
-                continue  # a game since replaced by a new one: the host has its end
-            link.send_event(event[1], event[2], event[3], event[4], event[5], now_ms)
+        if self._ring_id != link.game_id:
+            return  # a game since replaced by a new one: the host has its end
+        for i in range(self._ring_len):
+            shot = struct.unpack_from(_SHOT, self._ring, (self._ring_at + i) % _RING * _SLOT)
+            link.send_event(shot[0], shot[1], shot[2], shot[3], shot[4], now_ms)
 
     def _serve(self, now_ms):
         sock = self._sock
@@ -792,7 +611,7 @@ class NetLink:
                     pass
         self._raw_sock = self._sock = self._poller = self._gate = self._ssl = None
         if self._resolver is not None:
-            self._resolved(None)
+            self._resolved()
         if code == errors.BROKER and self._named:
             self._addr = None  # looked up again: the broker may have moved
         self.client.sock = None

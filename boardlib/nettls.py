@@ -20,6 +20,7 @@ before 1.23). The streams' own `readinto`/`write` are used throughout: an `SSLSo
 import errno
 import io
 import select
+import sys
 
 from boardlib import errors
 from boardlib.mqttlink import HANDSHAKE, LOGIN, Stream
@@ -184,6 +185,6 @@ def handshake(link, now_ms):
         gate.gated = False
         link._sock = Stream(link._ssl, link.clock, tls=True)
         link._enter(LOGIN, now_ms)
-        link._login(now_ms)
+        sys.modules["boardlib.netdial"].login(link, now_ms)
     elif ticks_diff(now_ms, link._since) >= _HANDSHAKE_MS:
         link._drop(now_ms, errors.BROKER)

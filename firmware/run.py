@@ -190,6 +190,7 @@ def _build():
     # stack; under hw, assemble and the configuration's reader it would start three
     # levels deeper (the application keeps rules_core loaded in any case).
     try:
+        _seal_first()
         import rules_core  # noqa: F401
         from firmware import hw
 
@@ -198,6 +199,21 @@ def _build():
         _no_room_to_build(exc)
     forget(BOOT_MODULES)
     return board
+
+
+def _seal_first(path="/board.cfg"):
+    """A board with `net` settings compiles the network link's frame seal first, while its
+    heap is still empty: boardlib/framesign.py is viper, which `make deploy` leaves as
+    source for the board's own compiler, and compiling it takes about 26 KB for a moment
+    (docs/performance.md, "The network link's heap"); later, between the modules the board
+    has loaded by then, a heap with that much free may have no room for it."""
+    try:
+        with open(path) as f:
+            if '"net"' not in f.read():
+                return
+    except OSError:
+        return
+    import boardlib.framesign  # noqa: F401
 
 
 class _Bare:

@@ -97,20 +97,9 @@ def frozen_image(stage, workdir):
     and a module imported from a VfsRom runs its bytecode where it lies, as a frozen one
     does; its objects still come out of the heap. (A frozen module keeps even its raw code
     records and names in flash, so the figure is if anything a little high.)"""
-    from mpremote.romfs import VfsRomWriter
+    from tools.sim.board.frozenrom import write_image
 
-    rom = VfsRomWriter()
-    lib = os.path.join(stage, "lib")
-    for package in sorted(os.listdir(lib)):
-        rom.opendir(package)
-        for name in sorted(os.listdir(os.path.join(lib, package))):
-            with open(os.path.join(lib, package, name), "rb") as f:
-                rom.mkfile(name, f.read())
-        rom.closedir()
-    path = os.path.join(workdir, "frozen.romfs")
-    with open(path, "wb") as f:
-        f.write(rom.finalise())
-    return path
+    return write_image(os.path.join(stage, "lib"), os.path.join(workdir, "frozen.romfs"))
 
 
 def heap_device(args, stage, interp, frozen=None):

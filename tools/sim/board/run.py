@@ -298,6 +298,22 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
         sys.stderr.write("checked: %d board states\n" % checked)
 
 
+def _kept(name):
+    pass
+
+
+def keep_link_modules():
+    """The modules the network link loads for a while and drops (boardlib/netdial.py and
+    the two it loads) imported now and kept: with --heap-budget the code is a frozen
+    board's, in flash, where nothing is dropped and an import costs no heap."""
+    from boardlib import mqttlink
+
+    mqttlink.forget = _kept
+    import boardlib.netdial  # noqa: F401
+    import boardlib.netdns  # noqa: F401
+    import boardlib.nettls  # noqa: F401
+
+
 def _hear_host(net):
     """[board time of the host's last command, link state last seen]: the umqtt client's
     callback wrapped, so the firmware itself is unchanged."""
@@ -359,6 +375,9 @@ def main(argv):
     if opts["heap_budget"] is not None:
         # every module the run will import, before the heap is pinned
         import rules_core.snapshot  # noqa: F401
+
+        if sim.board.net is not None:
+            keep_link_modules()
 
         if opts["interactive"]:
             import tools.sim.board.interactive  # noqa: F401
