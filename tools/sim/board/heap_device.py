@@ -20,7 +20,9 @@ frozen modules do (tools/sim/board/frozenrom.py).
 `code` prints `held BYTES` (gc.mem_alloc() after a collection, less the same before) and
 `modules` (every module that came in and stays loaded: the firmware's own and umqtt; the
 stand-ins, this script and its helpers are loaded before the count, so the figure holds
-none of the simulator's code). `imports` first takes away every free byte beyond BUDGET
+none of the simulator's code); with `net`, `dial BYTES`: what the link's way up
+(boardlib.netdial, boardlib.netdns) adds while it connects. `imports` first takes away
+every free byte beyond BUDGET
 (as tools/sim/board/run.py --heap-budget does), then imports: `imported 1`, or the port's
 MemoryError. That is the heap an import needs at its peak: a source compiled on the board
 needs far more while it compiles than it keeps.
@@ -51,12 +53,17 @@ def _stub_machine():
 # configuration: the serial link (_link), the TM1637 driver (_display), and with `net`
 # settings the network link (_net) and the settings' reader (boardlib.config).
 BOARD = ("firmware.run", "firmware.hw", "boardlib.link", "boardlib.tm1637")
-NET = ("boardlib.mqttlink", "boardlib.netconfig")
+# The network link with TLS (boardlib.nettls: a TLS board keeps it while connected) and the
+# settings' checks (dropped with the boot modules).
+NET = ("boardlib.mqttlink", "boardlib.nettls", "boardlib.netconfig")
+# Loaded while the link connects, then dropped (boardlib/netdial.py, and the name's lookup).
+DIAL = ("boardlib.netdial", "boardlib.netdns")
 
 
 def load(net):
-    """Import what a playing board holds, in the board's order (see the module)."""
-    for name in BOARD + (NET if net else ()):
+    """Import what a playing board holds, in the board's order (see the module): a board
+    with `net` settings compiles its frame seal first (firmware.run._seal_first)."""
+    for name in (("boardlib.framesign",) if net else ()) + BOARD + (NET if net else ()):
         __import__(name)
     run = sys.modules["firmware.run"]
     run.forget(run.BOOT_MODULES)
@@ -73,6 +80,12 @@ def held(net):
     print("held", gc.mem_alloc() - before)
     # every module the count took in: the firmware's alone (tests/test_boot_modules.py)
     print("modules", ",".join(sorted(set(sys.modules) - had)))
+    if net:  # what a (re)connection loads on top, for a while
+        before = gc.mem_alloc()
+        for name in DIAL:
+            __import__(name)
+        gc.collect()
+        print("dial", gc.mem_alloc() - before)
 
 
 def imports(budget, net):
