@@ -99,7 +99,8 @@ RESOLVE = const(8)
 def _answers(name):
     """The names of a command as the application reads and answers it (boardlib.link.Link):
     taken from the Link the command came from."""
-    return name.startswith(("cmd_", "CMD_")) or name in ("ack", "nack", "replace", "NONE")
+    # (str.startswith takes no tuple before MicroPython 1.25)
+    return name[:4] in ("cmd_", "CMD_") or name in ("ack", "nack", "replace", "NONE")
 
 
 def forget(name):

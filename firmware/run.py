@@ -162,24 +162,75 @@ def start(board=None, clock=time.ticks_ms):
         show_text(board, word)
         print("pinboard: %s: the firmware is not running, the REPL is free" % word)
         return word
+    had = set(sys.modules)
     try:
-        from firmware.app import App
-
-        app = App(board)
-        app.boot(clock())
+        app = _boot(board, clock)
     except MemoryError as exc:  # the code and the game do not fit this board's heap
-        for name in list(sys.modules):  # what the failed import left: room to say so
-            if name.startswith(("firmware.app", "firmware.screens", "rules_core")):
-                sys.modules.pop(name, None)
-        import gc
-
-        gc.collect()
-        _halt(board, exc, _NO_MEMORY)
+        try:  # the pins' interrupts would keep the half-made application
+            board.watch_inputs(None, None)
+        except Exception:  # noqa: BLE001 - pins without interrupts: nothing held
+            pass
+        _forget_new(had)
+        if board.net is None:
+            _halt(board, exc, _NO_MEMORY)
+        # the game comes first: a networked board plays without its network link
+        _without_network(board)
+        try:
+            app = _boot(board, clock)
+        except MemoryError as exc:
+            _forget_new(had)
+            _halt(board, exc, _NO_MEMORY)
     board.arm_watchdog()  # after the journal replay: a slow boot must not reset the board
     try:
         Runner(app, clock).run()
     except Exception as exc:  # the board shows it instead of resetting
         _halt(board, exc)
+
+
+def _boot(board, clock):
+    from firmware.app import App
+
+    app = App(board)
+    app.boot(clock())
+    return app
+
+
+def _forget_new(had):
+    """Drop the modules loaded since `had` (what a failed import left, half made), and
+    collect: room to go on, or at least to say so."""
+    import gc
+
+    for name in list(sys.modules):
+        if name not in had:
+            sys.modules.pop(name, None)
+    gc.collect()
+
+
+# The network link's modules (boardlib/mqttlink.py and what it loads) and its MQTT client.
+NET_MODULES = ("boardlib.mqttlink", "boardlib.netdial", "boardlib.netdns", "boardlib.nettls",
+               "boardlib.framesign", "umqtt.simple", "umqtt")
+
+
+def _without_network(board):
+    """A board whose heap holds the network link but not the game besides: the link goes
+    (its modules, its WiFi), the serial link stays, and the board plays without the
+    network, Err 93 shown once (docs/esp32.md, "The heap")."""
+    import gc
+
+    print("pinboard: no memory for the network link: playing without it (Err %d)"
+          % errors.NO_MEMORY)
+    net = board.net
+    board.net = None
+    links = getattr(board.link, "links", None)  # Both: the serial link first
+    board.link = links[0] if links is not None else None
+    board.config_error = board.config_error or errors.NO_MEMORY
+    try:
+        net.wlan.active(False)  # WiFi's buffers back to ESP-IDF
+    except Exception:  # noqa: BLE001 - a radio that will not stop: it is off our hands
+        pass
+    net = links = None
+    forget(NET_MODULES)
+    gc.collect()
 
 
 def _build():
