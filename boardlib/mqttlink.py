@@ -672,6 +672,29 @@ class NetLink:
         self._unreported += 1
 
 
+# The network link's modules (this one and what it loads) and its MQTT client.
+_MODULES = ("mqttlink", "netdial", "netdns", "nettls", "framesign")
+
+
+def let_go(board, code):
+    """A board whose heap holds the network link but not the game besides
+    (firmware/run.py): the link goes (its modules, its WiFi), the serial link stays, and
+    the board plays without the network, `code` shown once (docs/esp32.md, "The heap")."""
+    net = board.net
+    board.net = None
+    links = getattr(board.link, "links", None)  # Both: the serial link first
+    board.link = links[0] if links is not None else None
+    board.config_error = board.config_error or code
+    try:
+        net.wlan.active(False)  # WiFi's buffers back to ESP-IDF
+    except Exception:  # noqa: BLE001 - a radio that will not stop: it is off our hands
+        pass
+    for name in _MODULES:
+        forget(name)
+    sys.modules.pop("umqtt.simple", None)
+    sys.modules.pop("umqtt", None)
+
+
 def _radio_on(wlan):
     """The station interface on, once: `active(True)` waits for the WiFi driver to start
     (ports/esp32/network_wlan.c), which belongs at start-up, not in a poll. Power saving

@@ -173,13 +173,10 @@ def start(board=None, clock=time.ticks_ms):
         _forget_new(had)
         if board.net is None:
             _halt(board, exc, _NO_MEMORY)
-        # the game comes first: a networked board plays without its network link
-        _without_network(board)
-        try:
-            app = _boot(board, clock)
-        except MemoryError as exc:
-            _forget_new(had)
-            _halt(board, exc, _NO_MEMORY)
+        # The game comes first: a networked board plays without its network link. What
+        # the link and the half-made application leave in the heap (names, pieces) may
+        # be in the game's way, so the board starts again, without the link.
+        _without_network_next()
     board.arm_watchdog()  # after the journal replay: a slow boot must not reset the board
     try:
         Runner(app, clock).run()
@@ -206,31 +203,33 @@ def _forget_new(had):
     gc.collect()
 
 
-# The network link's modules (boardlib/mqttlink.py and what it loads) and its MQTT client.
-NET_MODULES = ("boardlib.mqttlink", "boardlib.netdial", "boardlib.netdns", "boardlib.nettls",
-               "boardlib.framesign", "umqtt.simple", "umqtt")
+# Written when the game did not fit beside the network link: the next start (at once, a
+# soft reset) goes without the link, says Err 93 once, and removes it.
+NO_ROOM_FOR_NET = "/net.noroom"
 
 
-def _without_network(board):
-    """A board whose heap holds the network link but not the game besides: the link goes
-    (its modules, its WiFi), the serial link stays, and the board plays without the
-    network, Err 93 shown once (docs/esp32.md, "The heap")."""
-    import gc
-
+def _without_network_next():
     print("pinboard: no memory for the network link: playing without it (Err %d)"
           % errors.NO_MEMORY)
-    net = board.net
-    board.net = None
-    links = getattr(board.link, "links", None)  # Both: the serial link first
-    board.link = links[0] if links is not None else None
-    board.config_error = board.config_error or errors.NO_MEMORY
     try:
-        net.wlan.active(False)  # WiFi's buffers back to ESP-IDF
-    except Exception:  # noqa: BLE001 - a radio that will not stop: it is off our hands
-        pass
-    net = links = None
-    forget(NET_MODULES)
-    gc.collect()
+        with open(NO_ROOM_FOR_NET, "w") as f:
+            f.write("the game did not fit beside the network link\n")
+    except OSError:  # a read-only or full flash: the halt says it instead
+        return
+    import machine
+
+    machine.soft_reset()
+
+
+def _no_room_for_net():
+    """True (once) when the last start found no room for the game beside the link."""
+    import os
+
+    try:
+        os.remove(NO_ROOM_FOR_NET)
+        return True
+    except OSError:
+        return False
 
 
 def _build():
@@ -240,14 +239,20 @@ def _build():
     # game, saved state, settings, each rules system), and each nested import takes C
     # stack; under hw, assemble and the configuration's reader it would start three
     # levels deeper (the application keeps rules_core loaded in any case).
+    no_net = _no_room_for_net()
     try:
-        _seal_first()
+        if not no_net:
+            _seal_first()
         import rules_core  # noqa: F401
         from firmware import hw
 
+        if no_net:
+            hw.NETWORK = False
         board = hw.build()
     except MemoryError as exc:  # not even the board fits: the display alone says so
         _no_room_to_build(exc)
+    if no_net:
+        board.config_error = board.config_error or errors.NO_MEMORY
     forget(BOOT_MODULES)
     return board
 
