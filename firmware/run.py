@@ -173,10 +173,10 @@ def start(board=None, clock=time.ticks_ms):
         _forget_new(had)
         if board.net is None:
             _halt(board, exc, _NO_MEMORY)
-        # The game comes first: a networked board plays without its network link. What
-        # the link and the half-made application leave in the heap (names, pieces) may
-        # be in the game's way, so the board starts again, without the link.
-        _without_network_next()
+        # The game comes first: a networked board starts again at once without its
+        # network link (boardlib.mqttlink.start_without, which leaves /net.noroom)
+        sys.modules["boardlib.mqttlink"].start_without(errors.NO_MEMORY)
+        _halt(board, exc, _NO_MEMORY)  # the flash took no file: no second start
     board.arm_watchdog()  # after the journal replay: a slow boot must not reset the board
     try:
         Runner(app, clock).run()
@@ -203,35 +203,6 @@ def _forget_new(had):
     gc.collect()
 
 
-# Written when the game did not fit beside the network link: the next start (at once, a
-# soft reset) goes without the link, says Err 93 once, and removes it.
-NO_ROOM_FOR_NET = "/net.noroom"
-
-
-def _without_network_next():
-    print("pinboard: no memory for the network link: playing without it (Err %d)"
-          % errors.NO_MEMORY)
-    try:
-        with open(NO_ROOM_FOR_NET, "w") as f:
-            f.write("the game did not fit beside the network link\n")
-    except OSError:  # a read-only or full flash: the halt says it instead
-        return
-    import machine
-
-    machine.soft_reset()
-
-
-def _no_room_for_net():
-    """True (once) when the last start found no room for the game beside the link."""
-    import os
-
-    try:
-        os.remove(NO_ROOM_FOR_NET)
-        return True
-    except OSError:
-        return False
-
-
 def _build():
     """The ESP32 board (firmware.hw); then BOOT_MODULES are forgotten, so that nothing
     holds them once the board is built and the collector can take them."""
@@ -239,10 +210,8 @@ def _build():
     # game, saved state, settings, each rules system), and each nested import takes C
     # stack; under hw, assemble and the configuration's reader it would start three
     # levels deeper (the application keeps rules_core loaded in any case).
-    no_net = _no_room_for_net()
     try:
-        if not no_net:
-            _seal_first()
+        no_net = _net_first()
         import rules_core  # noqa: F401
         from firmware import hw
 
@@ -257,19 +226,16 @@ def _build():
     return board
 
 
-def _seal_first(path="/board.cfg"):
-    """A board with `net` settings compiles the network link's frame seal first, while its
-    heap is still empty: boardlib/framesign.py is viper, which `make deploy` leaves as
-    source for the board's own compiler, and compiling it takes about 26 KB for a moment
-    (docs/performance.md, "The network link's heap"); later, between the modules the board
-    has loaded by then, a heap with that much free may have no room for it."""
+def _net_first(no_room="/net.noroom"):
+    """True (once) when the last start found no room for the game beside the network link
+    (boardlib.mqttlink.start_without left `no_room`): this start goes without it."""
+    import os
+
     try:
-        with open(path) as f:
-            if '"net"' not in f.read():
-                return
+        os.remove(no_room)
+        return True
     except OSError:
-        return
-    import boardlib.framesign  # noqa: F401
+        return False
 
 
 class _Bare:

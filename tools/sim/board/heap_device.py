@@ -61,9 +61,8 @@ DIAL = ("boardlib.netdial", "boardlib.netdns")
 
 
 def load(net):
-    """Import what a playing board holds, in the board's order (see the module): a board
-    with `net` settings compiles its frame seal first (firmware.run._seal_first)."""
-    for name in (("boardlib.framesign",) if net else ()) + BOARD + (NET if net else ()):
+    """Import what a playing board holds, in the board's order (see the module)."""
+    for name in BOARD + (NET if net else ()):
         __import__(name)
     run = sys.modules["firmware.run"]
     run.forget(run.BOOT_MODULES)
