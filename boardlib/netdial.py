@@ -219,15 +219,19 @@ def getaddrinfo(host, port, *args):
 
 
 def _connect(link, first):
+    _connect_through(simple, link)
+
+
+def _connect_through(umqtt, link):
     """umqtt's connect() over the link's stream: its `socket` is this module meanwhile."""
-    saved = simple.socket
-    simple.socket = sys.modules[__name__]
+    saved = umqtt.socket
+    umqtt.socket = sys.modules[__name__]
     _stream[0] = link._sock
     try:
         link.client.sock = None  # umqtt 1.7+ closes an old socket first
         link.client.connect()
     finally:
-        simple.socket = saved
+        umqtt.socket = saved
         _stream[0] = None
 
 
