@@ -4,6 +4,7 @@
     signer = FrameSigner(key, nonce, board_id)    # key 16-64 bytes, nonce 8, id ASCII
     message = bytearray(OVERHEAD + len(wire))
     signer.seal(counter, wire, message)           # counter u32 LE | wire | tag
+    signer.check(command)                         # body | HMAC(key, nonce | id | body)?
 
 The tag is the first TAG bytes of HMAC-SHA256(key, nonce | id | counter | wire) (RFC 2104;
 the truncation as RFC 2104 section 5 allows it). `nonce` is new at every boot and `counter`
@@ -13,10 +14,11 @@ and the host refuses a counter it has seen.
 On MicroPython the HMAC is computed here in viper, without allocating: SHA-256's
 compression over a context buffer made once, the key's inner and outer padded blocks
 compressed once at start-up (their chaining values kept), so a frame costs two or three
-compressions of the message and one of the outer block. MicroPython's `hashlib` objects
-are allocated per use and cannot be copied, which would cost five compressions and four
-objects a frame. Elsewhere (CPython: the host tools) boardlib.hmac256 does it; the
-tests compare both with CPython's `hmac`.
+compressions of the message and one of the outer block. The host's commands are checked
+the same way (`check`: the whole 32-byte tag), so the board needs no other HMAC.
+MicroPython's `hashlib` objects are allocated per use and cannot be copied, which would
+cost five compressions and four objects a frame. Elsewhere (CPython: the host tools)
+boardlib.hmac256 does it; the tests compare both with CPython's `hmac`.
 """
 
 try:
@@ -34,6 +36,7 @@ OVERHEAD = COUNTER + TAG
 NONCE = 8
 MAX_ID = 32  # netconfig: an id is 1-32 characters
 MAX_WIRE = 96  # boardlib.link: a frame is at most 94 bytes on the wire
+MAX_CHECK = 100  # a checked message's body: the context holds nonce | id | body in 3 blocks
 
 # The context buffer, in bytes (every part on a word boundary):
 _STATE = const(0)  # the chaining value being computed: 8 words
@@ -136,24 +139,11 @@ if _ON_MICROPYTHON:
             c[7] = uint(c[7]) + h  # noqa: F821
 
     @micropython.viper
-    def _seal(ctx, prefix: int, counter: int, wire, out) -> int:
-        """out = counter | wire | tag; `prefix` bytes of nonce | id stand at ctx[_MSG:]."""
+    def _hmac(ctx, at: int):
+        """HMAC-SHA256 of the message at ctx[_MSG:at] (nonce | id | ...), from the key's
+        padded blocks compressed at start-up; the digest is left in the state words."""
         c = ptr32(ctx)  # noqa: F821
         b = ptr8(ctx)  # noqa: F821
-        src = ptr8(wire)  # noqa: F821
-        dst = ptr8(out)  # noqa: F821
-        n = int(len(wire))
-        at = _MSG + prefix
-        for i in range(4):
-            byte = (counter >> (i << 3)) & 0xFF
-            dst[i] = byte
-            b[at + i] = byte
-        at += 4
-        for i in range(n):
-            byte = src[i]
-            dst[4 + i] = byte
-            b[at + i] = byte
-        at += n
         length = at - _MSG  # of the message after the key's block
         b[at] = 0x80
         at += 1
@@ -182,11 +172,48 @@ if _ON_MICROPYTHON:
         c[_ARGS >> 2] = _LAST
         c[(_ARGS >> 2) + 1] = 1
         _compress(ctx)
+
+    @micropython.viper
+    def _seal(ctx, prefix: int, counter: int, wire, out) -> int:
+        """out = counter | wire | tag; `prefix` bytes of nonce | id stand at ctx[_MSG:]."""
+        c = ptr32(ctx)  # noqa: F821
+        b = ptr8(ctx)  # noqa: F821
+        src = ptr8(wire)  # noqa: F821
+        dst = ptr8(out)  # noqa: F821
+        n = int(len(wire))
+        at = _MSG + prefix
+        for i in range(4):
+            byte = (counter >> (i << 3)) & 0xFF
+            dst[i] = byte
+            b[at + i] = byte
+        at += 4
+        for i in range(n):
+            byte = src[i]
+            dst[4 + i] = byte
+            b[at + i] = byte
+        _hmac(ctx, at + n)
         at = 4 + n
         for i in range(10):  # TAG bytes of the outer digest
             v = c[i >> 2]
             dst[at + i] = (v >> (24 - ((i & 3) << 3))) & 0xFF
         return at + 10
+
+    @micropython.viper
+    def _check(ctx, prefix: int, msg, n: int) -> int:
+        """1 when msg[n:n + 32] is the whole HMAC of nonce | id | msg[:n], else 0; every
+        byte compared whatever the first difference."""
+        c = ptr32(ctx)  # noqa: F821
+        b = ptr8(ctx)  # noqa: F821
+        src = ptr8(msg)  # noqa: F821
+        at = _MSG + prefix
+        for i in range(n):
+            b[at + i] = src[i]
+        _hmac(ctx, at + n)
+        diff = 0
+        for i in range(32):
+            v = c[i >> 2]
+            diff |= ((v >> (24 - ((i & 3) << 3))) & 0xFF) ^ src[n + i]
+        return 1 if diff == 0 else 0
 
     class FrameSigner:
         def __init__(self, key, nonce, board_id):
@@ -212,10 +239,16 @@ if _ON_MICROPYTHON:
             Returns that length."""
             return _seal(self._ctx, self._prefix, counter, wire, out)
 
+        def check(self, msg):
+            """True when msg is body | HMAC-SHA256(key, nonce | id | body), the whole
+            32-byte tag (a command's; at most MAX_CHECK bytes of body)."""
+            n = len(msg) - 32
+            return 0 <= n <= MAX_CHECK and _check(self._ctx, self._prefix, msg, n) == 1
+
 else:
     import struct
 
-    from boardlib.hmac256 import Hmac
+    from boardlib.hmac256 import Hmac, same
 
     class FrameSigner:  # type: ignore[no-redef]
         def __init__(self, key, nonce, board_id):
@@ -229,3 +262,8 @@ else:
             tag = self._mac.digest(self._prefix, body)[:TAG]
             out[:len(body) + TAG] = body + tag
             return len(body) + TAG
+
+        def check(self, msg):
+            n = len(msg) - 32
+            return 0 <= n <= MAX_CHECK and same(
+                self._mac.digest(self._prefix, bytes(msg[:n])), bytes(msg[n:]))

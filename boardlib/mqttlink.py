@@ -1,7 +1,6 @@
 """The board's network link: the frames of docs/protocol.md over MQTT, never holding up play.
 
-    from boardlib.mqttlink import NetLink
-    from boardlib.linkpair import Both
+    from boardlib.mqttlink import Both, NetLink
     net = NetLink(cfg["net"], wlan, now_ms, board_id=machine.unique_id())
     board.link = Both(serial_link, net)   # or net alone: used exactly like a boardlib.link.Link
     kind = board.link.poll(now_ms)        # every 10 ms: one small step of the network's work
@@ -15,9 +14,10 @@ with the same code. MQTT itself is micropython-lib's `umqtt.simple`.
 
 Play never waits here. Joining the WiFi, looking up a broker given by name, the TCP connect,
 the TLS handshake and the broker's answers to CONNECT and SUBSCRIBE all run in the
-background, a step a poll, each with a deadline; no poll waits for the network
-(boardlib/netsock.py: the plumbing). A broker that is down, frozen or slow makes an attempt
-fail, and the next one comes after a back-off (1 s, doubling to 30 s). Frames made while the
+background, a step a poll, each with a deadline; no poll waits for the network. Those steps
+are boardlib/netdial.py, loaded while the link is on its way up and dropped once it is up.
+A broker that is down, frozen or slow makes an attempt fail, and the next one comes after a
+back-off (1 s, doubling to 30 s). Frames made while the
 link is down are dropped (the sequence numbers show the gap); the boot HELLO waits for the
 first connection. Every (re)connection, and every state request of the host, then sends
 the current game's last shots again and the full state: the journal on flash stays the
@@ -25,37 +25,38 @@ truth, and the host's store takes the shots again without doubling them.
 
 With `"tls": true` the connection is TLS 1.2 (RSA key exchange, AES-128-GCM), the broker's
 certificate checked against the CA certificate in the board's flash (`ca.der` beside
-/board.cfg). A handshake is a few calls of mbedtls, each too long for one poll if given the
-broker's whole answer at once: `netsock.Gate` hands mbedtls one TLS record a poll, so that the
-work is done in steps that each fit (docs/network.md, "TLS").
+/board.cfg), by boardlib/nettls.py, which only such a board loads. A broker given by name is
+looked up by boardlib/netdns.py, loaded for the lookup and dropped once the address is known
+(docs/performance.md, "The network link's heap").
 
 Commands on `.../cmd` are `counter (u64 LE) | frame | HMAC-SHA256(key, nonce | id |
 counter | frame)`. The nonce is new at every boot and published with `online`; the counter
 must grow. Anything else is refused, counted (`refused`) and reported in an ERROR frame
-(code ERR_COMMAND_REFUSED, detail the count) at most once a second; the game is not touched.
+(code COMMAND_REFUSED, detail the count) at most once a second; the game is not touched.
+
+`Stream` is what umqtt.simple reads and writes: buffers over the non-blocking socket, so that
+umqtt's writes never block and its reads never wait (boardlib/netdial.py says how its
+connect() and subscribe() take their answers in later polls).
+
+A TLS write that mbedtls could not finish (the socket pushed back) has made a record of the
+bytes it was given, and the next write must hand it the same length: it then sends the rest
+of that record and reports that length sent, whatever else the buffer holds by then (mbedtls
+`ssl_write_real`). So `Stream` writes exactly the same length again after a TLS write that
+pushed back, and only then the bytes queued behind it.
 """
 
 import errno
 import os
 import select
-import socket
 import struct
+import sys
 from binascii import hexlify, unhexlify
 
 from umqtt import simple
 
+from boardlib import errors
 from boardlib import link as _link
-from boardlib import netsock
-from boardlib.errors import BROKER as ERR_BROKER  # the codes shown and sent: boardlib.errors
-from boardlib.errors import BROKER_LOGIN as ERR_LOGIN
-from boardlib.errors import BROKER_NAME as ERR_NAME
-from boardlib.errors import COMMAND_REFUSED as ERR_COMMAND_REFUSED
-from boardlib.errors import TLS as ERR_TLS  # no CA certificate, or the broker's one refused
-from boardlib.errors import TLS_MEMORY as ERR_TLS_MEMORY  # mbedtls had no memory for TLS
-from boardlib.errors import WIFI as ERR_WIFI
 from boardlib.framesign import OVERHEAD, FrameSigner
-from boardlib.hmac256 import Hmac, same
-from boardlib.linkpair import Answers, Both  # noqa: F401  Both: the two links as one
 from boardlib.ticks import ticks_diff
 
 try:
@@ -64,33 +65,26 @@ except ImportError:  # CPython: the integer itself
     const = int
 
 
-JOIN_MS = const(15000)  # a WiFi join that takes longer has failed
-# A join's failure reason counts from this long after connect(): the ESP32 keeps the last
-# failure's reason until a new one comes (ports/esp32/network_wlan.c, 1.22+), so at the
-# first polls of a new join, status() may still report the one before.
-REASON_MS = const(5000)
-DIAL_MS = const(5000)  # a TCP connect that takes longer has failed
-HANDSHAKE_MS = const(10000)  # and a TLS handshake
-# The broker's answer to CONNECT or SUBSCRIBE: a power-saving WiFi delays each packet by up
-# to a DTIM interval (100 ms and more); a busy club network or broker more.
-REPLY_MS = const(10000)
-# The one cipher suite offered: a key exchange whose every step fits a poll on the ESP32
-# (docs/network.md, "TLS": ECDHE takes half a second in one call of mbedtls).
-TLS_CIPHER = "TLS-RSA-WITH-AES-128-GCM-SHA256"
-BACKOFF_MS = const(1000)
-BACKOFF_MAX_MS = const(30000)
-KEEPALIVE_S = const(30)
+_BACKOFF_MS = const(1000)
+_BACKOFF_MAX_MS = const(30000)
+_KEEPALIVE_S = const(30)
 _RING = const(64)  # the current game's shots sent again after a reconnection
+_SLOT = const(10)  # a shot in the ring: index u16, record, player, points i16, to
+_SHOT = "<H4sBhB"
 _OUTBOX = const(_RING + 16)  # frames waiting for the broker; the oldest go when full
 _CMD_BUF = const(128)
 _MAX_CMD = const(72)  # counter + the longest command frame (RESTORE: 24) + tag + room
 _TAG = const(32)
 _REPORT_MS = const(1000)
 _READS_PER_POLL = const(4)
-_CONNACK = const(4)  # bytes of the broker's answers: CONNACK, SUBACK
-_SUBACK = const(5)
+_TX_BUF = const(1024)
+_RX_BUF = const(256)
+_REC_BUF = const(320)  # a CONNECT: client id, last will, user and password (netconfig limits)
+_NORMAL = const(0)  # Stream's modes (boardlib/netdial.py sets them)
+_RECORD = const(1)
+_REPLAY = const(2)
 
-# Where the link is.
+# Where the link is (tools/sim/board/netstate.py names them).
 OFF = const(0)
 JOIN = const(1)
 DIAL = const(2)
@@ -100,12 +94,186 @@ UP = const(5)
 WAIT = const(6)
 HANDSHAKE = const(7)
 RESOLVE = const(8)
-STATE_NAMES = ("off", "join", "dial", "login", "subscribe", "up", "wait", "handshake",
-               "resolve")
-# The states in which the link waits on the broker (the simulator keeps real time then).
-ON_THE_BROKER = (RESOLVE, DIAL, HANDSHAKE, LOGIN, SUBSCRIBE)
-# The failures of a TLS connection that are mbedtls lacking memory, not the broker.
-_NO_MEMORY = netsock.TLS_NO_MEMORY
+
+
+def _answers(name):
+    """The names of a command as the application reads and answers it (boardlib.link.Link):
+    taken from the Link the command came from."""
+    # (str.startswith takes no tuple before MicroPython 1.25)
+    return name[:4] in ("cmd_", "CMD_") or name in ("ack", "nack", "replace", "NONE")
+
+
+def forget(name):
+    """Drop boardlib's module `name` (loaded for a while): once nothing holds its functions,
+    the collector takes its code."""
+    sys.modules.pop("boardlib." + name, None)
+    try:
+        delattr(sys.modules["boardlib"], name)
+    except (KeyError, AttributeError):
+        pass
+
+
+class Later(Exception):
+    """umqtt read an answer that has not arrived yet (the call is replayed when it has)."""
+
+
+class Stream:
+    """What umqtt.simple reads and writes: a connected non-blocking socket with buffers.
+
+    write() never blocks: bytes go to a buffer that flush() drains as far as the socket
+    takes them (OSError when the buffer is full: the connection is dropped). read(n) gives
+    n bytes that have arrived; in blocking mode (umqtt's) a read of bytes that are not there
+    yet raises Later: nothing ever waits. `ready()` says whether a whole MQTT packet has
+    arrived, so that `check_msg()` is called only then."""
+
+    def __init__(self, sock, clock, tls=False):
+        self.sock = sock
+        self.clock = clock
+        self.tls = tls
+        self.poller = select.poll()
+        self.poller.register(sock, select.POLLIN)
+        self.tx = bytearray(_TX_BUF)
+        self.tx_len = 0
+        self.retry = 0  # TLS: the length of the write mbedtls has begun
+        self.rx = bytearray(_RX_BUF)
+        self.rx_len = 0
+        self.blocking = True
+        self.received_at = clock()
+        self.rec = bytearray(_REC_BUF)
+        self.rec_len = 0
+        self.mode = _NORMAL
+        self.replayed = 0
+
+    # -- what umqtt calls -------------------------------------------------------------------
+
+    def setblocking(self, flag):
+        self.blocking = flag
+
+    def settimeout(self, seconds):
+        pass  # umqtt 1.5+ asks for one in connect(); nothing here waits
+
+    def connect(self, addr):
+        pass  # already connected, without blocking, by the link
+
+    def close(self):
+        pass  # the link closes the real socket (umqtt 1.7+ closes an old one in connect())
+
+    def write(self, buf, length=None):
+        if isinstance(buf, str):
+            buf = buf.encode()
+        if length is None:
+            length = len(buf)
+        if self.mode == _REPLAY:
+            at = self.replayed
+            if at + length > self.rec_len or self.rec[at:at + length] != buf[:length]:
+                raise ValueError("umqtt wrote other bytes the second time")
+            self.replayed = at + length
+            return length
+        if self.tx_len + length > _TX_BUF:
+            raise OSError(errno.ENOBUFS)
+        if self.mode == _RECORD:
+            if self.rec_len + length > _REC_BUF:
+                raise OSError(errno.ENOBUFS)
+            self.rec[self.rec_len:self.rec_len + length] = buf[:length]
+            self.rec_len += length
+        self.tx[self.tx_len:self.tx_len + length] = buf[:length]
+        self.tx_len += length
+        # Not sent yet: umqtt writes a packet in pieces, and small pieces each on the wire
+        # would wait for the broker's delayed ACK (Nagle). flush() sends them in one go.
+        return length
+
+    def read(self, n):
+        self.flush()  # what umqtt wrote is what the broker is to answer
+        while self.rx_len < n and self._fill():
+            pass
+        if self.rx_len < n:
+            if not self.blocking and self.rx_len == 0:
+                return None
+            raise Later()
+        out = bytes(self.rx[:n])
+        self.rx[:self.rx_len - n] = self.rx[n:self.rx_len]
+        self.rx_len -= n
+        return out
+
+    # -- what the link calls ----------------------------------------------------------------
+
+    def has(self, n):
+        """True when n bytes from the broker are here (read from the socket if need be)."""
+        while self.rx_len < n and self._fill():
+            pass
+        return self.rx_len >= n
+
+    def room(self):
+        return _TX_BUF - self.tx_len
+
+    def flush(self):
+        n = self.retry or self.tx_len
+        if not n:
+            return
+        try:
+            sent = self.sock.write(memoryview(self.tx)[:n])
+        except OSError as exc:
+            if exc.args[0] != errno.EAGAIN:
+                raise
+            sent = None
+        if sent is None:  # the socket pushed back
+            if self.tls:
+                self.retry = n  # mbedtls made a record of these n bytes: n again, no more
+            return
+        self.retry = 0
+        if sent:
+            self.tx[:self.tx_len - sent] = self.tx[sent:self.tx_len]
+            self.tx_len -= sent
+
+    def ready(self):
+        """True when a whole MQTT packet from the broker is here. An idle call asks the
+        poller only: no exception, no bytes object, nothing allocated."""
+        if self.rx_len < 2:
+            for _ in self.poller.ipoll(0):
+                break
+            else:
+                return False
+            if not self._fill() and self.rx_len < 2:
+                return False
+        return self._whole()
+
+    def _whole(self):
+        # fixed header: type, then the remaining length in 1-4 bytes of 7 bits (MQTT 2.2.3)
+        rx = self.rx
+        length = shift = 0
+        at = 1
+        while True:
+            if at >= self.rx_len:
+                if self._fill():
+                    continue
+                return False
+            byte = rx[at]
+            length |= (byte & 0x7F) << shift
+            at += 1
+            if not byte & 0x80:
+                break
+            shift += 7
+            if shift > 21:
+                raise OSError(errno.EIO)  # no MQTT length is that long
+        total = at + length
+        if total > _RX_BUF:
+            raise OSError(errno.ENOBUFS)  # no command is that long: not the broker
+        while self.rx_len < total:
+            if not self._fill():
+                return False
+        return True
+
+    def _fill(self):
+        if self.rx_len >= _RX_BUF:
+            return False
+        got = self.sock.readinto(memoryview(self.rx)[self.rx_len:])
+        if got is None:
+            return False
+        if not got:
+            raise OSError(errno.ECONNRESET)  # the broker closed the connection
+        self.rx_len += got
+        self.received_at = self.clock()
+        return True
 
 
 class _Frames:
@@ -138,7 +306,64 @@ class _Frames:
         return True
 
 
-class NetLink(Answers):
+class Both:
+    """The serial link and the network link as one: frames go out on both, commands come
+    from either and are answered on the one they came from (what the application reads of
+    a command, `cmd_seq`, `ack()` and the rest, is that link's)."""
+
+    def __init__(self, first, second):
+        self._asked = first
+        self.links = (first, second)
+        second.game_id = first.game_id  # one identity, filled in place, for both
+
+    def __getattr__(self, name):
+        if _answers(name):
+            return getattr(self._asked, name)
+        raise AttributeError(name)
+
+    @property
+    def game(self):
+        return self.links[0].game
+
+    @game.setter
+    def game(self, number):
+        for lk in self.links:
+            lk.game = number
+
+    @property
+    def game_id(self):
+        return self.links[0].game_id
+
+    def send_hello(self, version, reset_cause, now_ms):
+        for lk in self.links:
+            lk.send_hello(version, reset_cause, now_ms)
+
+    def send_state(self, payload, now_ms, history=b""):
+        for lk in self.links:
+            lk.send_state(payload, now_ms, history)
+
+    def send_event(self, index, record, player, points, to, now_ms, resent=False):
+        for lk in self.links:
+            lk.send_event(index, record, player, points, to, now_ms, resent)
+
+    def send_undo(self, history_len, now_ms):
+        for lk in self.links:
+            lk.send_undo(history_len, now_ms)
+
+    def send_error(self, code, detail="", ref=_link.NO_REF):
+        for lk in self.links:
+            lk.send_error(code, detail, ref)
+
+    def poll(self, now_ms):
+        for lk in self.links:
+            kind = lk.poll(now_ms)
+            if kind:
+                self._asked = lk
+                return kind
+        return _link.NONE
+
+
+class NetLink:
     def __init__(self, net, wlan, now_ms, board_id=b"", clock=None, ca_path="/ca.der"):
         self.net = net
         self.ca_path = ca_path
@@ -154,23 +379,24 @@ class NetLink(Answers):
         self.topic_status = (base + "status").encode()
         self.topic_cmd = (base + "cmd").encode()
         self.nonce = os.urandom(8)
-        key = unhexlify(net["key"])
-        self._mac = Hmac(key)
         self._id_bytes = self.id.encode()
         # Every frame this link makes is sealed (boardlib/framesign.py): counter | frame |
         # tag. The counter numbers them from 0 at boot, sent or not (a gap shows a loss).
-        self._signer = FrameSigner(key, self.nonce, self._id_bytes)
+        # The host's commands are checked by the same signer (the whole tag).
+        self._signer = FrameSigner(unhexlify(net["key"]), self.nonce, self._id_bytes)
         self.counter = 0
         self._frames = _Frames(self)
         # The hello names the board as its topics and tag do: the host binds the three.
         self.link = self._asked = _link.Link(self._frames, now_ms, board_id=self._id_bytes)
         self.client = simple.MQTTClient(
             self._id_bytes, net["host"], net["port"], user=net["user"].encode() or None,
-            password=net["pass"].encode() or None, keepalive=KEEPALIVE_S)
+            password=net["pass"].encode() or None, keepalive=_KEEPALIVE_S)
         self.client.set_callback(self._message)
         # with the boot's nonce: a logger that starts later proves the retained state by it
         self.client.set_last_will(self.topic_status, b"offline " + hexlify(self.nonce),
                                   retain=True)
+        # a name is looked up (netdns), an address is not (netconfig checks both)
+        self._named = not net["host"].replace(".", "").isdigit()
         self.state = JOIN if wlan is not None else OFF
         self._since = now_ms
         self._joining = False
@@ -189,8 +415,13 @@ class NetLink(Answers):
         self._pinged_at = now_ms
         self._outbox = []
         self._hello = None
-        self._state = None  # (game, packed state) last sent
-        self._ring = []
+        self._state = None  # (packed state, history) last sent: the application's buffers
+        # The current game's last _RING shots (send_event's arguments), oldest first from
+        # _ring_at, in a buffer made once: a shot allocates nothing here
+        self._ring = bytearray(_RING * _SLOT)
+        self._ring_id = bytearray(8)  # the game they are of (link.game_id)
+        self._ring_at = 0
+        self._ring_len = 0
         self._last_counter = -1
         self._unreported = 0
         self._reported_at = now_ms
@@ -199,6 +430,11 @@ class NetLink(Answers):
         self.refused = 0
         self.connects = 0
         self.dropped = 0  # frames lost while the link was down or the outbox full
+
+    def __getattr__(self, name):
+        if _answers(name):
+            return getattr(self.link, name)
+        raise AttributeError(name)
 
     # -- what the application calls (as on a Link) ------------------------------------------
 
@@ -222,17 +458,23 @@ class NetLink(Answers):
         return self.link.send_hello(version, reset_cause, now_ms)
 
     def send_state(self, payload, now_ms, history=b""):
-        self._state = (bytes(payload), bytes(history))
+        # Kept, not copied: the application makes its state in these buffers, so they
+        # hold the latest state whenever the link comes (back) up.
+        self._state = (payload, history)
         return self.link.send_state(payload, now_ms, history)
 
     def send_event(self, index, record, player, points, to, now_ms, resent=False):
-        ring = self._ring
-        ident = bytes(self.link.game_id)
-        if ring and ring[0][0] != ident:
-            ring.clear()  # a new game: the old game's events are the host's already
-        if len(ring) == _RING:
-            ring.pop(0)
-        ring.append((ident, index, bytes(record), player, points, to))
+        ident = self.link.game_id
+        if self._ring_id != ident:  # a new game: the old game's events are the host's
+            self._ring_id[:] = ident
+            self._ring_len = 0
+        at = self._ring_at + self._ring_len
+        if self._ring_len == _RING:
+            self._ring_at = (self._ring_at + 1) % _RING
+        else:
+            self._ring_len += 1
+        struct.pack_into(_SHOT, self._ring, at % _RING * _SLOT, index & 0xFFFF, record,
+                         player & 0xFF, max(-32768, min(32767, points)), to & 0xFF)
         return self.link.send_event(index, record, player, points, to, now_ms, resent)
 
     def send_undo(self, history_len, now_ms):
@@ -245,13 +487,13 @@ class NetLink(Answers):
         """One step of the network's work, then the first verified command (or NONE)."""
         try:
             self._step(now_ms)
-        except (OSError, simple.MQTTException, netsock.Later, AssertionError, IndexError,
+        except (OSError, simple.MQTTException, Later, AssertionError, IndexError,
                 TypeError, ValueError):
-            self._drop(now_ms, ERR_BROKER)
+            self._drop(now_ms, errors.BROKER)
         if self._unreported and ticks_diff(now_ms, self._reported_at) >= _REPORT_MS:
             self._unreported = 0
             self._reported_at = now_ms
-            self.link.send_error(ERR_COMMAND_REFUSED, self.refused)
+            self.link.send_error(errors.COMMAND_REFUSED, self.refused)
         kind = self.link.poll(now_ms)
         if kind == _link.CMD_STATE:
             # The host asks for the full state: over MQTT that is the game's shots too,
@@ -272,226 +514,42 @@ class NetLink(Answers):
 
     def _step(self, now_ms):
         state = self.state
-        if state == OFF:
-            return
-        if state == WAIT:
+        if state == UP:
+            if self.wlan.isconnected():
+                self._serve(now_ms)
+            else:
+                self._drop(now_ms, 0)
+        elif state == WAIT:
             if ticks_diff(now_ms, self._since) >= self._wait_ms:
                 self._enter(JOIN, now_ms)
-            return
-        if state != JOIN and not self.wlan.isconnected():
-            self._drop(now_ms, ERR_WIFI if state != UP else 0)
-            return
-        if state == JOIN:
-            self._join(now_ms)
-        elif state == RESOLVE:
-            self._resolve(now_ms)
-        elif state == DIAL:
-            self._dial(now_ms)
-        elif state == HANDSHAKE:
-            self._handshake(now_ms)
-        elif state == LOGIN:
-            self._login(now_ms)
-        elif state == SUBSCRIBE:
-            self._subscribe(now_ms)
-        else:
-            self._serve(now_ms)
+        elif state != OFF:
+            # on the way up: the steps are a module of their own, loaded for it
+            netdial = sys.modules.get("boardlib.netdial")
+            if netdial is None:
+                try:
+                    from boardlib import netdial
+                except MemoryError:  # no room to connect now: tried again after a while
+                    self._fail(now_ms, errors.BROKER)
+                    return
+            netdial.step(self, now_ms)
 
     def _enter(self, state, now_ms):
         self.state = state
         self._since = now_ms
         self._sent = False
 
-    def _join(self, now_ms):
-        wlan = self.wlan
-        if wlan.isconnected():
-            self._joining = False
-            self._open(now_ms)
-            return
-        if not self._joining:
-            self._joining = True
-            self._since = now_ms
-            try:
-                wlan.connect(self.net["ssid"], self.net["password"])
-            except OSError:
-                pass  # the ESP32 refuses while its driver is still joining: wait for that
-            return
-        status = wlan.status()
-        waited = ticks_diff(now_ms, self._since)
-        if (0 < status < 1000 and waited >= REASON_MS) or waited >= JOIN_MS:
-            # below 1000: the ESP32's reason the join failed (no such AP, wrong password)
-            self._joining = False
-            try:
-                wlan.disconnect()
-            except OSError:
-                pass
-            self._fail(now_ms, ERR_WIFI)
+    def _resolved(self):
+        """The lookup is over: its module goes (the next lookup loads it again)."""
+        if self._resolver is not None:
+            self._resolver.close()
+        self._resolver = None
+        forget("netdns")
 
-    def _open(self, now_ms):
-        host = self.net["host"]
-        if self._addr is None and not netsock.is_address(host):
-            # A name: looked up over UDP a step a poll (the port's getaddrinfo() blocks)
-            self._resolver = netsock.Resolver()
-            try:
-                self._resolver.start(host, self.wlan.ifconfig()[3], now_ms)
-            except OSError:
-                self._resolver = None
-                self._fail(now_ms, ERR_NAME)
-                return
-            self._enter(RESOLVE, now_ms)
-            return
-        if self._addr is None:
-            self._addr = socket.getaddrinfo(host, self.net["port"])[0][-1]  # no lookup
-        sock = socket.socket()
-        sock.setblocking(False)
-        try:
-            sock.connect(self._addr)
-        except OSError as exc:
-            if exc.args[0] not in (errno.EINPROGRESS, errno.EAGAIN):
-                sock.close()
-                self._fail(now_ms, ERR_BROKER)
-                return
-        self._raw_sock = sock
-        self._poller = select.poll()
-        self._poller.register(sock, select.POLLOUT)
-        self._enter(DIAL, now_ms)
-
-    def _resolve(self, now_ms):
-        try:
-            address = self._resolver.step(now_ms)
-        except OSError:
-            self._resolver = None
-            self._fail(now_ms, ERR_NAME)
-            return
-        if address is not None:
-            self._resolver = None
-            self._addr = socket.getaddrinfo(address, self.net["port"])[0][-1]  # no lookup
-            self._open(now_ms)
-
-    def _dial(self, now_ms):
-        for _, events in self._poller.ipoll(0):
-            if events & (select.POLLERR | select.POLLHUP):
-                self._drop(now_ms, ERR_BROKER)
-                return
-            if events & select.POLLOUT:
-                if self.net["tls"]:
-                    self._start_tls(now_ms)
-                    return
-                self._sock = netsock.Stream(self._raw_sock, self.clock)
-                self._enter(LOGIN, now_ms)
-                self._login(now_ms)  # CONNECT goes at once
-                return
-        if ticks_diff(now_ms, self._since) >= DIAL_MS:
-            self._drop(now_ms, ERR_BROKER)
-
-    def _start_tls(self, now_ms):
-        try:
-            if self._tls is None:
-                with open(self.ca_path, "rb") as f:
-                    ca = f.read()  # DER
-                self._tls = netsock.tls_context(ca, TLS_CIPHER)
-            self._gate = netsock.Gate(self._raw_sock)
-            self._ssl = self._tls.wrap_socket(self._gate, server_hostname=self.net["host"],
-                                              do_handshake_on_connect=False)
-        except MemoryError:
-            self._drop(now_ms, ERR_TLS_MEMORY)
-            return
-        except OSError as exc:
-            # no CA certificate, or mbedtls without memory for the connection
-            self._drop(now_ms, ERR_TLS_MEMORY if exc.args[0] in _NO_MEMORY else ERR_TLS)
-            return
-        except (ValueError, ImportError):
-            self._drop(now_ms, ERR_TLS)  # not a certificate, or no TLS in this MicroPython
-            return
-        self._enter(HANDSHAKE, now_ms)
-        self._handshake(now_ms)  # the ClientHello goes at once
-
-    def _handshake(self, now_ms):
-        """One record of the broker's handshake a poll, and mbedtls's work on it."""
-        gate = self._gate
-        gate.next_record()
-        try:
-            # drives the handshake (no application data comes before it ends); readinto,
-            # as SSLSocket has recv() only from MicroPython 1.25
-            self._ssl.readinto(self._one)
-        except ValueError:  # the broker's certificate refused (the reason is in the text)
-            self._drop(now_ms, ERR_TLS)
-            return
-        except MemoryError:
-            self._drop(now_ms, ERR_TLS_MEMORY)
-            return
-        except OSError as exc:
-            code = exc.args[0]
-            if code in _NO_MEMORY:
-                self._drop(now_ms, ERR_TLS_MEMORY)
-                return
-            if code != errno.EAGAIN:
-                # mbedtls's errors are negative, the socket's positive
-                self._drop(now_ms, ERR_TLS if code < 0 else ERR_BROKER)
-                return
-        if gate.finished and not gate.left and not gate.header_len:
-            gate.gated = False
-            self._sock = netsock.Stream(self._ssl, self.clock, tls=True)
-            self._enter(LOGIN, now_ms)
-            self._login(now_ms)
-        elif ticks_diff(now_ms, self._since) >= HANDSHAKE_MS:
-            self._drop(now_ms, ERR_BROKER)
-
-    def _ask(self, now_ms, answer, call):
-        """A umqtt call that sends a packet and reads the broker's `answer` bytes, over two
-        polls or more (netsock.Stream): call(True) is sent, call(False) made again once the
-        answer is here. True when it has returned; False while waiting (or dropped: no
-        answer within REPLY_MS)."""
-        sock = self._sock
-        if not self._sent:
-            self._sent = True
-            sock.record()
-            try:
-                call(True)
-            except netsock.Later:
-                sock.done()
-                return False  # sent: the broker answers in a later poll
-        elif sock.has(answer):
-            sock.replay()
-            call(False)
-            if not sock.done():
-                raise ValueError("umqtt wrote another packet the second time")
-        else:
-            sock.flush()
-            if ticks_diff(now_ms, self._since) >= REPLY_MS:
-                self._drop(now_ms, ERR_BROKER)
-            return False
-        sock.done()
-        return True
-
-    def _connect(self, first):
-        netsock.umqtt_connect(simple, self.client, self._sock)
-
-    def _send_subscribe(self, first):
-        client = self.client
-        if first:
-            self._pid = client.pid
-        else:
-            client.pid = self._pid  # the same packet id as the first time
-        client.subscribe(self.topic_cmd)
-
-    def _login(self, now_ms):
-        """CONNECT in one poll, the CONNACK taken in a later one."""
-        try:
-            if not self._ask(now_ms, _CONNACK, self._connect):
-                return
-        except simple.MQTTException:  # 4: bad user name or password, 5: not authorised
-            self._drop(now_ms, ERR_LOGIN)
-            return
-        self._enter(SUBSCRIBE, now_ms)
-        self._subscribe(now_ms)
-
-    def _subscribe(self, now_ms):
-        """SUBSCRIBE in one poll, the SUBACK taken in a later one; then the link is up."""
-        if not self._ask(now_ms, _SUBACK, self._send_subscribe):
-            return
+    def _up(self, now_ms):
+        """Subscribed: the link is up. The status, the waiting hello, the game's last shots
+        and its state go out."""
         sock = self._sock
         client = self.client
-        self._enter(UP, now_ms)
         self._failures = 0
         self.connects += 1
         self._pinged_at = now_ms
@@ -506,11 +564,11 @@ class NetLink(Answers):
 
     def _resend_shots(self, now_ms):
         link = self.link
-        ident = bytes(link.game_id)
-        for event in self._ring:
-            if event[0] != ident:
-                continue  # a game since replaced by a new one: the host has its end
-            link.send_event(event[1], event[2], event[3], event[4], event[5], now_ms)
+        if self._ring_id != link.game_id:
+            return  # a game since replaced by a new one: the host has its end
+        for i in range(self._ring_len):
+            shot = struct.unpack_from(_SHOT, self._ring, (self._ring_at + i) % _RING * _SLOT)
+            link.send_event(shot[0], shot[1], shot[2], shot[3], shot[4], now_ms)
 
     def _serve(self, now_ms):
         sock = self._sock
@@ -526,20 +584,20 @@ class NetLink(Answers):
                 break  # the rest next poll, once the socket has taken these bytes
             client.publish(topic, frame, topic is self.topic_state)
             outbox.pop(0)
-        if ticks_diff(now_ms, self._pinged_at) >= KEEPALIVE_S * 500:
+        if ticks_diff(now_ms, self._pinged_at) >= _KEEPALIVE_S * 500:
             self._pinged_at = now_ms
             client.ping()
         sock.flush()
-        if ticks_diff(self.clock(), sock.received_at) >= KEEPALIVE_S * 1500:
-            self._drop(now_ms, ERR_BROKER)  # no answer to two pings: the broker is gone
+        if ticks_diff(self.clock(), sock.received_at) >= _KEEPALIVE_S * 1500:
+            self._drop(now_ms, errors.BROKER)  # no answer to two pings: the broker is gone
 
     def _fail(self, now_ms, code):
         self.notice = self.last_error = code
         self._failures += 1
-        wait = BACKOFF_MS
+        wait = _BACKOFF_MS
         for _ in range(min(self._failures - 1, 5)):
             wait *= 2
-        self._wait_ms = min(wait, BACKOFF_MAX_MS)
+        self._wait_ms = min(wait, _BACKOFF_MAX_MS)
         self._enter(WAIT, now_ms)
 
     def _drop(self, now_ms, code):
@@ -554,9 +612,8 @@ class NetLink(Answers):
                     pass
         self._raw_sock = self._sock = self._poller = self._gate = self._ssl = None
         if self._resolver is not None:
-            self._resolver.close()
-            self._resolver = None
-        if code == ERR_BROKER and not netsock.is_address(self.net["host"]):
+            self._resolved()
+        if code == errors.BROKER and self._named:
             self._addr = None  # looked up again: the broker may have moved
         self.client.sock = None
         self._outbox = []
@@ -568,7 +625,7 @@ class NetLink(Answers):
             self._failures = 0
             self._fail(now_ms, code)
         else:
-            self._fail(now_ms, code or ERR_WIFI)
+            self._fail(now_ms, code or errors.WIFI)
 
     # -- frames and commands ----------------------------------------------------------------
 
@@ -599,12 +656,8 @@ class NetLink(Answers):
     def _message(self, topic, msg):
         if topic != self.topic_cmd:
             return
-        if not 8 + 7 + _TAG <= len(msg) <= _MAX_CMD:
-            self._refuse()
-            return
-        body = memoryview(msg)[:-_TAG]
-        tag = self._mac.digest(self.nonce, self._id_bytes, body)
-        if not same(tag, memoryview(msg)[-_TAG:]):
+        if (not 8 + 7 + _TAG <= len(msg) <= _MAX_CMD
+                or not self._signer.check(msg)):
             self._refuse()
             return
         counter = struct.unpack_from("<Q", msg, 0)[0]
@@ -612,11 +665,51 @@ class NetLink(Answers):
             self._refuse()  # a replay, or an old command overtaken by a newer one
             return
         self._last_counter = counter
-        self._frames.put(body[8:])
+        self._frames.put(memoryview(msg)[8:-_TAG])
 
     def _refuse(self):
         self.refused += 1
         self._unreported += 1
+
+
+# The network link's modules (this one and what it loads) and its MQTT client.
+_MODULES = ("mqttlink", "netdial", "netdns", "nettls", "framesign")
+
+
+def let_go(board, code):
+    """A board whose heap holds the network link but not the game besides
+    (firmware/run.py): the link goes (its modules, its WiFi), the serial link stays, and
+    the board plays without the network, `code` shown once (docs/esp32.md, "The heap")."""
+    net = board.net
+    board.net = None
+    links = getattr(board.link, "links", None)  # Both: the serial link first
+    board.link = links[0] if links is not None else None
+    board.config_error = board.config_error or code
+    try:
+        net.wlan.active(False)  # WiFi's buffers back to ESP-IDF
+    except Exception:  # noqa: BLE001 - a radio that will not stop: it is off our hands
+        pass
+    for name in _MODULES:
+        forget(name)
+    sys.modules.pop("umqtt.simple", None)
+    sys.modules.pop("umqtt", None)
+
+
+def start_without(code, no_room="/net.noroom"):
+    """The game did not fit beside the link (firmware/run.py): say so, leave `no_room`, and
+    start the board again at once (a soft reset), which then goes without the link and shows
+    `code` once. What the link and the half-made application leave in the heap (names,
+    pieces) would be in the game's way of a second try here. Returns (and the board halts)
+    when the flash takes no file."""
+    print("pinboard: no memory for the network link: playing without it (Err %d)" % code)
+    try:
+        with open(no_room, "w") as f:
+            f.write("the game did not fit beside the network link\n")
+    except OSError:
+        return
+    import machine
+
+    machine.soft_reset()
 
 
 def _radio_on(wlan):

@@ -39,6 +39,10 @@ def problem(net):
             value = net[key]
             if not isinstance(value, str) or not shortest <= len(value) <= longest:
                 return "net.%s must be text of %d-%d characters" % (key, shortest, longest)
+    host = net["host"]
+    if host.replace(".", "").isdigit() and not is_address(host):
+        # the link takes a host of digits and dots for an address, and looks up nothing
+        return "net.host: %s is not an IPv4 address" % host
     if "id" in net:
         for ch in net["id"]:
             if ch not in _ID_CHARS:
@@ -53,6 +57,17 @@ def problem(net):
             or any(ch not in _HEX for ch in key.lower())):
         return "net.key must be 32-128 hex digits (a 16-64 byte key)"
     return None
+
+
+def is_address(host):
+    """True for a dotted IPv4 address (looked up by nobody)."""
+    parts = host.split(".")
+    if len(parts) != 4:
+        return False
+    for part in parts:
+        if not part or len(part) > 3 or not part.isdigit() or int(part) > 255:
+            return False
+    return True
 
 
 def normal(net):

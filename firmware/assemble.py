@@ -68,8 +68,7 @@ def _links(parts, cfg, root):
     if wlan is None:  # no net settings (or, simulated, no WiFi to join)
         return None, serial, 0
     try:
-        from boardlib.linkpair import Both
-        from boardlib.mqttlink import NetLink
+        from boardlib.mqttlink import Both, NetLink
 
         # the club's CA certificate, if any, beside board.cfg
         net = NetLink(cfg["net"], wlan, 0, board_id=parts.board_id(cfg),

@@ -41,19 +41,24 @@ def boot(board, clock):
         show_text(board, word)
         print("pinboard: %s: the firmware is not running, the REPL is free" % word)
         return word
+    had = set(sys.modules)
     try:
         from firmware.app import App
 
         app = App(board)
         app.boot(clock())
     except MemoryError as exc:  # the code and the game do not fit this board's heap
-        for name in list(sys.modules):  # what the failed import left: room to say so
-            if name.startswith(("rules_core",) + _APP_MODULES):
-                sys.modules.pop(name, None)
-        import gc
-
-        gc.collect()
-        _halt(board, exc, _NO_MEMORY)
+        try:  # the pins' interrupts would keep the half-made application
+            board.watch_inputs(None, None)
+        except Exception:  # noqa: BLE001 - pins without interrupts: nothing held
+            pass
+        _forget(had, ("rules_core",) + _APP_MODULES)  # what the failed start left
+        if board.net is None:
+            _halt(board, exc, _NO_MEMORY)
+        # The game comes first: a networked board starts again at once without its
+        # network link (boardlib.mqttlink.start_without, which leaves /net.noroom)
+        sys.modules["boardlib.mqttlink"].start_without(errors.NO_MEMORY)
+        _halt(board, exc, _NO_MEMORY)  # the flash took no file: no second start
     board.arm_watchdog()  # after the journal replay: a slow boot must not reset the board
     return app
 
@@ -94,14 +99,46 @@ def _build():
     # ESP32 heap (the twin: tests/test_net_versions.py), though the import peak measured
     # without building a board was lower (docs/performance.md).
     try:
+        no_net = _net_first()
         import rules_core  # noqa: F401
         from firmware import hw
 
+        if no_net:
+            hw.NETWORK = False
         board = hw.build()
     except MemoryError as exc:  # not even the board fits: the display alone says so
         _no_room_to_build(exc)
+    if no_net:
+        board.config_error = board.config_error or errors.NO_MEMORY
     forget(BOOT_MODULES)
     return board
+
+
+def _net_first(no_room="/net.noroom"):
+    """True (once) when the last start found no room for the game beside the network link
+    (boardlib.mqttlink.start_without left `no_room`): this start goes without it."""
+    import os
+
+    try:
+        os.remove(no_room)
+        return True
+    except OSError:
+        return False
+
+
+def _forget(had, prefixes=()):
+    """Drop the modules loaded since `had` and those whose names begin with one of
+    `prefixes` (what a failed start left, half made), and collect: room to go on, or at
+    least to say so. (A loop, not str.startswith's tuple: 1.24 has no tuple there.)"""
+    import gc
+
+    for name in list(sys.modules):
+        drop = name not in had
+        for prefix in prefixes:
+            drop = drop or name.startswith(prefix)
+        if drop:
+            sys.modules.pop(name, None)
+    gc.collect()
 
 
 class _Bare:
@@ -118,14 +155,9 @@ class _Bare:
 def _no_room_to_build(exc):
     """Drop what the failed build loaded, make the display alone (firmware.hw.bare_display)
     and show Err 93 on it for good."""
-    import gc
-
-    for name in list(sys.modules):
-        if name.startswith(("rules_core", "firmware.assemble", "firmware.board",
-                            "boardlib.config", "boardlib.shot", "boardlib.netconfig")
-                           + _APP_MODULES):
-            sys.modules.pop(name, None)
-    gc.collect()
+    _forget(sys.modules, ("rules_core", "firmware.assemble", "firmware.board",
+                          "boardlib.config", "boardlib.shot", "boardlib.netconfig")
+            + _APP_MODULES)
     display = None
     try:
         from firmware import hw

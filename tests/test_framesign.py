@@ -52,6 +52,40 @@ def test_the_seal_is_the_truncated_hmac_of_nonce_id_counter_frame(interpreter):
         expected(all_cases)
 
 
+def command_cases(seed=5):
+    """Commands as the host signs them (the whole HMAC-SHA256 of nonce | id | body), each
+    with the right tag and spoilt ones: a bit flipped in the body, in the tag's last byte,
+    another board's id, the tag cut short; and the longest body the board takes."""
+    rnd = random.Random(seed)
+
+    def some(n):
+        return bytes(rnd.randrange(256) for _ in range(n))
+
+    out, want = [], []
+    for key_len in (16, 32, 64):
+        for id_len in (1, 8, 32):
+            for body_len in (15, 40, 100):
+                key, nonce, board_id, body = some(key_len), some(8), some(id_len), some(body_len)
+                tag = hmac.new(key, nonce + board_id + body, hashlib.sha256).digest()
+                flipped = bytes([body[0] ^ 1]) + body[1:]
+                other = bytes([board_id[0] ^ 0x20]) + board_id[1:]
+                out += [(key, nonce, board_id, body, tag),
+                        (key, nonce, board_id, flipped, tag),
+                        (key, nonce, board_id, body, tag[:-1] + bytes([tag[-1] ^ 0x80])),
+                        (key, nonce, other, body,
+                         hmac.new(key, nonce + board_id + body, hashlib.sha256).digest()),
+                        (key, nonce, board_id, body[:-1], tag[:31])]
+                want += [True, False, False, False, False]
+    return out, want
+
+
+@pytest.mark.parametrize("interpreter", ["cpython", "micropython"])
+def test_a_command_is_taken_only_with_the_whole_hmac_of_nonce_id_body(interpreter):
+    # the board checks the host's commands with the seal's own HMAC (viper on MicroPython)
+    all_cases, want = command_cases()
+    assert device_value(interpreter, "framesign_cases", "check_results", all_cases) == want
+
+
 def test_sealing_allocates_nothing():
     assert device_value("micropython", "framesign_cases", "seal_alloc", 200) == 0
 
@@ -69,7 +103,8 @@ def test_the_seal_on_other_releases_and_32_bit_words(name):
         pytest.skip("no other interpreters in %s (optional; README there)" % UPY_DIR)
     binary = os.path.join(UPY_DIR, name)
     all_cases = cases(seed=4)
-    call = json.dumps([["seal_hex", [all_cases]]], default=list)
+    commands, taken = command_cases(seed=6)
+    call = json.dumps([["seal_hex", [all_cases]], ["check_results", [commands]]], default=list)
     proc = subprocess.run([binary, "-X", "heapsize=1M", "tests/device/run.py",
                            "framesign_cases", "-"], input=call, capture_output=True,
                           text=True, cwd=upy.ROOT, env=upy.env(), timeout=120)
@@ -80,3 +115,6 @@ def test_the_seal_on_other_releases_and_32_bit_words(name):
     _, status, payload = ast.literal_eval(lines[0][5:])
     assert status == "ok", payload
     assert payload == expected(all_cases)
+    _, status, payload = ast.literal_eval(lines[1][5:])
+    assert status == "ok", payload
+    assert payload == taken

@@ -10,7 +10,6 @@ import pytest
 from helpers import device_case_tests, device_value
 
 from boardlib import config, netconfig
-from firmware import errors
 from tools.sim.board import timeline
 
 GOOD = {"ssid": "club", "password": "pw", "host": "127.0.0.1", "key": "ab" * 32}
@@ -47,6 +46,10 @@ test_case = device_case_tests("net_cases")
     (dict(GOOD, id="Table 1"), "net.id may hold only a-z, 0-9, - and _"),
     (dict(GOOD, ssid=""), "net.ssid must be text of 1-32 characters"),
     (dict(GOOD, colour="red"), "net: unknown key colour"),
+    (dict(GOOD, host="192.168.1.300"), "net.host: 192.168.1.300 is not an IPv4 address"),
+    (dict(GOOD, host="1883"), "net.host: 1883 is not an IPv4 address"),
+    (dict(GOOD, host="10.0.0.7"), None),
+    (dict(GOOD, host="broker.club"), None),
     ("wifi", "net must be an object"),
 ])
 def test_net_settings_are_checked(net, problem):
@@ -78,14 +81,8 @@ def test_net_timeline_lines():
         timeline.parse("0 pins up 1\n10 net sideways\n")
 
 
-def test_error_codes_agree():
-    assert device_value("micropython", "net_cases", "error_codes") == [
-        errors.COMMAND_REFUSED, errors.WIFI, errors.BROKER, errors.BROKER_LOGIN,
-        errors.TLS]
-
-
 def test_the_board_looks_a_name_up_over_udp_without_blocking():
-    """boardlib.netsock.Resolver, the board's own DNS query (RFC 1035), against the ESP32
+    """boardlib.netdns.Resolver, the board's own DNS query (RFC 1035), against the ESP32
     twin's DNS server: an A record, and an unknown name answered NXDOMAIN (ENOENT, 2);
     a `.local` name is asked the same way (mDNS, RFC 6762)."""
     from tools.sim.board.radio import Radio

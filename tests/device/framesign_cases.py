@@ -35,3 +35,13 @@ def seal_alloc(seals):
     used = gc.mem_alloc() - before
     gc.enable()
     return used // seals
+
+
+def check_results(cases):
+    """[[key, nonce, id, body, tag] (bytes as lists), ...] -> for each, whether the signer
+    takes body | tag for a command of its own (FrameSigner.check)."""
+    out = []
+    for key, nonce, board_id, body, tag in cases:
+        signer = FrameSigner(bytes(key), bytes(nonce), bytes(board_id))
+        out.append(signer.check(bytes(body) + bytes(tag)))
+    return out

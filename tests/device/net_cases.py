@@ -54,14 +54,6 @@ def case_net_settings_round_trip_on_flash():
     check(net["key"] == "ab" * 32 and net["id"] == "t1", "values")
 
 
-def error_codes():
-    """The link's display codes (it imports umqtt: the unix port only)."""
-    micropython_only("umqtt is installed for the unix port (tools.port.upylib)")
-    from boardlib import mqttlink as m
-
-    return [m.ERR_COMMAND_REFUSED, m.ERR_WIFI, m.ERR_BROKER, m.ERR_LOGIN, m.ERR_TLS]
-
-
 def bytes_per_idle_poll(link, polls):
     """What one poll of a connected, idle link allocates, over `polls` polls after 20 to
     settle (unix port: gc.mem_alloc)."""
@@ -84,6 +76,7 @@ def idle_poll_alloc(port, user, password):
     import time
 
     from boardlib import mqttlink
+    from tools.sim.board import netstate
     from tools.sim.board.wlan import FakeWLAN
 
     net = {"ssid": "club", "password": "pinboard", "host": "127.0.0.1", "port": port,
@@ -94,7 +87,7 @@ def idle_poll_alloc(port, user, password):
         if link.state == mqttlink.UP and not link._outbox:
             break
         time.sleep_ms(10)
-    check(link.state == mqttlink.UP, "connected: %s" % mqttlink.STATE_NAMES[link.state])
+    check(link.state == mqttlink.UP, "connected: %s" % netstate.NAMES[link.state])
     return bytes_per_idle_poll(link, 1000)
 
 
@@ -138,6 +131,7 @@ def tls_connect(port, ca_file, user, password):
     import time
 
     from boardlib import mqttlink
+    from tools.sim.board import netstate
     from tools.sim.board.flash import RamBlockDev, mount
     from tools.sim.board.wlan import FakeWLAN
 
@@ -169,7 +163,7 @@ def tls_connect(port, ca_file, user, password):
     idle = None
     if link.state == mqttlink.UP:
         idle = bytes_per_idle_poll(link, 500)
-    return [mqttlink.STATE_NAMES[link.state], link.last_error, link.connects,
+    return [netstate.NAMES[link.state], link.last_error, link.connects,
             handshake_polls, records, most_in_a_poll, idle]
 
 
@@ -181,7 +175,7 @@ def case_tls_gate_completes_one_record_a_poll():
     import socket
     import time
 
-    from boardlib import netsock
+    from boardlib import nettls
 
     server = socket.socket()
     for port in range(40000 + time.ticks_ms() % 10000, 65536):  # the port has no getsockname
@@ -196,7 +190,7 @@ def case_tls_gate_completes_one_record_a_poll():
     broker.connect(address)
     board, _ = server.accept()
     board.setblocking(False)
-    gate = netsock.Gate(board)
+    gate = nettls.Gate(board)
     buf = bytearray(64)
 
     def poll():
@@ -226,7 +220,7 @@ def case_tls_gate_completes_one_record_a_poll():
 
 
 def tls_backpressure(port, ca_file, packets, size):
-    """Write `packets` numbered packets of `size` bytes through netsock.Stream over TLS to a
+    """Write `packets` numbered packets of `size` bytes through mqttlink.Stream over TLS to a
     server on `port` that does not read for a while: [times the socket pushed back, packets
     written, bytes still queued]. What the server reads must be every packet, in
     order: mbedtls finishes a record it began only when given the same length again."""
@@ -234,16 +228,16 @@ def tls_backpressure(port, ca_file, packets, size):
     import socket
     import time
 
-    from boardlib import netsock
+    from boardlib import mqttlink, nettls
 
     with open(ca_file, "rb") as f:
-        context = netsock.tls_context(f.read(), "TLS-RSA-WITH-AES-128-GCM-SHA256")
+        context = nettls.context(f.read(), nettls.CIPHER)
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, 7, 2048)  # SO_SNDBUF: a small one, as lwIP's
     sock.connect(socket.getaddrinfo("127.0.0.1", port)[0][-1])
     ssl = context.wrap_socket(sock, server_hostname="127.0.0.1")  # the handshake, blocking
     sock.setblocking(False)
-    stream = netsock.Stream(ssl, time.ticks_ms, tls=True)
+    stream = mqttlink.Stream(ssl, time.ticks_ms, tls=True)
     pushed_back = written = 0
     deadline = time.ticks_add(time.ticks_ms(), 20000)
     while (written < packets or stream.tx_len) and time.ticks_diff(deadline,
@@ -262,16 +256,16 @@ def tls_backpressure(port, ca_file, packets, size):
 
 
 def resolve(names, port):
-    """netsock.Resolver against a DNS server on 127.0.0.1:`port`: for each name, the
+    """netdns.Resolver against a DNS server on 127.0.0.1:`port`: for each name, the
     address it found, or the errno it failed with."""
     micropython_only("MicroPython's sockets (the resolver is the board's)")
     import time
 
-    from boardlib import netsock
+    from boardlib import netdns
 
     out = []
     for name in names:
-        resolver = netsock.Resolver()
+        resolver = netdns.Resolver()
         resolver.start(name, "127.0.0.1", time.ticks_ms(), port=port)
         found = None
         while found is None:

@@ -226,7 +226,7 @@ def has_native_code(mpy_path):
 MPY_CROSS_FLAGS = ("-march=xtensawin", "-X", "no-source-lines")
 
 
-def _compile(src, mpy_path):
+def compile_mpy(src, mpy_path):
     """mpy-cross with MPY_CROSS_FLAGS, kept in build/mpy-cache by the source's hash."""
     try:
         from importlib.metadata import version
@@ -264,7 +264,7 @@ def stage(dest, mpy=False, libraries=False):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         if mpy and target not in ENTRY:
             mpy_path = path[:-3] + ".mpy"
-            _compile(src, mpy_path)
+            compile_mpy(src, mpy_path)
             if not has_native_code(mpy_path):
                 staged.append(target[:-3] + ".mpy")
                 continue

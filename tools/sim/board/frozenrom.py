@@ -11,6 +11,7 @@ its raw code records and names still come out of the heap). The image itself is 
 into the heap once, before anything is counted.
 """
 
+import os
 import sys
 
 ROM = "/frozen-rom"
@@ -23,3 +24,65 @@ def mount_frozen(path):
         data = f.read()
     vfs.mount(vfs.VfsRom(data), ROM)
     sys.path.insert(0, ROM)
+
+
+def write_image(tree, path):
+    """A ROMFS image at `path` of the folder `tree` (host side), its folders and files as
+    they are (tools.bench: the staged umqtt's .mpy files)."""
+    from mpremote.romfs import VfsRomWriter
+
+    rom = VfsRomWriter()
+
+    def add(folder):
+        for name in sorted(os.listdir(folder)):
+            full = os.path.join(folder, name)
+            if os.path.isdir(full):
+                rom.opendir(name)
+                add(full)
+                rom.closedir()
+            else:
+                with open(full, "rb") as f:
+                    rom.mkfile(name, f.read())
+
+    add(tree)
+    with open(path, "wb") as f:
+        f.write(rom.finalise())
+    return path
+
+
+def compiled_image(folder, path):
+    """A ROMFS image at `path` of the Python modules under `folder` (the modules a stock
+    build freezes: tools/sim/board/portfrozen.py), each compiled to bytecode as the port's
+    build freezes it, so that they run where they lie, outside the heap (host side; the
+    ESP32 twin when it plays the board's heap). Kept while the sources are unchanged."""
+    import hashlib
+    import shutil
+    import tempfile
+
+    from tools.board import deploy
+
+    sources = []
+    for top, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        sources += [os.path.join(top, n) for n in sorted(files) if n.endswith(".py")]
+    key = hashlib.sha256()
+    for src in sources:
+        with open(src, "rb") as f:
+            key.update(os.path.relpath(src, folder).encode() + f.read())
+    stamp = path + ".key"
+    try:
+        with open(stamp) as f:
+            if f.read() == key.hexdigest() and os.path.exists(path):
+                return path
+    except OSError:
+        pass
+    with tempfile.TemporaryDirectory(prefix="portrom-") as tree:
+        for src in sources:
+            rel = os.path.relpath(src, folder)[:-3] + ".mpy"
+            os.makedirs(os.path.join(tree, os.path.dirname(rel)), exist_ok=True)
+            deploy.compile_mpy(src, os.path.join(tree, rel))
+        write_image(tree, path + ".tmp")
+    shutil.move(path + ".tmp", path)
+    with open(stamp, "w") as f:
+        f.write(key.hexdigest())
+    return path

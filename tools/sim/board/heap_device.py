@@ -20,7 +20,9 @@ frozen modules do (tools/sim/board/frozenrom.py).
 `code` prints `held BYTES` (gc.mem_alloc() after a collection, less the same before) and
 `modules` (every module that came in and stays loaded: the firmware's own and umqtt; the
 stand-ins, this script and its helpers are loaded before the count, so the figure holds
-none of the simulator's code). `imports` first takes away every free byte beyond BUDGET
+none of the simulator's code); with `net`, `dial BYTES`: what the link's way up
+(boardlib.netdial, boardlib.netdns) adds while it connects. `imports` first takes away
+every free byte beyond BUDGET
 (as tools/sim/board/run.py --heap-budget does), then imports: `imported 1`, or the port's
 MemoryError. That is the heap an import needs at its peak: a source compiled on the board
 needs far more while it compiles than it keeps.
@@ -52,7 +54,11 @@ def _stub_machine():
 # settings the network link (_net) and the settings' reader (boardlib.config).
 BOARD = ("firmware.run", "firmware.powerup", "firmware.hw", "boardlib.link",
          "boardlib.tm1637")
-NET = ("boardlib.mqttlink", "boardlib.netconfig")
+# The network link with TLS (boardlib.nettls: a TLS board keeps it while connected) and the
+# settings' checks (dropped with the boot modules).
+NET = ("boardlib.mqttlink", "boardlib.nettls", "boardlib.netconfig")
+# Loaded while the link connects, then dropped (boardlib/netdial.py, and the name's lookup).
+DIAL = ("boardlib.netdial", "boardlib.netdns")
 
 
 def load(net):
@@ -74,6 +80,12 @@ def held(net):
     print("held", gc.mem_alloc() - before)
     # every module the count took in: the firmware's alone (tests/test_boot_modules.py)
     print("modules", ",".join(sorted(set(sys.modules) - had)))
+    if net:  # what a (re)connection loads on top, for a while
+        before = gc.mem_alloc()
+        for name in DIAL:
+            __import__(name)
+        gc.collect()
+        print("dial", gc.mem_alloc() - before)
 
 
 def imports(budget, net):
@@ -102,7 +114,7 @@ def tls_objects():
     base = gc.mem_alloc()
     context = tls.SSLContext(tls.PROTOCOL_TLS_CLIENT)
     context.verify_mode = tls.CERT_NONE
-    try:  # the one suite the network link offers (boardlib.mqttlink.TLS_CIPHER)
+    try:  # the one suite the network link offers (boardlib.nettls.CIPHER)
         context.set_ciphers(["TLS-ECDHE-ECDSA-WITH-AES-128-GCM-SHA256"])
     except (ValueError, AttributeError):
         pass

@@ -235,8 +235,9 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
     net = getattr(app.board, "net", None)
     if net is not None:
         from boardlib import link, mqttlink
+        from tools.sim.board import netstate
 
-        on_the_broker = mqttlink.ON_THE_BROKER
+        on_the_broker = netstate.ON_THE_BROKER
         away = (mqttlink.OFF, mqttlink.JOIN, mqttlink.WAIT)  # nothing reaches the broker
         if skip is not None:
             skip.stride_ms = link.HEARTBEAT_MS  # every heartbeat the board would send
@@ -295,6 +296,22 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
             t = skip.next_time(t + STEP_MS, end)  # over idle stretches in strides
     if check:
         sys.stderr.write("checked: %d board states\n" % checked)
+
+
+def _kept(name):
+    pass
+
+
+def keep_link_modules():
+    """The modules the network link loads for a while and drops (boardlib/netdial.py and
+    the two it loads) imported now and kept: with --heap-budget the code is a frozen
+    board's, in flash, where nothing is dropped and an import costs no heap."""
+    from boardlib import mqttlink
+
+    mqttlink.forget = _kept
+    import boardlib.netdial  # noqa: F401
+    import boardlib.netdns  # noqa: F401
+    import boardlib.nettls  # noqa: F401
 
 
 def _hear_host(net):
@@ -358,6 +375,9 @@ def main(argv):
     if opts["heap_budget"] is not None:
         # every module the run will import, before the heap is pinned
         import rules_core.snapshot  # noqa: F401
+
+        if sim.board.net is not None:
+            keep_link_modules()
 
         if opts["interactive"]:
             import tools.sim.board.interactive  # noqa: F401

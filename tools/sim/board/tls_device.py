@@ -14,10 +14,11 @@ import gc
 import sys
 import time
 
-from boardlib import mqttlink, netsock
+from boardlib import mqttlink, nettls
+from tools.sim.board import netstate
 from tools.sim.board.wlan import FakeWLAN
 
-_Gate = netsock.Gate
+_Gate = nettls.Gate
 
 
 class _WholeAnswer(_Gate):
@@ -32,9 +33,9 @@ class _WholeAnswer(_Gate):
 def main(argv):
     port, ca, cipher, gated, user, password = argv
     if cipher != "firmware":
-        mqttlink.TLS_CIPHER = cipher
+        nettls.CIPHER = cipher
     if gated == "0":
-        netsock.Gate = _WholeAnswer
+        nettls.Gate = _WholeAnswer
     net = {"ssid": "club", "password": "pinboard", "host": "127.0.0.1", "port": int(port),
            "user": user, "pass": password, "tls": True, "key": "00" * 16, "id": user}
     ahead = [0]  # the simulated WiFi's join takes 1.5 s: skipped
@@ -52,7 +53,7 @@ def main(argv):
         now = time.ticks_add(now, 10)
         gc.isenabled()
         link.poll(now)
-        print("poll", mqttlink.STATE_NAMES[state])
+        print("poll", netstate.NAMES[state])
         if link.state == mqttlink.UP and not link._outbox:
             break
         if link.last_error:
@@ -60,7 +61,7 @@ def main(argv):
             break
         time.sleep_ms(5 if state in (mqttlink.JOIN, mqttlink.WAIT) else 1)
     gc.isenabled()
-    print("end", mqttlink.STATE_NAMES[link.state])
+    print("end", netstate.NAMES[link.state])
 
 
 main(sys.argv[1:])

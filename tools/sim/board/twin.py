@@ -58,7 +58,7 @@ import tty
 from boardlib.shot import BUTTON_NAMES
 from firmware.boards import esp32_devkit as profile
 from tools.port import upy
-from tools.sim.board import frozen, portfrozen
+from tools.sim.board import frozen, frozenrom, portfrozen
 from tools.sim.board.esp32 import releases
 from tools.sim.board.flash import TIMINGS
 
@@ -283,7 +283,9 @@ class Twin:
         if self.radio is not None:
             args += ["--radio", self.radio.chip_config(), "--wifi", "1" if self.wifi else "0"]
         if self.gc_heap:
-            args += ["--heap", str(self.gc_heap)]
+            # the port's frozen modules as the board holds them: their code outside the heap
+            args += ["--heap", str(self.gc_heap), "--port-rom", frozenrom.compiled_image(
+                self.port_frozen, os.path.join(self.state_dir, "port.romfs"))]
         if self.idf_left is not None:
             args += ["--idf-left", str(self.idf_left)]
         proc = upy.popen(args, heapsize=self.heapsize, interpreter=self.interpreter_path,

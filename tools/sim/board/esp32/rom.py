@@ -4,7 +4,8 @@
         [--mode friendly|raw] [--version 1.24.1] [--ticks-start MS] [--uptime-ms MS]
         [--display tm1637|max7219] [--line-nf N] [--inputs GPIO=LEVEL,...]
         [--ctl-in FD --ctl-out FD] [--link PTY] [--frozen DIR] [--port-frozen DIR]
-        [--radio FILE] [--heap BYTES] [--idf-left BYTES] [--flash-timing typical|max|none]
+        [--port-rom FILE] [--radio FILE] [--heap BYTES] [--idf-left BYTES]
+        [--flash-timing typical|max|none]
 
 Started by tools.sim.board.twin (the host side), once per boot: a soft or hard reset ends
 this process and the host starts the next. Follows ports/esp32/main.c: the board's
@@ -29,7 +30,10 @@ taken away (an import of a module it does not have fails, `next()` takes no defa
 (`ssl`/`tls`, `uasyncio`), and its `network`, `socket` and TLS modules are the twin's
 (espnet.py). --port-frozen DIR: the Python modules a stock build of that release freezes
 (umqtt and the rest, tools/sim/board/portfrozen.py), read-only at /.port, which
-sys.path has where the ESP32 has `.frozen`: before /lib. --radio FILE: the club's WiFi
+sys.path has where the ESP32 has `.frozen`: before /lib. --port-rom FILE: the same modules
+compiled, in a ROMFS image (tools/sim/board/frozenrom.py) mounted at /.port, whose bytecode
+runs where it lies, as a frozen module's does: the twin gives it when it plays the board's
+heap, which a frozen module's code is not in. --radio FILE: the club's WiFi
 (tools/sim/board/radio.py); without it no access point is in reach; --wifi 0: its access
 point is off at power-up (the host's `N 1` brings it). --heap BYTES: the GC
 heap the board has (the twin's own modules are not counted: a ballast takes the rest of
@@ -59,7 +63,8 @@ def parse(argv):
     opts = {"--state": None, "--cause": "PWR", "--mode": "friendly", "--version": "1.24.1",
             "--ticks-start": "0", "--uptime-ms": "0", "--display": "tm1637",
             "--line-nf": "10", "--inputs": "", "--ctl-in": None, "--ctl-out": None,
-            "--link": None, "--frozen": None, "--port-frozen": None, "--radio": None,
+            "--link": None, "--frozen": None, "--port-frozen": None, "--port-rom": None,
+            "--radio": None,
             "--heap": "0", "--idf-left": None, "--unique-id": None,
             "--flash-timing": "typical", "--wifi": "1"}
     for i in range(0, len(argv) - 1, 2):
@@ -329,6 +334,10 @@ def main(argv):
                         opts["--link"], esptime.uptime_us)
     hardware.radio_switch = espnet.set_up
     esptime.idle = hardware.settle
+    port_rom = None
+    if opts["--port-rom"]:  # read while the host's files are still the root
+        with open(opts["--port-rom"], "rb") as f:
+            port_rom = f.read()
     vfs = _mount_flash(opts["--state"], opts["--flash-timing"])
     vfs.version = version
     chip_id = opts["--unique-id"]
@@ -355,7 +364,13 @@ def main(argv):
     os.mount(vfs, "/")
     os.chdir("/")
     sys.path[:] = ["", ".frozen", "/lib"]
-    if opts["--port-frozen"]:
+    if opts["--port-rom"]:
+        # as the ESP32 holds them: bytecode that runs where it lies, not in the heap
+        import vfs as _vfs
+
+        _vfs.mount(_vfs.VfsRom(port_rom), PORT_MOUNT)
+        sys.path.insert(1, PORT_MOUNT)
+    elif opts["--port-frozen"]:
         vfs.overlay(PORT_MOUNT, os.VfsPosix(opts["--port-frozen"]))
         sys.path.insert(1, PORT_MOUNT)
     if opts["--frozen"]:
