@@ -13,9 +13,11 @@ HEAPSIZE = "512K"
 
 def case_a_long_game_resumes_in_a_heap_little_larger_than_its_history():
     # A 950-shot game's snapshot is about 4.7 KB, its history 3.8 KB. Resumed, the game
-    # holds its history and checkpoints with their room to grow, made once: with 9 KB of
+    # holds its history and checkpoints with their room to grow, made once: with 11 KB of
     # heap besides the snapshot read from flash it resumes (a copy of the snapshot, a
-    # slice of it and its bytearray, then the first growth, each held at once, did not).
+    # slice of it and its bytearray, then the first growth, each held at once, needed
+    # about 14 KB). It needs 9 to 10 KB, by where the modules loaded before it lie: the
+    # test leaves it a KB more.
     micropython_only("a heap cut down to a budget")
     import gc
 
@@ -28,7 +30,7 @@ def case_a_long_game_resumes_in_a_heap_little_larger_than_its_history():
     state = g.state_json()
     g = None
     gc.collect()
-    ballast = pin(9 * 1024)
+    ballast = pin(11 * 1024)
     try:
         resumed = snapshot.unpack(memoryview(data))
         ok = resumed.state_json() == state and len(resumed.history) == 950 * 4
@@ -36,5 +38,5 @@ def case_a_long_game_resumes_in_a_heap_little_larger_than_its_history():
         ok = None
     ballast = None  # noqa: F841 - the whole heap again
     gc.collect()
-    check(ok is not None, "no room to resume a 950-shot game in 9 KB")
+    check(ok is not None, "no room to resume a 950-shot game in 11 KB")
     check(ok, "the resumed game is not the one packed")
