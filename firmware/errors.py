@@ -28,6 +28,11 @@
 | 93 | out of memory while starting: the firmware does not fit this board's heap |
 """
 
+import sys
+import time
+
+from boardlib import layout
+
 try:
     from micropython import const
 except ImportError:  # CPython: the integer itself
@@ -76,3 +81,51 @@ def sensor_code(sensors):
         if kind:
             return kind * 10 + spot
     return 0
+
+
+# Err 93, made when this module loads: a heap that later runs out may have no room even for
+# the strings that drawing it takes (a new qstr pool is a block of its own).
+NO_MEMORY_SCREEN = bytearray(8)
+layout.error(NO_MEMORY_SCREEN, NO_MEMORY)
+_FEED_MS = const(250)  # halt()'s feeding period
+
+
+def show(board, code):
+    """Err `code` on the display (or the screen `code` when it is one already); False when
+    the display could not be written (a full heap, a broken display)."""
+    if isinstance(code, int):
+        buf = bytearray(8)
+        layout.error(buf, code)
+    else:
+        buf = code
+    try:
+        board.display.show(buf)
+        return True
+    except Exception:  # a broken display, or no memory even for that: tried again
+        return False
+
+
+def halt(board, exc, code=LOOP_FAILED):
+    """Show Err 91 (or `code`, or a screen) and keep the watchdog fed until someone
+    interrupts (Ctrl-C)."""
+    import gc
+
+    if hasattr(sys, "print_exception"):
+        sys.print_exception(exc)
+    else:
+        print(repr(exc))
+    try:
+        import micropython
+
+        micropython.kbd_intr(3)  # a uart0 link turned Ctrl-C off: give the owner it back
+    except (ImportError, AttributeError):
+        pass
+    shown = show(board, code)
+    tries = 0
+    while True:
+        board.wdt.feed()
+        time.sleep_ms(_FEED_MS)
+        if not shown and tries < 20:  # what was in the way may be garbage by now
+            tries += 1
+            gc.collect()
+            shown = show(board, code)

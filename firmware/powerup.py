@@ -8,8 +8,8 @@ is given: the simulator's); too old a MicroPython shows Err 92; `undo` held down
 mode (SAFE on the display, no game, no watchdog, the REPL free, e.g. to fix /board.cfg
 after `link: "uart0"`); otherwise the game is loaded (journal replay), then the watchdog
 is armed. The application's code is loaded before the modules that build the board,
-which are dropped (firmware.run.BOOT_MODULES) before the game is read. A heap too small
-for the code and the game shows Err 93 (made at start-up: firmware.run._NO_MEMORY).
+which are dropped (BOOT_MODULES, below) before the game is read. A heap too small
+for the code and the game shows Err 93 (made at start-up: firmware.errors.NO_MEMORY_SCREEN).
 """
 
 import sys
@@ -17,13 +17,20 @@ import sys
 from boardlib import layout
 from firmware import errors
 from firmware.board import UNDO_BUTTON
-from firmware.run import _NO_MEMORY, BOOT_MODULES, _halt, _show_code, forget
 
 SAFE_WORD = "SAFE"
 # The application's own modules (firmware.app and what only it imports): dropped again when
 # the heap runs out before the game starts, to leave room for saying so.
 _APP_MODULES = ("firmware.app", "firmware.screens", "firmware.sound", "boardlib.journal",
                 "boardlib.inputs", "boardlib.calls", "boardlib.castle")
+
+# Used once, at power-up: firmware.powerup (the checks and the start of the game), and to
+# build the ESP32 board firmware.hw and firmware.assemble, the board profile and the
+# configuration file's reader and checks, the `net` settings' too (boardlib.netconfig: a
+# networked board checks them at boot, and the link keeps the checked values, not the
+# checks); tools.bench counts them apart, as boot_mpy_bytes.
+BOOT_MODULES = ("firmware.powerup", "firmware.hw", "firmware.assemble",
+                "firmware.boards.esp32_devkit", "boardlib.config", "boardlib.netconfig")
 
 
 def boot(board, clock):
@@ -33,7 +40,7 @@ def boot(board, clock):
         board = _build()
     old = too_old()
     if old is not None:  # Err 92, and the REPL free: nothing of the game starts
-        _show_code(board, errors.MICROPYTHON_TOO_OLD)
+        errors.show(board, errors.MICROPYTHON_TOO_OLD)
         print("pinboard: " + old)
         return old
     word = hold_word(board)
@@ -54,11 +61,12 @@ def boot(board, clock):
             pass
         _forget(had, ("rules_core",) + _APP_MODULES)  # what the failed start left
         if board.net is None:
-            _halt(board, exc, _NO_MEMORY)
+            errors.halt(board, exc, errors.NO_MEMORY_SCREEN)
         # The game comes first: a networked board starts again at once without its
         # network link (boardlib.mqttlink.start_without, which leaves /net.noroom)
         sys.modules["boardlib.mqttlink"].start_without(errors.NO_MEMORY)
-        _halt(board, exc, _NO_MEMORY)  # the flash took no file: no second start
+        # the flash took no file: no second start
+        errors.halt(board, exc, errors.NO_MEMORY_SCREEN)
     board.arm_watchdog()  # after the journal replay: a slow boot must not reset the board
     return app
 
@@ -165,4 +173,15 @@ def _no_room_to_build(exc):
         display = hw.bare_display()
     except MemoryError:
         pass
-    _halt(_Bare(display), exc, _NO_MEMORY)
+    errors.halt(_Bare(display), exc, errors.NO_MEMORY_SCREEN)
+
+
+def forget(names):
+    """Drop the modules `names` (dotted) from sys.modules and from their packages."""
+    for name in names:
+        sys.modules.pop(name, None)
+        parent, _, child = name.rpartition(".")
+        try:  # an imported submodule is also an attribute of its package
+            delattr(sys.modules[parent], child)
+        except (KeyError, AttributeError):
+            pass

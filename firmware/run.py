@@ -29,14 +29,11 @@ docs/esp32.md says why):
 
 import io
 import select
-import sys
 import time
 
-from boardlib import layout
 from firmware import errors
 
 STEP_MS = 5  # the simulator's virtual time advances by this much a step (tick)
-UPKEEP_MS = 250  # the halt loop's feeding period
 _POLL = 3  # MicroPython's stream ioctl: MP_STREAM_POLL
 _POLLIN = 1
 
@@ -112,19 +109,6 @@ def tick(app, now_ms):
             app.part_failed(exc)
 
 
-# Err 93, made when this module loads: a heap that later runs out may have no room even for
-# the strings that drawing it takes (a new qstr pool is a block of its own).
-_NO_MEMORY = bytearray(8)
-layout.error(_NO_MEMORY, errors.NO_MEMORY)
-# Used once, at power-up: firmware.powerup (the checks and the start of the game), and to
-# build the ESP32 board firmware.hw and firmware.assemble, the board profile and the
-# configuration file's reader and checks, the `net` settings' too (boardlib.netconfig: a
-# networked board checks them at boot, and the link keeps the checked values, not the
-# checks); tools.bench counts them apart, as boot_mpy_bytes.
-BOOT_MODULES = ("firmware.powerup", "firmware.hw", "firmware.assemble",
-                "firmware.boards.esp32_devkit", "boardlib.config", "boardlib.netconfig")
-
-
 def start(board=None, clock=time.ticks_ms):
     """Power-up (firmware.powerup: the board built, the checks, the game read), then the
     board's loop for ever; returns only when the game does not start (a word or a
@@ -132,63 +116,11 @@ def start(board=None, clock=time.ticks_ms):
     from firmware import powerup
 
     app = powerup.boot(board, clock)
-    forget(BOOT_MODULES)  # (powerup too: its code goes once boot() has returned)
+    powerup.forget(powerup.BOOT_MODULES)  # (powerup too: its code goes once boot() returned)
     del powerup
     if isinstance(app, str):
         return app
     try:
         Runner(app, clock).run()
     except Exception as exc:  # the board shows it instead of resetting
-        _halt(app.board, exc)
-
-
-def forget(names):
-    """Drop the modules `names` (dotted) from sys.modules and from their packages."""
-    for name in names:
-        sys.modules.pop(name, None)
-        parent, _, child = name.rpartition(".")
-        try:  # an imported submodule is also an attribute of its package
-            delattr(sys.modules[parent], child)
-        except (KeyError, AttributeError):
-            pass
-
-
-def _show_code(board, code):
-    """Err `code` on the display (or the screen `code` when it is one already); False when
-    the display could not be written (a full heap, a broken display)."""
-    if isinstance(code, int):
-        buf = bytearray(8)
-        layout.error(buf, code)
-    else:
-        buf = code
-    try:
-        board.display.show(buf)
-        return True
-    except Exception:  # a broken display, or no memory even for that: tried again
-        return False
-
-
-def _halt(board, exc, code=errors.LOOP_FAILED):
-    """Show Err 91 (or `code`, or a screen) and keep the watchdog fed until someone
-    interrupts (Ctrl-C)."""
-    import gc
-
-    if hasattr(sys, "print_exception"):
-        sys.print_exception(exc)
-    else:
-        print(repr(exc))
-    try:
-        import micropython
-
-        micropython.kbd_intr(3)  # a uart0 link turned Ctrl-C off: give the owner it back
-    except (ImportError, AttributeError):
-        pass
-    shown = _show_code(board, code)
-    tries = 0
-    while True:
-        board.wdt.feed()
-        time.sleep_ms(UPKEEP_MS)
-        if not shown and tries < 20:  # what was in the way may be garbage by now
-            tries += 1
-            gc.collect()
-            shown = _show_code(board, code)
+        errors.halt(app.board, exc)

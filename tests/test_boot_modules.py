@@ -46,7 +46,7 @@ def test_a_playing_board_holds_none_of_the_modules_counted_apart(tmp_path, mpy):
 def test_the_bench_counts_apart_the_modules_the_firmware_drops_after_boot():
     from tools.bench.harness import BOOT_MODULES
 
-    with open(os.path.join(upy.ROOT, "firmware", "run.py")) as f:
+    with open(os.path.join(upy.ROOT, "firmware", "powerup.py")) as f:
         source = f.read()
     tree = ast.parse(source)
     dropped = next(node.value for node in tree.body if isinstance(node, ast.Assign)

@@ -9,7 +9,7 @@ or sources, exactly what `make deploy` copies), so that the modules come in as t
 do. The modules are imported in the board's order (`firmware.run.start`): the modules that
 build the board (firmware.hw and what it imports for the default configuration: the
 TM1637 driver, the serial link, and with `net` the network link), then those the firmware
-drops once the board is built are dropped (`firmware.run.BOOT_MODULES`), then
+drops once the board is built are dropped (`firmware.powerup.BOOT_MODULES`), then
 `firmware.app`. Nothing is built: the figure is the code and the modules' own objects, not
 the board's buffers. `machine` (and `network`) are small
 stand-ins made before counting: on the board they are C.
@@ -65,8 +65,8 @@ def load(net):
     """Import what a playing board holds, in the board's order (see the module)."""
     for name in BOARD + (NET if net else ()):
         __import__(name)
-    run = sys.modules["firmware.run"]
-    run.forget(run.BOOT_MODULES)
+    powerup = sys.modules["firmware.powerup"]
+    powerup.forget(powerup.BOOT_MODULES)
     __import__("firmware.app")
 
 
