@@ -9,7 +9,7 @@ name up (boardlib/netdns.py, loaded for the lookup alone), the TCP connect, the 
 (boardlib/nettls.py), then MQTT's CONNECT and SUBSCRIBE, each answer taken in a later poll.
 
 umqtt.simple is written for blocking sockets: its `connect()` and `subscribe()` send a
-packet and then read the broker's answer. `mqttlink.Stream` lets them do that in two polls
+packet and then read the broker's answer. `netstream.Stream` lets them do that in two polls
 without waiting in either (docs/network.md, "Replies"): the first call is *recorded* (what
 umqtt writes is sent, and its read of the answer raises `Later` when the answer is not there
 yet); once the answer has arrived, the same call is *replayed*: what it writes must be the
@@ -32,7 +32,7 @@ import sys
 from umqtt import simple
 
 from boardlib import errors
-from boardlib.mqttlink import (
+from boardlib.netstream import (
     DIAL,
     HANDSHAKE,
     JOIN,
@@ -62,7 +62,7 @@ _DIAL_MS = const(5000)  # a TCP connect that takes longer has failed
 _REPLY_MS = const(10000)
 _CONNACK = const(4)  # bytes of the broker's answers: CONNACK, SUBACK
 _SUBACK = const(5)
-_RECORD = const(1)  # Stream's modes (mqttlink)
+_RECORD = const(1)  # Stream's modes (netstream)
 _REPLAY = const(2)
 _NORMAL = const(0)
 

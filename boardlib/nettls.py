@@ -23,7 +23,7 @@ import select
 import sys
 
 from boardlib import errors
-from boardlib.mqttlink import HANDSHAKE, LOGIN, Stream
+from boardlib.netstream import HANDSHAKE, LOGIN, Stream
 from boardlib.ticks import ticks_diff
 
 try:

@@ -75,7 +75,7 @@ def idle_poll_alloc(port, user, password):
     micropython_only("gc.mem_alloc and umqtt")
     import time
 
-    from boardlib import mqttlink
+    from boardlib import mqttlink, netstream
     from tools.sim.board import netstate
     from tools.sim.board.wlan import FakeWLAN
 
@@ -84,10 +84,10 @@ def idle_poll_alloc(port, user, password):
     link = mqttlink.NetLink(net, FakeWLAN(time.ticks_ms), time.ticks_ms())
     for _ in range(500):
         link.poll(time.ticks_ms())
-        if link.state == mqttlink.UP and not link._outbox:
+        if link.state == netstream.UP and not link._outbox:
             break
         time.sleep_ms(10)
-    check(link.state == mqttlink.UP, "connected: %s" % netstate.NAMES[link.state])
+    check(link.state == netstream.UP, "connected: %s" % netstate.NAMES[link.state])
     return bytes_per_idle_poll(link, 1000)
 
 
@@ -130,7 +130,7 @@ def tls_connect(port, ca_file, user, password):
     micropython_only("umqtt and the tls module")
     import time
 
-    from boardlib import mqttlink
+    from boardlib import mqttlink, netstream
     from tools.sim.board import netstate
     from tools.sim.board.flash import RamBlockDev, mount
     from tools.sim.board.wlan import FakeWLAN
@@ -151,17 +151,17 @@ def tls_connect(port, ca_file, user, password):
         link.poll(time.ticks_ms())
         if gate is None:
             gate = link._gate  # made in this poll, as the TCP connection opened
-        if before == mqttlink.HANDSHAKE or link.state == mqttlink.HANDSHAKE:
+        if before == netstream.HANDSHAKE or link.state == netstream.HANDSHAKE:
             handshake_polls += 1
             if gate is not None:
                 read = gate.records - read_before  # the broker's records read whole
                 records += read
                 most_in_a_poll = max(most_in_a_poll, read)
-        if (link.state == mqttlink.UP and not link._outbox) or link.last_error:
+        if (link.state == netstream.UP and not link._outbox) or link.last_error:
             break
         time.sleep_ms(10)
     idle = None
-    if link.state == mqttlink.UP:
+    if link.state == netstream.UP:
         idle = bytes_per_idle_poll(link, 500)
     return [netstate.NAMES[link.state], link.last_error, link.connects,
             handshake_polls, records, most_in_a_poll, idle]
@@ -220,7 +220,7 @@ def case_tls_gate_completes_one_record_a_poll():
 
 
 def tls_backpressure(port, ca_file, packets, size):
-    """Write `packets` numbered packets of `size` bytes through mqttlink.Stream over TLS to a
+    """Write `packets` numbered packets of `size` bytes through netstream.Stream over TLS to a
     server on `port` that does not read for a while: [times the socket pushed back, packets
     written, bytes still queued]. What the server reads must be every packet, in
     order: mbedtls finishes a record it began only when given the same length again."""
@@ -228,7 +228,7 @@ def tls_backpressure(port, ca_file, packets, size):
     import socket
     import time
 
-    from boardlib import mqttlink, nettls
+    from boardlib import netstream, nettls
 
     with open(ca_file, "rb") as f:
         context = nettls.context(f.read(), nettls.CIPHER)
@@ -237,7 +237,7 @@ def tls_backpressure(port, ca_file, packets, size):
     sock.connect(socket.getaddrinfo("127.0.0.1", port)[0][-1])
     ssl = context.wrap_socket(sock, server_hostname="127.0.0.1")  # the handshake, blocking
     sock.setblocking(False)
-    stream = mqttlink.Stream(ssl, time.ticks_ms, tls=True)
+    stream = netstream.Stream(ssl, time.ticks_ms, tls=True)
     pushed_back = written = 0
     deadline = time.ticks_add(time.ticks_ms(), 20000)
     while (written < packets or stream.tx_len) and time.ticks_diff(deadline,

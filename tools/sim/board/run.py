@@ -234,11 +234,11 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
     skip = None if stepping else IdleSkip(sim, app, levels, tick, STEP_MS, now)
     net = getattr(app.board, "net", None)
     if net is not None:
-        from boardlib import link, mqttlink
+        from boardlib import link, netstream
         from tools.sim.board import netstate
 
         on_the_broker = netstate.ON_THE_BROKER
-        away = (mqttlink.OFF, mqttlink.JOIN, mqttlink.WAIT)  # nothing reaches the broker
+        away = (netstream.OFF, netstream.JOIN, netstream.WAIT)  # nothing reaches the broker
         if skip is not None:
             skip.stride_ms = link.HEARTBEAT_MS  # every heartbeat the board would send
         heard = _hear_host(net)
@@ -277,7 +277,7 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
             ahead = int(t / speed) - time.ticks_diff(time.ticks_ms(), started)
             if ahead > 0:
                 time.sleep_ms(ahead)
-        elif net is not None and (talking(heard, net, t, mqttlink.UP)
+        elif net is not None and (talking(heard, net, t, netstream.UP)
                                   or net.state in on_the_broker):
             # The broker is a real program, answering in real time: while the board waits
             # on it, the board's clock keeps real time, so that a handshake of 50 ms is not
@@ -306,9 +306,9 @@ def keep_link_modules():
     """The modules the network link loads for a while and drops (boardlib/netdial.py and
     the two it loads) imported now and kept: with --heap-budget the code is a frozen
     board's, in flash, where nothing is dropped and an import costs no heap."""
-    from boardlib import mqttlink
+    from boardlib import mqttlink, netstream
 
-    mqttlink.forget = _kept
+    mqttlink.forget = netstream.forget = _kept
     import boardlib.netdial  # noqa: F401
     import boardlib.netdns  # noqa: F401
     import boardlib.nettls  # noqa: F401

@@ -14,7 +14,7 @@ import gc
 import sys
 import time
 
-from boardlib import mqttlink, nettls
+from boardlib import mqttlink, netstream, nettls
 from tools.sim.board import netstate
 from tools.sim.board.wlan import FakeWLAN
 
@@ -54,12 +54,12 @@ def main(argv):
         gc.isenabled()
         link.poll(now)
         print("poll", netstate.NAMES[state])
-        if link.state == mqttlink.UP and not link._outbox:
+        if link.state == netstream.UP and not link._outbox:
             break
         if link.last_error:
             print("error", link.last_error)
             break
-        time.sleep_ms(5 if state in (mqttlink.JOIN, mqttlink.WAIT) else 1)
+        time.sleep_ms(5 if state in (netstream.JOIN, netstream.WAIT) else 1)
     gc.isenabled()
     print("end", netstate.NAMES[link.state])
 

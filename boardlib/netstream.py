@@ -1,0 +1,222 @@
+"""What the network link's parts share: the socket umqtt reads and writes, its "not yet",
+the link's states, and the dropping of modules the link loads for a while.
+
+    from boardlib.netstream import UP, Later, Stream, forget
+    link._sock = Stream(raw_sock, clock)     # boardlib/netdial.py, boardlib/nettls.py
+    forget("netdial")                        # its code goes once nothing holds it
+
+The network link (boardlib/mqttlink.py), its way up (boardlib/netdial.py) and its TLS
+(boardlib/nettls.py) all import this module and none of them imports another at its top:
+the link loads the other two only while it needs them.
+
+`Stream` is what umqtt.simple reads and writes: buffers over the non-blocking socket, so that
+umqtt's writes never block and its reads never wait (boardlib/netdial.py says how its
+connect() and subscribe() take their answers in later polls).
+
+A TLS write that mbedtls could not finish (the socket pushed back) has made a record of the
+bytes it was given, and the next write must hand it the same length: it then sends the rest
+of that record and reports that length sent, whatever else the buffer holds by then (mbedtls
+`ssl_write_real`). So `Stream` writes exactly the same length again after a TLS write that
+pushed back, and only then the bytes queued behind it.
+"""
+
+import errno
+import select
+import sys
+
+try:
+    from micropython import const
+except ImportError:  # CPython: the integer itself
+    const = int
+
+
+_TX_BUF = const(1024)
+_RX_BUF = const(256)
+_REC_BUF = const(320)  # a CONNECT: client id, last will, user and password (netconfig limits)
+_NORMAL = const(0)  # Stream's modes (boardlib/netdial.py sets them)
+_RECORD = const(1)
+_REPLAY = const(2)
+
+# Where the link is (tools/sim/board/netstate.py names them).
+OFF = const(0)
+JOIN = const(1)
+DIAL = const(2)
+LOGIN = const(3)
+SUBSCRIBE = const(4)
+UP = const(5)
+WAIT = const(6)
+HANDSHAKE = const(7)
+RESOLVE = const(8)
+
+
+def forget(name):
+    """Drop boardlib's module `name` (loaded for a while): once nothing holds its functions,
+    the collector takes its code."""
+    sys.modules.pop("boardlib." + name, None)
+    try:
+        delattr(sys.modules["boardlib"], name)
+    except (KeyError, AttributeError):
+        pass
+
+
+class Later(Exception):
+    """umqtt read an answer that has not arrived yet (the call is replayed when it has)."""
+
+
+class Stream:
+    """What umqtt.simple reads and writes: a connected non-blocking socket with buffers.
+
+    write() never blocks: bytes go to a buffer that flush() drains as far as the socket
+    takes them (OSError when the buffer is full: the connection is dropped). read(n) gives
+    n bytes that have arrived; in blocking mode (umqtt's) a read of bytes that are not there
+    yet raises Later: nothing ever waits. `ready()` says whether a whole MQTT packet has
+    arrived, so that `check_msg()` is called only then."""
+
+    def __init__(self, sock, clock, tls=False):
+        self.sock = sock
+        self.clock = clock
+        self.tls = tls
+        self.poller = select.poll()
+        self.poller.register(sock, select.POLLIN)
+        self.tx = bytearray(_TX_BUF)
+        self.tx_len = 0
+        self.retry = 0  # TLS: the length of the write mbedtls has begun
+        self.rx = bytearray(_RX_BUF)
+        self.rx_len = 0
+        self.blocking = True
+        self.received_at = clock()
+        self.rec = bytearray(_REC_BUF)
+        self.rec_len = 0
+        self.mode = _NORMAL
+        self.replayed = 0
+
+    # -- what umqtt calls -------------------------------------------------------------------
+
+    def setblocking(self, flag):
+        self.blocking = flag
+
+    def settimeout(self, seconds):
+        pass  # umqtt 1.5+ asks for one in connect(); nothing here waits
+
+    def connect(self, addr):
+        pass  # already connected, without blocking, by the link
+
+    def close(self):
+        pass  # the link closes the real socket (umqtt 1.7+ closes an old one in connect())
+
+    def write(self, buf, length=None):
+        if isinstance(buf, str):
+            buf = buf.encode()
+        if length is None:
+            length = len(buf)
+        if self.mode == _REPLAY:
+            at = self.replayed
+            if at + length > self.rec_len or self.rec[at:at + length] != buf[:length]:
+                raise ValueError("umqtt wrote other bytes the second time")
+            self.replayed = at + length
+            return length
+        if self.tx_len + length > _TX_BUF:
+            raise OSError(errno.ENOBUFS)
+        if self.mode == _RECORD:
+            if self.rec_len + length > _REC_BUF:
+                raise OSError(errno.ENOBUFS)
+            self.rec[self.rec_len:self.rec_len + length] = buf[:length]
+            self.rec_len += length
+        self.tx[self.tx_len:self.tx_len + length] = buf[:length]
+        self.tx_len += length
+        # Not sent yet: umqtt writes a packet in pieces, and small pieces each on the wire
+        # would wait for the broker's delayed ACK (Nagle). flush() sends them in one go.
+        return length
+
+    def read(self, n):
+        self.flush()  # what umqtt wrote is what the broker is to answer
+        while self.rx_len < n and self._fill():
+            pass
+        if self.rx_len < n:
+            if not self.blocking and self.rx_len == 0:
+                return None
+            raise Later()
+        out = bytes(self.rx[:n])
+        self.rx[:self.rx_len - n] = self.rx[n:self.rx_len]
+        self.rx_len -= n
+        return out
+
+    # -- what the link calls ----------------------------------------------------------------
+
+    def has(self, n):
+        """True when n bytes from the broker are here (read from the socket if need be)."""
+        while self.rx_len < n and self._fill():
+            pass
+        return self.rx_len >= n
+
+    def room(self):
+        return _TX_BUF - self.tx_len
+
+    def flush(self):
+        n = self.retry or self.tx_len
+        if not n:
+            return
+        try:
+            sent = self.sock.write(memoryview(self.tx)[:n])
+        except OSError as exc:
+            if exc.args[0] != errno.EAGAIN:
+                raise
+            sent = None
+        if sent is None:  # the socket pushed back
+            if self.tls:
+                self.retry = n  # mbedtls made a record of these n bytes: n again, no more
+            return
+        self.retry = 0
+        if sent:
+            self.tx[:self.tx_len - sent] = self.tx[sent:self.tx_len]
+            self.tx_len -= sent
+
+    def ready(self):
+        """True when a whole MQTT packet from the broker is here. An idle call asks the
+        poller only: no exception, no bytes object, nothing allocated."""
+        if self.rx_len < 2:
+            for _ in self.poller.ipoll(0):
+                break
+            else:
+                return False
+            if not self._fill() and self.rx_len < 2:
+                return False
+        return self._whole()
+
+    def _whole(self):
+        # fixed header: type, then the remaining length in 1-4 bytes of 7 bits (MQTT 2.2.3)
+        rx = self.rx
+        length = shift = 0
+        at = 1
+        while True:
+            if at >= self.rx_len:
+                if self._fill():
+                    continue
+                return False
+            byte = rx[at]
+            length |= (byte & 0x7F) << shift
+            at += 1
+            if not byte & 0x80:
+                break
+            shift += 7
+            if shift > 21:
+                raise OSError(errno.EIO)  # no MQTT length is that long
+        total = at + length
+        if total > _RX_BUF:
+            raise OSError(errno.ENOBUFS)  # no command is that long: not the broker
+        while self.rx_len < total:
+            if not self._fill():
+                return False
+        return True
+
+    def _fill(self):
+        if self.rx_len >= _RX_BUF:
+            return False
+        got = self.sock.readinto(memoryview(self.rx)[self.rx_len:])
+        if got is None:
+            return False
+        if not got:
+            raise OSError(errno.ECONNRESET)  # the broker closed the connection
+        self.rx_len += got
+        self.received_at = self.clock()
+        return True
