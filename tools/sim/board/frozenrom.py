@@ -59,7 +59,7 @@ def compiled_image(folder, path):
     import shutil
     import tempfile
 
-    from tools.board import deploy
+    from tools.port import mpycross
 
     sources = []
     for top, dirs, files in os.walk(folder):
@@ -80,7 +80,7 @@ def compiled_image(folder, path):
         for src in sources:
             rel = os.path.relpath(src, folder)[:-3] + ".mpy"
             os.makedirs(os.path.join(tree, os.path.dirname(rel)), exist_ok=True)
-            deploy.compile_mpy(src, os.path.join(tree, rel))
+            mpycross.compile_file(src, os.path.join(tree, rel), mpycross.ESP32_FLAGS)
         write_image(tree, path + ".tmp")
     shutil.move(path + ".tmp", path)
     with open(stamp, "w") as f:
