@@ -77,7 +77,7 @@ def test_an_armed_watchdog_survives_a_soft_reset_and_cannot_be_stopped(tmp_path)
                        "+", "soft-reset")
         assert out.returncode == 0 and "False False" in out.stdout, out.stdout + out.stderr
         twin.wait_output("task_wdt", timeout=10)
-        assert twin.resets == ["PWR", "SOFT", "WDT"]
+        assert twin.wait_resets(3, timeout=10) == ["PWR", "SOFT", "WDT"]
 
 
 def test_asyncio_sleeps_end_on_10_ms_ticks_and_ticks_wrap_at_2_30(tmp_path):

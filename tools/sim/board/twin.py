@@ -220,6 +220,17 @@ class Twin:
             time.sleep(0.02)
         raise TimeoutError("no %r in %r" % (text, bytes(self.output[-400:])))
 
+    def wait_resets(self, count, timeout=30.0):
+        """Wait until the chip has started `count` times; returns `resets` (their causes).
+        A reset's message comes before the chip starts again: wait for this, not for it."""
+        deadline = time.monotonic() + timeout
+        while len(self.resets) < count:
+            if time.monotonic() >= deadline:
+                raise TimeoutError("%d starts, not %d: %r" % (len(self.resets), count,
+                                                              self.resets))
+            time.sleep(0.02)
+        return list(self.resets)
+
     # -- power and resets ------------------------------------------------------------------
 
     def power_cycle(self):
