@@ -7,6 +7,7 @@ everything, reset the board so that the new firmware starts by itself, and the g
 go on where it was: no shot lost.
 """
 
+import re
 import time
 
 import pytest
@@ -33,8 +34,7 @@ CFG = {"watchdog_ms": 2000}
 
 def _game_in_progress(twin):
     twin.wait_display(scores_shown, timeout=60)
-    play_shot(twin, fallen=(1, 2))
-    return play_shot(twin, fallen=(3,))
+    return play_shot(twin, fallen=(1, 2, 3))  # a shot scored: the game is under way
 
 
 @pytest.mark.parametrize("mpy", [False, True], ids=["sources", "mpy"])
@@ -46,6 +46,12 @@ def test_deploy_over_a_running_game_resumes_it(tmp_path, mpy):
         mark = len(twin.displays)
         out = make_deploy(twin.usb_path, mpy=mpy)
         assert out.returncode == 0, out.stdout + out.stderr
+        said = re.search(r"copied (\d+) files.*\((\d+) unchanged", out.stdout)
+        copied, kept = int(said.group(1)), int(said.group(2))
+        if mpy:  # the board had the sources: every module is new to it
+            assert copied > 40 and kept < 5, out.stdout
+        else:  # the very files it has are kept; main.py, which the hold set aside, comes back
+            assert copied == 1 and kept > 40, out.stdout
         # copied, reset into the new firmware, which started by itself
         assert twin.resets[-1] == "HARD" and "WDT" not in twin.resets, twin.resets
         twin.wait_display(lambda text: "HArd" in text, timeout=60, since=mark)
@@ -103,7 +109,8 @@ def test_uart0_link_needs_safe_mode_to_get_back_in_and_the_game_survives(tmp_pat
     flash(tmp_path, cfg={"watchdog_ms": 2000, "link": "uart0"})
     with booted(tmp_path) as twin:
         scores = _game_in_progress(twin)
-        out = run_deploy(twin.usb_path)  # Ctrl-C is a data byte for the link now
+        # Ctrl-C is a data byte for the link now: the REPL never answers
+        out = run_deploy(twin.usb_path, "--wait", "4")
         assert out.returncode == 1 and "hold undo" in out.stderr, out.stdout + out.stderr
         twin.set_button("undo", True)  # hold undo while the board powers up
         twin.power_cycle()

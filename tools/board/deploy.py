@@ -331,7 +331,22 @@ def connect(port, timeout):
         "says SAFE), then deploy again." % (port, last))
 
 
+# The SHA-256 of each file named that the board has (a missing one: nothing printed).
+_HASHES = ("import hashlib, binascii\nfor p in %r:\n try:\n  f=open(p,'rb')\n except OSError:\n"
+           "  continue\n h=hashlib.sha256()\n while True:\n  b=f.read(512)\n  if not b:\n"
+           "   break\n  h.update(b)\n f.close()\n print(p, binascii.hexlify(h.digest()).decode())")
+
+
+def board_hashes(board, paths):
+    """{path: its SHA-256 in hex} of those of `paths` that are on the board."""
+    out = board.run(_HASHES % (sorted(paths),))
+    return dict(line.split() for line in out.splitlines() if len(line.split()) == 2)
+
+
 def copy(board, dest, say):
+    """Copy the staged tree `dest` to the board, but the files it already has as staged
+    (compared by SHA-256, as `mpremote cp` does), then check every file's hash on the board.
+    main.py goes last, so that a copy cut short never starts a half-copied firmware."""
     files = []
     for folder, dirs, names in os.walk(dest):
         dirs.sort()
@@ -342,20 +357,22 @@ def copy(board, dest, say):
     folders = sorted({t[:i] for _, t in files for i in range(len(t)) if t[i] == "/"})
     board.run("import os\nfor d in %r:\n try:\n  os.mkdir(d)\n except OSError:\n  pass"
               % (folders,))
-    total = 0
     sums = {}
     for path, target in files:
         with open(path, "rb") as f:
+            sums[target] = hashlib.sha256(f.read()).hexdigest()
+    had = board_hashes(board, sums)
+    total = copied = 0
+    for path, target in files:
+        if had.get(target) == sums[target]:
+            continue  # the board has this very file
+        with open(path, "rb") as f:
             data = f.read()
         board.write_file(target, data)
-        sums[target] = hashlib.sha256(data).hexdigest()
         total += len(data)
-    say("copied %d files, %d bytes" % (len(files), total))
-    out = board.run(
-        "import hashlib, binascii\nfor p in %r:\n h=hashlib.sha256()\n f=open(p,'rb')\n"
-        " while True:\n  b=f.read(512)\n  if not b:\n   break\n  h.update(b)\n f.close()\n"
-        " print(p, binascii.hexlify(h.digest()).decode())" % (sorted(sums),))
-    got = dict(line.split() for line in out.splitlines() if line.strip())
+        copied += 1
+    say("copied %d files, %d bytes (%d unchanged, kept)" % (copied, total, len(files) - copied))
+    got = board_hashes(board, sums)
     bad = [t for t in sums if got.get(t) != sums[t]]
     if bad:
         raise DeployError("these files did not arrive intact: %s" % ", ".join(bad))
@@ -430,14 +447,14 @@ def hold(board, port):
 
 
 def deploy(port, mpy=True, reset=True, say=print, net=False, remove_copies=False, ca=None,
-           config=None):
+           config=None, wait=ANSWER_WAIT_S):
     # a folder of this run's own: two deploys at once (two boards) never stage into one
     dest = os.path.join(ROOT, "build", "deploy", str(os.getpid()))
     ca_bytes = ca_certificate(ca) if ca else None
     cfg_bytes = board_config(config) if config else None
     if not remove_copies:
         stage(dest, mpy=mpy)
-    board = connect(port, ANSWER_WAIT_S)
+    board = connect(port, wait)
     try:
         if reset:
             # Come back without the firmware first: no watchdog, the REPL free, whatever
@@ -507,6 +524,8 @@ def main(argv=None):
                    help="a board with a frozen build: remove the unused copies of the "
                    "firmware's packages from its flash (the game is kept)")
     p.add_argument("--package-json", action="store_true", help="rewrite package.json for mip")
+    p.add_argument("--wait", type=float, default=ANSWER_WAIT_S, metavar="SECONDS",
+                   help="how long to wait for the board's REPL to answer (default %(default)s)")
     args = p.parse_args(argv)
     if args.package_json:
         with open(os.path.join(ROOT, "package.json"), "w") as f:
@@ -531,7 +550,8 @@ def main(argv=None):
             return 2  # bad input: refused before the board is touched
     try:
         deploy(args.port, mpy=not args.src, reset=not args.no_reset, net=args.net,
-               remove_copies=args.remove_copies, ca=args.ca, config=args.config)
+               remove_copies=args.remove_copies, ca=args.ca, config=args.config,
+               wait=args.wait)
     except DeployError as exc:
         sys.stderr.write("deploy: %s\n" % exc)
         return 1
