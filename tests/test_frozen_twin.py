@@ -106,8 +106,7 @@ def test_mip_install_then_a_frozen_build_over_its_files(tmp_path):
         assert "Copying: //main.py" in out.stdout, out.stdout
         twin.power_cycle()
         twin.wait_display(scores_shown, timeout=60)
-        play_shot(twin, fallen=(1, 2))
-        scores = play_shot(twin, fallen=(3,))
+        scores = play_shot(twin, fallen=(1, 2, 3))
     assert {"boot.py", "main.py", "firmware", "rules_core", "boardlib", "umqtt"} <= set(
         list_flash(tmp_path))
 
