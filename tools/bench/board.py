@@ -42,6 +42,11 @@ from tools.bench.harness import (
 )
 from tools.port import upy
 
+# What a run of the board's loop asks the clock's and the flash's stand-ins (bench_device.py
+# run_tasks), in the order of clock_costs.
+STAND_IN_CALLS = ("clock_ticks_ms", "clock_ipoll", "clock_waited", "clock_actions",
+                  "flash_read", "flash_write", "flash_ioctl")
+
 
 def instruction_figures(sizes, install, workdir, interp, free):
     valgrind = find_valgrind(install)
@@ -60,19 +65,16 @@ def instruction_figures(sizes, install, workdir, interp, free):
     # the shot runs hold the table's schedule of their shots too (made before the count)
     early = _board_heap(interp, free, shots=shots)
     late = _board_heap(interp, free, late_image, shots)
-    runs = {"tasks0": ["tasks", 0], "tasks": ["tasks", sizes["ticks"]],
-            "calling": ["calling", sizes["ticks"]],
+    # Each run of the board's loop counts an empty window before its own (the loop entered
+    # and left at once), which is taken away; the resume run counts a load of nothing first.
+    runs = {"tasks": ["tasks", sizes["ticks"]], "calling": ["calling", sizes["ticks"]],
             "early": ["taskshots", shots], "late": ["taskshots", shots, late_image],
-            "clock": ["clock", sizes["clock"]], "resume0": ["resume", 0, game_dir],
-            "resume": ["resume", 1, game_dir]}
-    heaps = {"tasks0": fresh, "tasks": fresh, "calling": fresh, "early": early, "late": late,
-             "clock": COST_HEAP, "resume0": RESUME_HEAP, "resume": RESUME_HEAP}
+            "clock": ["clock", sizes["clock"]], "resume": ["resume", 1, game_dir]}
+    heaps = {"tasks": fresh, "calling": fresh, "early": early, "late": late,
+             "clock": COST_HEAP, "resume": RESUME_HEAP}
     with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
-        futures = {
-            k: pool.submit(callgrind, valgrind, v, workdir, heaps[k], interp,
-                           not k.startswith("resume"))
-            for k, v in runs.items()
-        }
+        futures = {k: pool.submit(callgrind, valgrind, v, workdir, heaps[k], interp, True)
+                   for k, v in runs.items()}
         got = {}
         failed = {}  # a shot run that fails (the heap the board leaves): said, not hidden
         for k, f in futures.items():
@@ -85,20 +87,22 @@ def instruction_figures(sizes, install, workdir, interp, free):
     costs = clock_costs(got["clock"][0], sizes["clock"])
 
     def board(name):
-        """A run's window less what the clock's stand-ins added to it."""
-        (window,), said = got[name]
-        calls = (said["clock_ticks_ms"], said["clock_ipoll"], said["clock_waited"],
-                 said["clock_actions"], said["flash_read"], said["flash_write"],
-                 said["flash_ioctl"])
+        """A run's window less its empty window, each less what the clock's stand-ins
+        added to it."""
+        (empty, window), said = got[name]
         if said.get("errors"):
             raise Unavailable("the firmware's task raised %s times in the %s run"
                               % (said["errors"], name))
-        return window - sum(c * k for c, k in zip(calls, costs, strict=True)), said
 
-    idle0, _ = board("tasks0")
+        def own(counted, prefix):
+            calls = [said[prefix + key] for key in STAND_IN_CALLS]
+            return counted - sum(c * k for c, k in zip(calls, costs, strict=True))
+
+        return own(window, "") - own(empty, "zero_"), said
+
     idle, said = board("tasks")
-    tick = (idle - idle0) / sizes["ticks"]
-    calling = (board("calling")[0] - idle0) / sizes["ticks"]  # a call always playing
+    tick = idle / sizes["ticks"]
+    calling = board("calling")[0] / sizes["ticks"]  # a call always playing
     per_shot = {}
     for name in ("early", "late"):
         try:
@@ -111,11 +115,12 @@ def instruction_figures(sizes, install, workdir, interp, free):
         if said["shots"] != shots:
             raise Unavailable("the %s run scored %s of %d shots" % (name, said["shots"], shots))
         ticks = said["board_ms"] / TICK_MS
-        per_shot[name] = (total - idle0 - ticks * tick) / shots
+        per_shot[name] = (total - ticks * tick) / shots
     # "at any point of a game": the figure is the costlier of the two, or none when one of
     # them could not be played in the heap the board leaves (the notes say why)
     shot = None if failed else max(per_shot.values())
-    resume = got["resume"][0][0] - got["resume0"][0][0]
+    nothing, loaded = got["resume"][0]
+    resume = loaded - nothing
     read_back = device(["resume", 1, game_dir], heapsize=RESUME_HEAP, interp=interp)["shots"]
     out = {"tick_instr": round(tick),
            "esp32_tick_us_est": round(esp32_us(tick, interp), 1),
