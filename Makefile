@@ -7,10 +7,10 @@ PORT ?=
 DB ?= $(HOME)/.pinboard/games.db
 SIM_STATE ?= sim-state
 # The suite on two computing workers, a third for the modules that race real time and a
-# fourth for those that wait on a broker or a link, each kind one module after another
-# (they mostly wait; tests/conftest.py says which and why); PYTEST_WORKERS= runs it all in
-# one process.
-PYTEST_WORKERS ?= -n 4 --dist loadgroup --no-loadscope-reorder
+# fourth and fifth for those that wait on a broker or a link, one module after another on
+# each (they mostly wait; tests/conftest.py says which and why); PYTEST_WORKERS= runs it
+# all in one process.
+PYTEST_WORKERS ?= -n 5 --dist loadgroup --no-loadscope-reorder
 
 .PHONY: venv test fuzz lint sim club config deploy check log bench upy32 clean
 

@@ -9,7 +9,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-# `make test` runs the modules on pytest-xdist workers (`-n 4 --dist loadgroup
+# `make test` runs the modules on pytest-xdist workers (`-n 5 --dist loadgroup
 # --no-loadscope-reorder`, scheduled by `ModulesAndGroups` below). Each module goes to one
 # worker whole, so that its module-scoped set-ups (a broker, the bench's smoke run, the one
 # unix-port process of a device module) are made once. A module says in its own
@@ -20,15 +20,15 @@ if ROOT not in sys.path:
 # `long(seconds)`: about how long the module takes on one worker; the longest are handed
 # out first, so that no long one starts when the other workers have run out of work (a
 # plain `pytest` runs them in that order too). Two kinds of module mostly wait rather than
-# compute, and each kind runs one module after another on a worker of its own, handed out
-# first as one unit of their summed `long` seconds, beside the two workers that compute on
-# the two cores:
+# compute, and their modules run one after another in units (GROUPS), each unit on a worker
+# of its own and handed out first, as one piece of its summed `long` seconds, beside the
+# two workers that compute on the two cores:
 #
 # - `realtime`: its tests race real time on the ESP32 twin (a board booting while deploy
-#   or mpremote knocks), the "realtime" group;
+#   or mpremote knocks): one unit, "realtime";
 # - `waits`: its tests wait on real time elsewhere (a broker and a logger taking a board's
-#   frames, a link unplugged for seconds, the board's own pace at `--speed`), the "waits"
-#   group.
+#   frames, a link unplugged for seconds, the board's own pace at `--speed`): two units,
+#   "waits" and "waits2".
 #
 # So at most two modules compute at once beside them, and a test that races real time
 # never shares the cores with more. Once its group is done, a worker takes modules like
@@ -49,20 +49,42 @@ def _seconds(item):
     return marker.args[0] if marker is not None else 0
 
 
-GROUPS = ("realtime", "waits")  # markers of the modules run one after another, by kind
+# The markers of the modules run one after another, by kind, and in how many units each
+# kind is split (its modules shared out by their `long` seconds, the longest first): the
+# waiting modules on two workers, since they mostly wait; those that race real time on one.
+GROUPS = {"realtime": 1, "waits": 2}
 _GROUP_LIST = "group_modules_file"  # workerinput key: where a worker names them
+_UNITS = {}  # module -> its unit ("waits", "waits2"), made once the modules are collected
 
 
-def _group(item):
+def _kind(item):
     for name in GROUPS:
         if item.get_closest_marker(name) is not None:
             return name
     return None
 
 
+def _group(item):
+    return _UNITS.get(item.module.__name__)
+
+
+def _share_out(modules):
+    """Each grouped module's unit: a kind's modules, the longest first, each to the unit of
+    that kind with the fewest seconds so far."""
+    units = {}
+    for module, kind, seconds in sorted(modules, key=lambda m: (-m[2], m[0])):
+        names = [kind] + ["%s%d" % (kind, n) for n in range(2, GROUPS[kind] + 1)]
+        unit = min(names, key=lambda name: (units.get(name, 0), names.index(name)))
+        units[unit] = units.get(unit, 0) + seconds
+        _UNITS[module] = unit
+
+
 def pytest_collection_modifyitems(config, items):
-    together = {}  # each group is handed out as one unit
-    for item in {item.module: item for item in items}.values():
+    firsts = {item.module: item for item in items}.values()
+    _share_out([(item.module.__name__, _kind(item), _seconds(item))
+                for item in firsts if _kind(item) is not None])
+    together = {}  # each unit is handed out whole
+    for item in firsts:
         group = _group(item)
         if group is not None:
             together[group] = together.get(group, 0) + _seconds(item)
