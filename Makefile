@@ -6,11 +6,10 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.txt upy-requirements.txt | 
 PORT ?=
 DB ?= $(HOME)/.pinboard/games.db
 SIM_STATE ?= sim-state
-# The suite on two computing workers, a third for the modules that race real time and a
-# fourth and fifth for those that wait on a broker or a link, one module after another on
-# each (they mostly wait; tests/conftest.py says which and why); PYTEST_WORKERS= runs it
-# all in one process.
-PYTEST_WORKERS ?= -n 5 --dist loadgroup --no-loadscope-reorder
+# The suite on two computing workers, two more for the modules that race real time and two
+# for those that wait on a broker or a link, one module after another on each (they mostly
+# wait; tests/conftest.py says which and why); PYTEST_WORKERS= runs it all in one process.
+PYTEST_WORKERS ?= -n 6 --dist loadgroup --no-loadscope-reorder
 
 .PHONY: venv test fuzz lint sim club config deploy check log bench upy32 clean
 

@@ -9,7 +9,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-# `make test` runs the modules on pytest-xdist workers (`-n 5 --dist loadgroup
+# `make test` runs the modules on pytest-xdist workers (`-n 6 --dist loadgroup
 # --no-loadscope-reorder`, scheduled by `ModulesAndGroups` below). Each module goes to one
 # worker whole, so that its module-scoped set-ups (a broker, the bench's smoke run, the one
 # unix-port process of a device module) are made once. A module says in its own
@@ -25,13 +25,13 @@ if ROOT not in sys.path:
 # two workers that compute on the two cores:
 #
 # - `realtime`: its tests race real time on the ESP32 twin (a board booting while deploy
-#   or mpremote knocks): one unit, "realtime";
+#   or mpremote knocks): two units, "realtime" and "realtime2";
 # - `waits`: its tests wait on real time elsewhere (a broker and a logger taking a board's
 #   frames, a link unplugged for seconds, the board's own pace at `--speed`): two units,
 #   "waits" and "waits2".
 #
 # So at most two modules compute at once beside them, and a test that races real time
-# never shares the cores with more. Once its group is done, a worker takes modules like
+# never shares the cores with more computing ones. Once its group is done, a worker takes modules like
 # the others.
 
 
@@ -50,9 +50,9 @@ def _seconds(item):
 
 
 # The markers of the modules run one after another, by kind, and in how many units each
-# kind is split (its modules shared out by their `long` seconds, the longest first): the
-# waiting modules on two workers, since they mostly wait; those that race real time on one.
-GROUPS = {"realtime": 1, "waits": 2}
+# kind is split (its modules shared out by their `long` seconds, the longest first), each
+# unit on a worker of its own: they mostly wait.
+GROUPS = {"realtime": 2, "waits": 2}
 _GROUP_LIST = "group_modules_file"  # workerinput key: where a worker names them
 _UNITS = {}  # module -> its unit ("waits", "waits2"), made once the modules are collected
 

@@ -12,7 +12,7 @@ from twin_helpers import booted, flash, scores_shown
 
 from tools.port import upy
 
-pytestmark = [pytest.mark.long(6), pytest.mark.realtime]
+pytestmark = [pytest.mark.long(11), pytest.mark.realtime]
 
 
 def test_make_check_on_the_twin_then_the_scoreboard_again(tmp_path):

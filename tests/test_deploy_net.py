@@ -14,7 +14,7 @@ from twin_helpers import booted, flash, list_flash, mpremote, run_deploy
 from tools.board import deploy
 from tools.port import upy, upylib
 
-pytestmark = [pytest.mark.long(5), pytest.mark.realtime]
+pytestmark = [pytest.mark.long(17), pytest.mark.realtime]
 
 NET = {"ssid": "club", "password": "pinboard", "host": "127.0.0.1", "port": 1883,
        "user": "t1", "pass": "t1-pw", "key": "ab" * 32, "id": "t1"}

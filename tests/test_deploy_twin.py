@@ -27,7 +27,7 @@ from tools.board import deploy
 from tools.port import mpycross
 from tools.sim.board import frozen
 
-pytestmark = [pytest.mark.long(70), pytest.mark.realtime]
+pytestmark = [pytest.mark.long(96), pytest.mark.realtime]
 
 CFG = {"watchdog_ms": 2000}
 

@@ -37,7 +37,7 @@ from twin_helpers import (
 from tools.port import upy
 from tools.sim.board import frozen
 
-pytestmark = [pytest.mark.long(20), pytest.mark.realtime]
+pytestmark = [pytest.mark.long(36), pytest.mark.realtime]
 
 CFG = {"watchdog_ms": 8000}  # the default: armed, and longer than a loaded host's pauses
 STALE = "raise RuntimeError('a stale copy ran')\n"  # as firmware/run.py and check.py

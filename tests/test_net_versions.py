@@ -43,7 +43,7 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("openssl") is None,
                        reason="openssl is not installed (.ci/run installs it)"),
     # a dozen twins at once on a slow radio: with the real-time modules, one at a time
-    pytest.mark.realtime, pytest.mark.long(22),
+    pytest.mark.realtime, pytest.mark.long(70),
 ]
 
 FLASHFS = upy.entry("flashfs")

@@ -12,7 +12,7 @@ from twin_helpers import booted, flash, mpremote
 
 from tools.sim.board.esp32.espsys import mpy_of
 
-pytestmark = [pytest.mark.long(15), pytest.mark.realtime]
+pytestmark = [pytest.mark.long(25), pytest.mark.realtime]
 
 PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "board_programs")
 
