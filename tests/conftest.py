@@ -31,8 +31,8 @@ if ROOT not in sys.path:
 #   "waits" and "waits2".
 #
 # So at most two modules compute at once beside them, and a test that races real time
-# never shares the cores with more computing ones. Once its group is done, a worker takes modules like
-# the others.
+# never shares the cores with more computing ones. Once its unit is done, a worker takes
+# modules like the others.
 
 
 def pytest_configure(config):
