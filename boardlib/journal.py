@@ -107,10 +107,6 @@ _PAD = "settle.pad"
 # bytes): at most one sector erased, 45 ms, and 16 page programs, 6.4 ms (W25Q32JV
 # typical; docs/persistence.md, "Compaction in pieces").
 _PIECE = const(1024)
-# Of each long buffer of the game's own that a snapshot writes (its history, checkpoints),
-# the last _TAIL bytes are copied aside when the compaction begins: an undo takes them
-# from the game (a record, a checkpoint) before record() finishes the compaction.
-_TAIL = const(32)
 _WRITE = const(0)  # a compaction's stages, per copy
 _CLOSE = const(1)
 _JOURNAL = const(2)
@@ -567,19 +563,15 @@ class _Compaction:
     def __init__(self, header, parts, jheader):
         self.header = header
         self.jheader = jheader
-        # Per part: (buffer, length, tail). A short part, or one that is not the game's own
-        # buffer, is kept as bytes; a long bytearray of the game (history, checkpoints)
-        # is written from the game, up to the length it had, but for its last bytes, kept
-        # here (an undo cuts them off; an event only adds after them).
+        # The parts as the codec gave them: bytes, and views of the game's own chunks
+        # (rules_core.snapshot.parts), whose bytes stay as they are until the game's next
+        # event, and record() finishes the compaction before it appends that event. (Were
+        # they changed, the CRC of what was written would not be the header's: whole()
+        # says so and the compaction begins again.) A bytearray is the codec's own buffer:
+        # copied, it is short.
         sources: list = []
         for part in parts:
-            n = len(part)
-            if type(part) is bytes:
-                sources.append((part, n, None))
-            elif n <= 2 * _TAIL:
-                sources.append((bytes(part), n, None))
-            else:
-                sources.append((part, n, bytes(memoryview(part)[n - _TAIL:])))
+            sources.append(bytes(part) if type(part) is bytearray else part)
         self.sources = sources
         self.journals = []  # the copies' new journals, open
         self.file = None  # the snapshot being written
@@ -588,14 +580,12 @@ class _Compaction:
         self.part = 0  # the next byte to write: part, offset in it
         self.offset = 0
         self.check = 0  # the CRC of what this copy's snapshot has been given so far
-        self.spoiled = False  # a part could not be written as it was
 
     def next_copy(self):
         self.copy += 1
         self.stage = _WRITE
         self.part = 0
         self.offset = 0
-        self.spoiled = False
 
     def write_piece(self):
         """Up to _PIECE bytes more of the snapshot into self.file; True once all are."""
@@ -603,31 +593,17 @@ class _Compaction:
         sources = self.sources
         f = self.file
         while room and self.part < len(sources):
-            buf, n, tail = sources[self.part]
+            buf = sources[self.part]
+            n = len(buf)
             at = self.offset
             end = at + room if at + room < n else n
-            if tail is None:
-                view = memoryview(buf)[at:end]
-            else:
-                cut = n - len(tail)
-                if at >= cut:
-                    view = memoryview(tail)[at - cut:end - cut]
-                else:
-                    if end > cut:
-                        end = cut
-                    if len(buf) < end:  # the game lost bytes the snapshot needs
-                        self.spoiled = True
-                        end = len(buf) if len(buf) > at else at
-                    view = memoryview(buf)[at:end]
             if end > at:
+                view = memoryview(buf)[at:end]
                 f.write(view)
                 self.check = crc32(view, self.check)
             room -= end - at
             if end >= n:
                 self.part += 1
-                self.offset = 0
-            elif self.spoiled:
-                self.part += 1  # short: the CRC says so
                 self.offset = 0
             else:
                 self.offset = end
@@ -635,7 +611,7 @@ class _Compaction:
 
     def whole(self):
         """True if the snapshot written is the one its header's CRC describes."""
-        return not self.spoiled and self.check == struct.unpack_from("<I", self.header, 12)[0]
+        return self.check == struct.unpack_from("<I", self.header, 12)[0]
 
 
 def _close_all(files):

@@ -6,9 +6,9 @@
     lk.send_hello(firmware_version, "PWR", now_ms)    # reset cause: a name or a number
     lk.game = game_number                      # carried by every game frame, for people
     lk.game_id[:] = identity                   # 8 random bytes made with the game
-    lk.send_event(len(game.history) // 4, record, player, points, to, now_ms)
+    lk.send_event(game.history.count, record, player, points, to, now_ms)
     lk.send_state(snapshot.pack_state(game), now_ms, game.history)
-    lk.send_undo(len(game.history) // 4, now_ms)
+    lk.send_undo(game.history.count, now_ms)
     kind = lk.poll(now_ms)                     # when lk.any() or lk.due has come
     if kind == link.CMD_NEW_GAME:              # lk.cmd_settings(): rules, distance, teams...
         ...; lk.ack(lk.cmd_seq)                # or lk.nack(lk.cmd_seq, link.ERR_REFUSED)
@@ -207,14 +207,19 @@ class Link:
 
     def send_state(self, payload, now_ms, history=b""):
         """The packed board state (rules_core.snapshot.pack_state) with the count and
-        CRC-32 of the game's event records (``game.history``), so that the host can tell
-        whether it holds every event the state counts."""
+        CRC-32 of the game's event records (``game.history``, a rules_core.game.History
+        kept in chunks, or the records as bytes), so that the host can tell whether it
+        holds every event the state counts."""
         length = len(payload)
         if length > _MAX_PAYLOAD - _GAME_HEAD - 6:
             raise ValueError("state payload too long: %d bytes" % length)
         at = self._game_head()
         raw = self._raw
-        count = len(history)
+        kind = type(history)
+        if kind is bytes or kind is bytearray or kind is memoryview:
+            count = len(history)
+        else:  # a game's History: its count, not a call of its __len__
+            count = history.count * _RECORD
         struct.pack_into("<H", raw, at, (count // _RECORD) & 0xFFFF)
         if count:  # the CRC straight into the frame: no 32-bit int is made
             self._events_crc(history, count, raw, at + 2)
@@ -237,7 +242,11 @@ class Link:
             start = 0
             self._crc_of = history if cuts >= 0 else None
             self._crc_cuts = cuts
-        crc32_more(history, start, count, reg)
+        kind = type(history)
+        if kind is bytes or kind is bytearray or kind is memoryview:
+            crc32_more(history, start, count, reg)
+        else:  # the chunks the records are in, a run at a time
+            history.each(start, count, crc32_more, reg)
         self._crc_len = count
         crc32_reg_put(reg, out, at)
 

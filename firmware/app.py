@@ -613,7 +613,7 @@ class App:
 
     def _send_event(self, now_ms):
         game = self.game
-        self.link.send_event(len(game.history) // 4, self._record, game.last_player,
+        self.link.send_event(game.history.count, self._record, game.last_player,
                              game.last_points, game.last_to, now_ms)
 
     def undo(self, now_ms):
@@ -625,13 +625,13 @@ class App:
             return False
         self._store(self.store.record_undo, self.game)
         if self.link is not None and self._started:
-            self.link.send_undo(len(self.game.history) // 4, now_ms)
+            self.link.send_undo(self.game.history.count, now_ms)
         self._changed(now_ms, shot_event=False)
         return True
 
     def new_game(self, settings, now_ms):
         game = self._new_game_from(settings)  # raises GameError on bad settings
-        if self.game is not None and self.game.history:
+        if self.game is not None and self.game.history.count:
             self._keep(self.game)
         self.game = game
         self.numbering.number = (self.numbering.number + 1) & 0xFFFF
@@ -717,7 +717,7 @@ class App:
             except (GameError, ValueError, KeyError):
                 link.nack(seq, errors.BAD_SETTINGS)
                 return
-            if self.game.history and not self.game.finished and not link.replace:
+            if self.game.history.count and not self.game.finished and not link.replace:
                 # Never silently: the players confirm on the board (ok), or the host says
                 # REPLACE. Either way the game replaced is kept until it is logged.
                 self.asked = settings
@@ -757,7 +757,7 @@ class App:
         link = self.link
         game = self.game
         if (link.cmd_game != self.numbering.game_id
-                or link.cmd_index != len(game.history) // 4 + 1):
+                or link.cmd_index != game.history.count + 1):
             link.nack(seq, ERR_REFUSED)
             return
         record = link.cmd_record
@@ -782,13 +782,12 @@ class App:
             link.game = self.kept_numbering.number  # the event goes out as the kept game's
             link.game_id[:] = self.kept_numbering.game_id
         else:
-            history = b""
-        if not 0 < index <= len(history) // 4:
+            history = None
+        if history is None or not 0 < index <= history.count:
             link.nack(seq, ERR_REFUSED)
         else:
             link.ack(seq)
-            at = (index - 1) * 4
-            link.send_event(index, history[at:at + 4], 0, 0, 0, now_ms, resent=True)
+            link.send_event(index, history.record(index - 1), 0, 0, 0, now_ms, resent=True)
         self._number_link()
 
 

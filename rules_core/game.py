@@ -12,6 +12,14 @@ The rules of each id live in ddbu.py, ceb.py and russian.py; this module holds w
 share. Every event is a 4-byte record (rules_core.events) appended to ``history``. Undo
 restores the nearest checkpoint (a compact copy of the state taken every few events) and
 replays the records after it, so undo costs the same on a long game as on a short one.
+
+``history`` (a History) keeps the records and the checkpoints in chunks of one fixed size,
+taken one at a time as the game goes on: a long game never asks the heap for a block
+larger than a chunk (docs/performance.md). It reads as the bytes of its records:
+
+    len(g.history) // 4                        # events (the board reads g.history.count)
+    bytes(g.history), g.history.tobytes()      # the records, one after the other
+    g.history[4:8], g.history.record(1)        # the second record
 """
 
 from rules_core import events, savedstate
@@ -43,10 +51,17 @@ _STATUS_NAMES = ("playing", "break", "finished")
 
 _MAX_COUNT = const(0xFFFF)
 CHECKPOINT_EVERY = const(32)
-_HISTORY_ROOM = const(256)  # bytes: the history grows by this much at a time
-_MARKS_ROOM = const(224)  # and the checkpoints eight (of SAVE_SIZE, 28 bytes) at a time
 RESERVE_EVENTS = const(32)  # reserve() keeps room for at least this many events
-_NO_SAVE = bytes(SAVE_SIZE)  # room for the next checkpoint, written over at once
+# A chunk of the history: the checkpoints of its events, then the events' records. 128
+# events (docs/performance.md, "The history in chunks"): 4 checkpoints of SAVE_SIZE (28)
+# bytes and 128 records of RECORD_SIZE (4) bytes, 624 bytes in all. Checkpoint k is of the
+# state after event 32 k, so a chunk holds the checkpoints its own events are replayed from.
+_CHUNK_EVENTS = const(128)
+_CHUNK_SHIFT = const(7)  # events >> _CHUNK_SHIFT: the chunk of an event
+_CHUNK_MARKS = const(4)  # _CHUNK_EVENTS // CHECKPOINT_EVERY
+_RECORDS_AT = const(112)  # _CHUNK_MARKS * SAVE_SIZE: where a chunk's records begin
+_RECORD_BYTES = const(512)  # _CHUNK_EVENTS * RECORD_SIZE
+_CHUNK_BYTES = const(624)  # _RECORDS_AT + _RECORD_BYTES
 
 
 def _as_record(record):
@@ -67,23 +82,72 @@ def _delta(record, at):
     return delta
 
 
-def _grow(buf, room):
-    """Give bytearray `buf` `room` bytes more room (taken in one piece, then cut off
-    again: the room stays); returns what it can now hold."""
-    n = len(buf)
-    buf.extend(bytes(room))
-    buf[n:] = b""
-    return n + room
+class History:
+    """A game's event records and checkpoints, in chunks of _CHUNK_BYTES made one at a time
+    (chunk i: the checkpoints of events 128 i to 128 i + 127, then their records). The
+    game writes them (Game._keep, Game._mark) and never gives a chunk back: an undo only
+    counts one event less, and the next event is written over it.
 
+    For the board: ``count`` (the events), ``chunks``, ``each()`` (the records a chunk's
+    run at a time, e.g. a CRC) and ``parts()`` (what a snapshot writes). For the host's
+    tools it reads as the bytes of its records (len(), [], iteration; ``tobytes()``), each
+    a copy."""
 
-def _with_room(view, room):
-    """A bytearray of the bytes of `view` that holds `room` bytes more without growing: one
-    block, cut short (a bytearray keeps its room)."""
-    n = len(view)
-    buf = bytearray(n + room)
-    buf[:n] = view
-    buf[n:] = b""
-    return buf
+    def __init__(self):
+        self.chunks = []
+        self.count = 0
+
+    def each(self, start, end, call, arg):
+        """call(chunk, a, b, arg) over the records' bytes start..end (offsets as in
+        tobytes()), a chunk at a time: chunk[a:b] is that run. Nothing is allocated:
+        call may be boardlib.crc32.crc32_more, arg its register."""
+        chunks = self.chunks
+        while start < end:
+            i = start // _RECORD_BYTES
+            a = start - i * _RECORD_BYTES
+            b = end - i * _RECORD_BYTES
+            if b > _RECORD_BYTES:
+                b = _RECORD_BYTES
+            call(chunks[i], _RECORDS_AT + a, _RECORDS_AT + b, arg)
+            start += b - a
+
+    def parts(self):
+        """The checkpoints (count // CHECKPOINT_EVERY + 1 of them), then the records, as
+        views of the chunks: what rules_core.snapshot.parts writes. Their bytes stay as
+        they are until the game's next event (an undo changes none)."""
+        out = []
+        left = (self.count // CHECKPOINT_EVERY + 1) * SAVE_SIZE
+        for chunk in self.chunks:
+            if left <= 0:
+                break
+            out.append(memoryview(chunk)[:min(left, _RECORDS_AT)])
+            left -= _RECORDS_AT
+        left = self.count * RECORD_SIZE
+        for chunk in self.chunks:
+            if left <= 0:
+                break
+            out.append(memoryview(chunk)[_RECORDS_AT:_RECORDS_AT + min(left, _RECORD_BYTES)])
+            left -= _RECORD_BYTES
+        return out
+
+    def record(self, n):
+        """Record n (from 0), a new bytearray."""
+        at = _RECORDS_AT + (n & (_CHUNK_EVENTS - 1)) * RECORD_SIZE
+        return self.chunks[n >> _CHUNK_SHIFT][at:at + RECORD_SIZE]
+
+    def tobytes(self):
+        """The records, one after the other (a copy)."""
+        out = bytearray()
+        # the parts after the checkpoints' (count // 32 + 1 checkpoints, 4 to a chunk)
+        for part in self.parts()[self.count // _CHUNK_EVENTS + 1:]:
+            out.extend(part)
+        return bytes(out)
+
+    def __len__(self):
+        return self.count * RECORD_SIZE
+
+    def __getitem__(self, what):
+        return self.tobytes()[what]
 
 
 class Game:
@@ -100,13 +164,8 @@ class Game:
         self.best_of = sets
         self.first = first
         self.teams = teams
-        self.history = bytearray()
+        self.history = History()
         self.cuts = 0  # times the history was cut short (undo): it only grows in between
-        self._marks = bytearray()
-        # What the two can hold without growing (a bytearray keeps its room when it is
-        # cut shorter, and MicroPython does not say how much it has).
-        self._history_room = 0
-        self._marks_room = 0
         # The state before the event being applied, to go back to if the rules refuse it:
         # made once, so that an event allocates nothing.
         self._before = bytearray(SAVE_SIZE)
@@ -166,34 +225,41 @@ class Game:
     def _load(self, data, public_only=False, at=0):
         savedstate.load(self, data, public_only, at)
 
-    def _take(self, marks, history):
-        """The checkpoints and the history of a saved game (rules_core.snapshot), copied
-        from views of it once, each with its room to grow made in the same block."""
-        self._marks = _with_room(marks, _MARKS_ROOM)
-        self._marks_room = len(marks) + _MARKS_ROOM
-        self.history = _with_room(history, _HISTORY_ROOM)
-        self._history_room = len(history) + _HISTORY_ROOM
+    def _take(self, marks, records):
+        """The checkpoints and the records of a saved game (views of its snapshot:
+        rules_core.snapshot), copied into the history's chunks, a chunk at a time."""
+        i = 0
+        while i * _RECORDS_AT < len(marks) or i * _RECORD_BYTES < len(records):
+            chunk = self._chunk(i)
+            part = marks[i * _RECORDS_AT:(i + 1) * _RECORDS_AT]
+            chunk[:len(part)] = part
+            part = records[i * _RECORD_BYTES:(i + 1) * _RECORD_BYTES]
+            chunk[_RECORDS_AT:_RECORDS_AT + len(part)] = part
+            i += 1
+        self.history.count = len(records) // RECORD_SIZE
 
     def reserve(self):
         """Make room now for the next RESERVE_EVENTS events and their checkpoint, so that
-        applying them allocates nothing (the board calls this between shots). The
-        history and the checkpoints grow a fixed step at a time: a bytearray grows by
-        exactly what is added, and small steps would move it in the heap at every event,
-        leaving the heap in pieces."""
-        history = self.history
-        if self._history_room - len(history) < RESERVE_EVENTS * RECORD_SIZE:
-            self._history_room = _grow(history, _HISTORY_ROOM)
-        if self._marks_room - len(self._marks) < SAVE_SIZE:
-            self._marks_room = _grow(self._marks, _MARKS_ROOM)
+        applying them allocates nothing (the board calls this between shots): the next
+        chunk of the history, when they would need it. The history grows a chunk at a
+        time and never moves: no block of the heap larger than a chunk is ever asked for."""
+        chunks = self.history.chunks
+        if len(chunks) <= (self.history.count + RESERVE_EVENTS) >> _CHUNK_SHIFT:
+            chunks.append(bytearray(_CHUNK_BYTES))
+
+    def _chunk(self, i):
+        """Chunk i of the history, made now if it is the next one (reserve() was not
+        called in time, or the game is being replayed without it)."""
+        chunks = self.history.chunks
+        if i == len(chunks):
+            chunks.append(bytearray(_CHUNK_BYTES))
+        return chunks[i]
 
     def _mark(self):
-        """Append a checkpoint of the state as it is now."""
-        marks = self._marks
-        n = len(marks)
-        if n + SAVE_SIZE > self._marks_room:  # reserve() was not called in time
-            self._marks_room = _grow(marks, _MARKS_ROOM)
-        marks.extend(_NO_SAVE)
-        savedstate.save_into(self, marks, n)
+        """Write the checkpoint of the state as it is now (after event 32 k: checkpoint k)."""
+        k = self.history.count // CHECKPOINT_EVERY
+        savedstate.save_into(self, self._chunk(k // _CHUNK_MARKS),
+                             (k % _CHUNK_MARKS) * SAVE_SIZE)
 
     def state(self):
         """The board state (CONTRACT section 3) plus "first", "best_of", "last_series"."""
@@ -275,28 +341,33 @@ class Game:
             raise GameError("a record is %d bytes, got %d" % (RECORD_SIZE, len(record)))
         if self.status == FINISHED:
             raise GameError("the game is finished: only undo is accepted")
-        n = len(self.history)
-        if n >= _MAX_COUNT * RECORD_SIZE:
+        n = self.history.count
+        if n >= _MAX_COUNT:
             raise GameError("the game has reached the board's limit of %d events" % _MAX_COUNT)
         self._run(record, 0)
         if self._over_limits():
-            self._restore(n // RECORD_SIZE)
+            self._restore(n)
             raise GameError("the game has reached the board's limit of %d" % _MAX_COUNT)
         self._keep(record, n)
 
     def _keep(self, record, n):
-        """Append the record just applied (the history had n bytes) and, every
-        CHECKPOINT_EVERY events, a checkpoint."""
-        history = self.history
-        if n + RECORD_SIZE > self._history_room:  # reserve() was not called in time
-            self._history_room = _grow(history, _HISTORY_ROOM)
-        history.extend(record)
-        if (n // RECORD_SIZE + 1) % CHECKPOINT_EVERY == 0:
+        """Write the record just applied as event n (from 0) and, every CHECKPOINT_EVERY
+        events, a checkpoint. Byte by byte: a slice would be an object made per event."""
+        chunk = self._chunk(n >> _CHUNK_SHIFT)
+        at = _RECORDS_AT + (n & (_CHUNK_EVENTS - 1)) * RECORD_SIZE
+        chunk[at] = record[0]
+        chunk[at + 1] = record[1]
+        chunk[at + 2] = record[2]
+        chunk[at + 3] = record[3]
+        n += 1
+        self.history.count = n
+        if n % CHECKPOINT_EVERY == 0:
             self._mark()
 
     def undo(self):
         """Take back the last shot or adjust; the state is exactly what it was before it."""
-        n = len(self.history) // RECORD_SIZE
+        history = self.history
+        n = history.count
         if n == 0:
             raise GameError("nothing to undo")
         before = self._before
@@ -307,18 +378,23 @@ class Game:
             # Only a damaged resume can get here: keep the game as it was and say so.
             self._load(before)
             raise GameError("cannot undo: the stored history is damaged (%s)" % e) from None
-        self.history[(n - 1) * RECORD_SIZE:] = b""
+        # Cut short: the event's record and a checkpoint after it stay in their chunk
+        # until the next event is written over them (and a snapshot begun before stays
+        # whole: docs/persistence.md).
+        history.count = n - 1
         self.cuts += 1
-        self._marks[((n - 1) // CHECKPOINT_EVERY + 1) * SAVE_SIZE:] = b""
 
     def _restore(self, count):
         """The state after the first `count` events of the history: their checkpoint,
         then the events after it applied again."""
         mark = count // CHECKPOINT_EVERY
-        self._load(self._marks, False, mark * SAVE_SIZE)
-        history = self.history
-        for k in range(mark * CHECKPOINT_EVERY, count):
-            self._run(history, k * RECORD_SIZE)
+        chunk = self.history.chunks[mark // _CHUNK_MARKS]  # its events are there too
+        first = mark % _CHUNK_MARKS
+        self._load(chunk, False, first * SAVE_SIZE)
+        at = _RECORDS_AT + first * (CHECKPOINT_EVERY * RECORD_SIZE)
+        for _ in range(count - mark * CHECKPOINT_EVERY):
+            self._run(chunk, at)
+            at += RECORD_SIZE
 
     def _run(self, record, at):
         """Apply the record at record[at:at + 4]: checked first, as events.decode checks

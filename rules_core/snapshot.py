@@ -24,24 +24,27 @@ _HEAD_SIZE = 7
 
 
 def pack(game):
-    return b"".join(parts(game))
+    out = bytearray()
+    for part in parts(game):  # (views of the game's chunks: bytes.join takes bytes only)
+        out.extend(part)
+    return bytes(out)
 
 
 def parts(game):
-    """pack(game) as the pieces it is joined from, the history and checkpoints being the
-    game's own buffers (no copy): a journal writes them one after the other, so a long
-    game's snapshot never needs one large block of heap. Valid until the game changes."""
-    marks = len(game._marks) // SAVE_SIZE
-    records = len(game.history) // events.RECORD_SIZE
-    return (struct.pack(_HEAD, _MAGIC, records, marks), game._save(), game._marks,
-            game.history)
+    """pack(game) as the pieces it is joined from, the checkpoints and the history being
+    views of the game's own chunks (no copy): a journal writes them one after the other,
+    so a long game's snapshot never needs one large block of heap. The views' bytes stay
+    as they are until the game's next event."""
+    records = game.history.count
+    head = struct.pack(_HEAD, _MAGIC, records, records // CHECKPOINT_EVERY + 1)
+    return (head, game._save()) + tuple(game.history.parts())
 
 
 def unpack(data):
     # Read through a view: a long game's snapshot (5 KB at 1000 events) is copied once,
-    # into the game's own arrays, which come with their room to grow made in the same
-    # block (a copy of the whole, a slice and its bytearray, then the first growth, each
-    # wanted a block of that size: a board's heap after its code had none to spare).
+    # into the game's chunks (a copy of the whole, a slice and its bytearray, then the
+    # first growth, each wanted a block of that size: a board's heap after its code had
+    # none to spare).
     data = memoryview(data)
     if len(data) < _HEAD_SIZE + SAVE_SIZE:
         raise GameError("saved game is too short (%d bytes)" % len(data))
@@ -57,10 +60,11 @@ def unpack(data):
     current = bytes(data[pos:pos + SAVE_SIZE])
     game = Game(*settings_of(current))
     pos += SAVE_SIZE
-    game._take(data[pos:pos + SAVE_SIZE * marks], data[pos + SAVE_SIZE * marks:])
-    for k in range(0, len(game.history), events.RECORD_SIZE):
+    history = data[pos + SAVE_SIZE * marks:]
+    game._take(data[pos:pos + SAVE_SIZE * marks], history)
+    for k in range(0, len(history), events.RECORD_SIZE):
         try:
-            events.decode(game.history, k)  # a check only: nothing is re-applied
+            events.decode(history, k)  # a check only: nothing is re-applied
         except events.EventError as e:
             raise GameError("saved game has a bad record %d: %s" % (k // 4, e)) from None
     game._load(current)

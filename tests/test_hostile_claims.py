@@ -130,7 +130,7 @@ def test_a_record_the_rules_refuse_is_flagged_skipped_and_nothing_crashes(tmp_pa
         # of the board's history with it)
         bad = refused_record()
         board.link.send_event(3, bad, 2, -30, 2, 0)
-        history = bytes(board.game.history) + bad
+        history = board.game.history.tobytes() + bad
         board.link.send_state(pack_state(board.game), 0, history)
         run_both(lg, board, seconds=1.0)
         assert lg.store.final(lg.last_game) == real
@@ -169,7 +169,7 @@ def test_a_file_whose_final_state_counts_a_refused_record_still_exports(tmp_path
     game = Game("ddbu", (40, 40))
     game.shot(pins=0b111)
     bad = refused_record()
-    history = bytes(game.history) + bad
+    history = game.history.tobytes() + bad
     with store.transaction():
         board = store.board("b1", "port")
         row = store.game(board, {"game_id": "00" * 8, "game": 1})

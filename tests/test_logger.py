@@ -82,7 +82,7 @@ def play(tmp_path, plan, pipe, logger, extra_s=0.5, during=None):
 
 def state_payload(game, stamp, number=1, game_id=b"G" * 8, boot_id=b"BOOT"):
     """A STATE frame's payload for ``game`` (docs/protocol.md), made by the host's hand."""
-    history = bytes(game.history)
+    history = game.history.tobytes()
     return (struct.pack("<H", number) + game_id + boot_id + struct.pack("<I", stamp)
             + struct.pack("<HI", len(history) // 4, zlib.crc32(history)) + pack_state(game))
 
@@ -431,7 +431,7 @@ def test_restore_lost_hands_the_missing_events_back(tmp_path):
     full, short, said, export, rows, losses, restores = _short_board_run(tmp_path, True)
     assert losses == [(3, 5)]
     assert restores[:2] == [4, 5]
-    assert bytes(short.history) == bytes(full.history)  # the board has all five again
+    assert short.history.tobytes() == full.history.tobytes()  # the board has all five again
     (game,) = export
     assert game["final"] == full.state() and game["complete"]
     assert game["lost_events"] == 0 and len(game["shots"]) == 5

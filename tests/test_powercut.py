@@ -57,13 +57,13 @@ def make_game(seed=7, shots=200):
 def reference_keys(events):
     """keys[t]: the fingerprint of the game after new_game and the first t events."""
     game = Game("ddbu", distance=(500, 480), sets=1, first=1)
-    keys = [fingerprint(game.state_json(), bytes(game.history))]
+    keys = [fingerprint(game.state_json(), game.history.tobytes())]
     for e in events:
         if e == UNDO:
             game.undo()
         else:
             game.apply(e)
-        keys.append(fingerprint(game.state_json(), bytes(game.history)))
+        keys.append(fingerprint(game.state_json(), game.history.tobytes()))
     return keys
 
 

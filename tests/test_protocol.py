@@ -72,7 +72,7 @@ def test_state_frame_read_by_the_host_within_96_bytes():
     assert (kind, seq) == (frames.STATE, 0)
     assert frames.parse(kind, payload) == {
         "game": 513, "game_id": "0011223344556677", "boot_id": "b0070001", "stamp": 1,
-        "history": 3, "history_crc": zlib.crc32(bytes(game.history)),
+        "history": 3, "history_crc": zlib.crc32(game.history.tobytes()),
         "packed": pack_state(game), "state": game.state()}
 
 

@@ -80,12 +80,12 @@ def try_every_command(sim, app, stream, t, seq):
     and what is open stayed as they were."""
     out = {}
     for name, kind, args in commands(app):
-        before = [bytes(app.game.history), app.game.state(), sim.visible(), app.menu is not None,
-                  app.check is not None]
+        before = [app.game.history.tobytes(), app.game.state(), sim.visible(),
+                  app.menu is not None, app.check is not None]
         stream.incoming += cases.command(kind, seq, args)
         t = play(app, t, t + 60)
-        after = [bytes(app.game.history), app.game.state(), sim.visible(), app.menu is not None,
-                 app.check is not None]
+        after = [app.game.history.tobytes(), app.game.state(), sim.visible(),
+                 app.menu is not None, app.check is not None]
         out[name] = {"answer": answer(stream, seq), "game_kept": after[:2] == before[:2],
                      "picture_kept": after[2] == before[2], "open_kept": after[3:] == before[3:]}
         seq += 1

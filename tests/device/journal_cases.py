@@ -58,7 +58,7 @@ def make_events(rules, count, seed):
 
 def same(a, b):
     return a is not None and b is not None and a.state_json() == b.state_json() and \
-        bytes(a.history) == bytes(b.history)
+        a.history.tobytes() == b.history.tobytes()
 
 
 COPIES = ("a", "b")  # the store's two copies, each in a folder of its own
@@ -123,16 +123,16 @@ def load(root):
 def prefixes(rules, recs):
     # the game after each prefix of recs (json and history), for "longest valid prefix"
     game = new(rules)
-    out = [(game.state_json(), bytes(game.history))]
+    out = [(game.state_json(), game.history.tobytes())]
     for rec in recs:
         step(game, rec)
-        out.append((game.state_json(), bytes(game.history)))
+        out.append((game.state_json(), game.history.tobytes()))
     return out
 
 
 def is_prefix(states, game, count):
     # game is the game after new_game and the first count events
-    return game is not None and states[count] == (game.state_json(), bytes(game.history))
+    return game is not None and states[count] == (game.state_json(), game.history.tobytes())
 
 
 def save_all(root):
@@ -372,10 +372,10 @@ def case_corrupt_snapshot():
     root = scratch_dir()
     recs = make_events("ddbu", 60, 6)
     store, game = new_store(root, "ddbu")
-    at_gen = {store.generation: (game.state_json(), bytes(game.history))}
+    at_gen = {store.generation: (game.state_json(), game.history.tobytes())}
     for _ in recording(store, game, recs, maintain=lambda i: True):
         if store.generation not in at_gen:  # a compaction: the snapshot holds this state
-            at_gen[store.generation] = (game.state_json(), bytes(game.history))
+            at_gen[store.generation] = (game.state_json(), game.history.tobytes())
     gen = store.generation
     store.close()
     saved = save_all(root)
@@ -397,7 +397,7 @@ def case_corrupt_snapshot():
         write(root + "/b/" + newest, bad)
         back, status = load(root)
         check(status == TRUNCATED, "status %r" % status)
-        check((back.state_json(), bytes(back.history)) == at_gen[gen - 1],
+        check((back.state_json(), back.history.tobytes()) == at_gen[gen - 1],
               "flip at %d: not the previous snapshot" % pos)
     for name in COPIES:
         write(root + "/" + name + "/" + newest, b"PBS1 nonsense")

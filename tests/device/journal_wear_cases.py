@@ -47,7 +47,8 @@ def measure(rules, blocks):
         best = min(best, time.ticks_diff(time.ticks_us(), t0))
         s.close()
     out["status"] = status
-    out["same"] = back.state_json() == game.state_json() and back.history == game.history
+    out["same"] = (back.state_json() == game.state_json()
+                   and back.history.tobytes() == game.history.tobytes())
     out["replayed"] = s.records
     out["load_us"] = best
     out["shots"] = back.shots

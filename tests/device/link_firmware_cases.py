@@ -123,8 +123,9 @@ def restore(state_dir):
     t = send(app, stream, t, 0x88, 23, game_id + bytes([2, 0]) + two)      # asked again
     t = send(app, stream, t, 0x88, 24, game_id + bytes([3, 0]) + three)
     out["restored"] = [len(app.game.history) // 4, app.game.state()["score"],
-                       binascii.hexlify(app.game.history).decode()]
+                       binascii.hexlify(app.game.history.tobytes()).decode()]
     out["wire"] = wire(stream)
     sim, app, stream = boot(state_dir)                                     # journaled
-    out["after_reboot"] = [binascii.hexlify(app.game.history).decode(), app.game.state()["score"]]
+    out["after_reboot"] = [binascii.hexlify(app.game.history.tobytes()).decode(),
+                           app.game.state()["score"]]
     return out

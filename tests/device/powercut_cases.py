@@ -21,7 +21,7 @@ HEAPSIZE = "32M"
 def key(game):
     if game is None:
         return "none"
-    h = binascii.crc32(game.state_json().encode() + b"|" + bytes(game.history))
+    h = binascii.crc32(game.state_json().encode() + b"|" + game.history.tobytes())
     return "%08x" % h
 
 

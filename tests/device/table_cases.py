@@ -55,7 +55,7 @@ def table_run(state, settings, text, tail_ms=6000, config=None):
                 pictures.append([t, shown])
                 last = shown
         t += STEP_MS
-    history = app.game.history
+    history = app.game.history.tobytes()
     return {
         "pictures": pictures,
         "state": json.loads(app.game.state_json()),

@@ -203,7 +203,7 @@ class BoardPublisher:
 
         game = self.game
         record = game.shot(pins=1 if game.shots % 3 else 0)
-        self.link.send_event(len(game.history) // 4, record, game.last_player,
+        self.link.send_event(game.history.count, record, game.last_player,
                              game.last_points, game.last_to, now_ms)
         self.link.send_state(pack_state(game), now_ms, game.history)
         self.sent[game.shots] = time.time()

@@ -26,7 +26,7 @@ from tools.logger import frames
 
 def state_payload(game, stamp, number=1, game_id=b"G" * 8, boot_id=b"BOOT"):
     """A STATE frame's payload for the rules_core Game ``game``, as the board makes it."""
-    history = bytes(game.history)
+    history = game.history.tobytes()
     return (struct.pack("<H", number) + game_id + boot_id + struct.pack("<I", stamp)
             + struct.pack("<HI", len(history) // 4, zlib.crc32(history)) + pack_state(game))
 
@@ -68,7 +68,7 @@ class FakeBoard:
 
     def send_state(self, game):
         """The frames the firmware sends after an event: SHOT (or UNDO) first, then STATE."""
-        history = bytes(game.history)
+        history = game.history.tobytes()
         count = len(history) // 4
         if count < len(self.events):
             del self.events[count:]

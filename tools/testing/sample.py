@@ -44,7 +44,7 @@ def play(rng, rules, distance=(40, 40), sets=1, first=1, finish=True, length=400
 
 def state_fields(game):
     """A STATE frame's fields as tools.logger.frames.parse gives them."""
-    history = bytes(game.history)
+    history = game.history.tobytes()
     packed = pack_state(game)
     return {"state": unpack_state(packed), "packed": packed, "history": len(history) // 4,
             "history_crc": zlib.crc32(history) if history else 0}

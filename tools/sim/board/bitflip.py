@@ -65,7 +65,7 @@ def new_game():
 def key(game):
     if game is None:
         return None
-    return crc32(game.state_json().encode() + b"|" + bytes(game.history))
+    return crc32(game.state_json().encode() + b"|" + game.history.tobytes())
 
 
 def play(store, events, rng):
@@ -76,7 +76,7 @@ def play(store, events, rng):
     fouls = ("foul", "quilles", "rouge")
     while len(keys) <= events:
         roll = rng.below(100)
-        if game.finished or (roll < 7 and game.history):
+        if game.finished or (roll < 7 and game.history.count):
             record = UNDO_RECORD
         elif roll < 10:
             record = ev.encode_adjust(1 + rng.below(2), (2, -2, 4)[rng.below(3)])

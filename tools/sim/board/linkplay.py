@@ -28,7 +28,7 @@ from tools.sim.board.uart import PtyUART
 
 def _send_shot(lk, game, record, now):
     last = game.state()["last"]
-    lk.send_event(len(game.history) // 4, record, last["player"], last["points"], last["to"],
+    lk.send_event(game.history.count, record, last["player"], last["points"], last["to"],
                   now)
 
 
@@ -39,7 +39,7 @@ def _state(lk, game, now):
 def _answer(lk, kind, game, now):
     """Carry out a host command; returns the game (a new one after CMD_NEW_GAME)."""
     if kind == link.CMD_NEW_GAME:
-        if game.history and not game.finished and not lk.replace:
+        if game.history.count and not game.finished and not lk.replace:
             lk.nack(lk.cmd_seq, link.ERR_ASKED)  # nobody here to confirm: refused
             return game
         game = Game(lk.rules, (lk.distance[0], lk.distance[1]), lk.sets, lk.first, lk.teams)
@@ -53,16 +53,16 @@ def _answer(lk, kind, game, now):
             lk.nack(lk.cmd_seq, link.ERR_REFUSED)
             return game
         lk.ack(lk.cmd_seq)
-        lk.send_undo(len(game.history) // 4, now)
+        lk.send_undo(game.history.count, now)
     elif kind == link.CMD_STATE:
         lk.ack(lk.cmd_seq)
     elif kind == link.CMD_EVENT:
         index = lk.cmd_index
-        if lk.cmd_game != lk.game_id or not 0 < index <= len(game.history) // 4:
+        if lk.cmd_game != lk.game_id or not 0 < index <= game.history.count:
             lk.nack(lk.cmd_seq, link.ERR_REFUSED)
         else:
             lk.ack(lk.cmd_seq)
-            lk.send_event(index, game.history[4 * index - 4:4 * index], 0, 0, 0, now, True)
+            lk.send_event(index, game.history.record(index - 1), 0, 0, 0, now, True)
         return game
     elif kind in (link.CMD_PING, link.CMD_LOGGED):
         lk.ack(lk.cmd_seq)
@@ -107,7 +107,7 @@ def play(device_path, plan):
             try:
                 if event == "undo":
                     game.undo()
-                    lk.send_undo(len(game.history) // 4, now)
+                    lk.send_undo(game.history.count, now)
                 else:
                     record = game.shot(pins=event[0], carom=event[1], fouls=tuple(event[2]))
                     _send_shot(lk, game, record, now)
