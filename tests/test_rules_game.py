@@ -188,6 +188,43 @@ def test_apply_of_encoded_records_equals_the_calls():
     assert a.history.tobytes() == b.history.tobytes()
 
 
+def test_the_history_is_kept_in_chunks_of_one_size_made_one_at_a_time():
+    # docs/performance.md, "The history in chunks": 128 events and their 4 checkpoints a
+    # chunk, never one growing block; an undo keeps the chunks, reserve() makes the next
+    # one before the events that need it.
+    from rules_core import game as game_module
+
+    assert game_module._CHUNK_EVENTS == 1 << game_module._CHUNK_SHIFT
+    assert game_module._CHUNK_MARKS * game_module.CHECKPOINT_EVERY == game_module._CHUNK_EVENTS
+    assert game_module._RECORDS_AT == game_module._CHUNK_MARKS * game_module.SAVE_SIZE
+    assert game_module._RECORD_BYTES == game_module._CHUNK_EVENTS * events.RECORD_SIZE
+    assert game_module._CHUNK_BYTES == game_module._RECORDS_AT + game_module._RECORD_BYTES
+    g = game("russian", 9999)
+    chunks = g.history.chunks
+    records = []
+    for k in range(300):
+        records.append(g.shot(pins=k % 32, carom=k % 3))
+        assert len(chunks) == len(records) // 128 + 1, k  # the next checkpoint's chunk too
+        assert all(type(c) is bytearray and len(c) == 624 for c in chunks)
+    first = list(chunks)
+    for _ in range(200):
+        g.undo()
+        records.pop()
+    assert chunks == first and all(a is b for a, b in zip(chunks, first, strict=True))
+    assert g.history.tobytes() == b"".join(records) and len(g.history) == 400
+    assert [g.history.record(n) for n in (0, 99)] == [records[0], records[99]]
+    for k in range(28):  # played on over the undone events: their chunks, nothing new
+        records.append(g.shot(pins=k % 32))
+    assert all(a is b for a, b in zip(chunks, first, strict=True))
+    g.reserve()  # 128 events: the next 32 and their checkpoint are in the second chunk
+    assert len(chunks) == 3
+    while g.history.count + 32 < 384:
+        records.append(g.shot(pins=1))
+    g.reserve()
+    assert len(chunks) == 4 and len(chunks[3]) == 624
+    assert g.history.tobytes() == b"".join(records)
+
+
 def test_shot_and_adjust_return_the_record_they_applied():
     g = game("ddbu", 40)
     rec = g.shot(pins=spots(2), carom=1)

@@ -189,6 +189,28 @@ def case_state_crc_is_the_whole_historys_as_it_grows_and_is_cut():
     check(_state_events(lk, stream, history)[1] == crc32(bytes(history)), "not told, changed")
 
 
+def case_state_crc_runs_over_a_games_history_across_its_chunks():
+    # A game's history (rules_core.game.History) is kept in chunks of 128 events: the CRC
+    # the link keeps runs on over each chunk's run of new records, also where a state's
+    # new records begin in one chunk and end in the next, and after undos at a chunk's
+    # edge (an undo leaves the record in its chunk; the next event is written over it).
+    from rules_core.game import Game
+
+    lk, stream = new_link()
+    game = Game("ddbu", 9999)
+    history = game.history
+    for step in range(300):
+        game.shot(pins=(step * 7) % 31 + 1, carom=step % 3 % 2)
+        if step in (127, 130, 255):  # undos just past a chunk's edge, then play goes on
+            game.undo()
+            game.undo()
+        if step % 5 == 4 or 125 <= step <= 131:
+            got = _state_events(lk, stream, history, game.cuts)
+            check(got == (history.count, crc32(history.tobytes())),
+                  "after shot %d: %r" % (step, got))
+    check(history.count == 294 and len(history.chunks) == 3, "three chunks for 294 events")
+
+
 def case_repeated_command_is_answered_again_not_run_again():
     lk, stream = new_link()
     undo = command(0x82, 41)
