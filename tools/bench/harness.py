@@ -116,7 +116,10 @@ def _device_env(scratch, first=()):
 def _counting_cwd(stage):
     """Where a counted run starts: the tree, or with `stage`, the staged deployment in it
     (with `-m` the port's sys.path starts with the current folder: the firmware and the
-    simulator's modules then come in as .mpy files, as a board loads its code)."""
+    simulator's modules then come in as .mpy files, as a board loads its code). `stage`
+    may name another folder _stage_for_counting staged (a test's, uncounted)."""
+    if isinstance(stage, str):
+        return stage
     return os.path.join(upy.ROOT, COUNT_STAGE) if stage else upy.ROOT
 
 
@@ -272,12 +275,12 @@ COUNT_TOOLS = ("tools/__init__.py", "tools/sim/__init__.py", "tools/replay/__ini
                "tools/sim/board/softspi.py", "tools/sim/board/vclock.py")
 
 
-def _stage_for_counting():
+def _stage_for_counting(dest=None):
     """The deployment a board gets (`.mpy` files; tools.board.deploy.stage) and the simulator's
-    modules the counted runs import, compiled, at COUNT_STAGE."""
+    modules the counted runs import, compiled, at COUNT_STAGE (or `dest`)."""
     from tools.board import deploy
 
-    dest = os.path.join(upy.ROOT, COUNT_STAGE)
+    dest = dest or os.path.join(upy.ROOT, COUNT_STAGE)
     try:
         deploy.stage(dest, mpy=True)
         for rel in COUNT_TOOLS:
@@ -288,22 +291,29 @@ def _stage_for_counting():
     return dest
 
 
-def _board_heap(interp, free, image=None, shots=0):
+def _board_heap(interp, free, image=None, shots=0, stage=True):
     """The -X heapsize that leaves `free` bytes after the counted runs' warm-up: what a
     run of the same start-up holds then, plus `free`, in whole KB. `shots`: the table's
     schedule of that many shots (the simulator's, made before the count) is held too."""
+    used = board_run(["heapuse", shots] + ([image] if image else []), BIG_HEAP, interp,
+                     stage, "sizing the counted runs' heap")[0]["used"]
+    return "%dK" % ((used + free + 1023) // 1024)
+
+
+def board_run(args, heapsize, interp, stage=True, what=None):
+    """(`key value` lines, stdout) of `bench_device.py args` run as the counted runs are
+    (the staged deployment, the same start-up), without counting: what a board does in
+    that heap (tests/test_resume_heap.py)."""
     with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
         proc = subprocess.run(
-            interp.launcher(_counting_cwd(True))
-            + ["-X", "heapsize=" + BIG_HEAP, "-m", DEVICE_MODULE, "heapuse", str(shots)]
-            + ([image] if image else []),
-            capture_output=True, text=True, env=_counting_env(scratch, True),
-            cwd=_counting_cwd(True), timeout=300, check=False)
+            interp.launcher(_counting_cwd(stage))
+            + ["-X", "heapsize=" + heapsize, "-m", DEVICE_MODULE] + [str(a) for a in args],
+            capture_output=True, text=True, env=_counting_env(scratch, stage),
+            cwd=_counting_cwd(stage), timeout=300, check=False)
     if proc.returncode != 0:
-        raise Unavailable("sizing the counted runs' heap failed: %s"
-                          % proc.stderr.strip()[-300:])
-    used = parse_lines(proc.stdout)["used"]
-    return "%dK" % ((used + free + 1023) // 1024)
+        raise Unavailable("%s failed: %s" % (what or "bench_device.py %s" % " ".join(
+            map(str, args)), (proc.stderr.strip() or proc.stdout.strip())[-300:]))
+    return parse_lines(proc.stdout), proc.stdout
 
 
 def esp32_us(instructions, interp=PINNED):

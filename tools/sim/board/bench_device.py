@@ -364,6 +364,7 @@ def run_tasks(ticks, shots, image=None, heap_only=False, calling=False):
     print("ticks", ticks)
     print("board_ms", length)
     print("shots", app.game.shots - before)
+    print("game_shots", app.game.shots)  # from the game's first (a resumed game's too)
     print("errors", runner.errors)
 
 
