@@ -564,11 +564,12 @@ class _Compaction:
         self.header = header
         self.jheader = jheader
         # The parts as the codec gave them: bytes, and views of the game's own chunks
-        # (rules_core.snapshot.parts), whose bytes stay as they are until the game's next
-        # event, and record() finishes the compaction before it appends that event. (Were
-        # they changed, the CRC of what was written would not be the header's: whole()
-        # says so and the compaction begins again.) A bytearray is the codec's own buffer:
-        # copied, it is short.
+        # (rules_core.snapshot.parts), whose bytes one change of the game leaves as they
+        # were (an undo writes nothing, an event writes after them), and record()
+        # finishes the compaction before the game changes again. (Were they changed, the
+        # CRC of what was written would not be the header's: whole() says so and the
+        # compaction begins again.) A bytearray is the codec's own buffer: copied, it is
+        # short.
         sources: list = []
         for part in parts:
             sources.append(bytes(part) if type(part) is bytearray else part)

@@ -33,8 +33,9 @@ def pack(game):
 def parts(game):
     """pack(game) as the pieces it is joined from, the checkpoints and the history being
     views of the game's own chunks (no copy): a journal writes them one after the other,
-    so a long game's snapshot never needs one large block of heap. The views' bytes stay
-    as they are until the game's next event."""
+    so a long game's snapshot never needs one large block of heap. One change of the game
+    leaves the views' bytes as they are (an undo writes nothing, an event writes after
+    them)."""
     records = game.history.count
     head = struct.pack(_HEAD, _MAGIC, records, records // CHECKPOINT_EVERY + 1)
     return (head, game._save()) + tuple(game.history.parts())

@@ -149,3 +149,39 @@ def case_an_event_during_a_compaction_finishes_it_first():
     check(len(fed) >= finished and all(fed), "between() called %d times" % len(fed))
     store.close()
     os.umount("/q")
+
+
+def case_a_game_changed_twice_under_a_compaction_is_compacted_again():
+    # The snapshot a compaction writes is views of the game's chunks, which one change
+    # leaves as they were (an undo writes nothing, an event writes after them). A caller
+    # that changes the game twice before record() (an undo, then an event over the undone
+    # record) changes bytes the compaction has yet to write: the CRC of what it wrote is
+    # not its header's, that snapshot is left as damage, and the game as it is then is
+    # compacted under the next generation; the flash then reads back as recorded.
+    from boardlib import journal_load
+    from boardlib.journal import GameStore
+    from rules_core import events
+
+    dev, store, game = long_game("/s", 600)
+    k = 0
+    while not store.behind():  # events until the journal is full
+        rec = events.encode_shot(k % 7 + 1, 0, ())
+        game.apply(rec)
+        store.record(game, rec)
+        k += 1
+    generation = store.generation
+    check(store.maintain_piece(), "a compaction under way")  # its first 1 KB written
+    before = game.history.tobytes()
+    game.undo()
+    other = events.encode_shot(0b11111, 1, ())
+    game.apply(other)  # over the undone record, which the snapshot has yet to write
+    check(game.history.tobytes() != before, "the last record changed")
+    store.record_undo(game)  # the undo, recorded late
+    check(store.generation == generation + 2, "not compacted again: %d after %d"
+          % (store.generation, generation))
+    store.record(game, other)
+    store.close()
+    back, status = journal_load.load(GameStore("/s/game"))
+    check(status == GameStore.OK and back.history.tobytes() == game.history.tobytes(),
+          "the game came back")
+    os.umount("/s")
