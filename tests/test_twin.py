@@ -106,7 +106,9 @@ def test_sim_usb_prints_the_pty_first_and_runs_until_killed(tmp_path):
 
     from tools.port import upy
 
-    flash(tmp_path)
+    # a main.py that ends: no watchdog armed by a firmware that mpremote's Ctrl-C stopped
+    # (on a loaded machine its entering the raw REPL can outlast the watchdog)
+    flash(tmp_path, firmware=False, files={"main.py": "print('up')\n"})
     proc = subprocess.Popen([sys.executable, "-m", "tools.sim", "--state", str(tmp_path),
                              "--usb", "--baud", "2000000"], stdout=subprocess.PIPE, text=True,
                             cwd=upy.ROOT)

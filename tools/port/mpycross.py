@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 from tools.port.upy import ROOT
 
@@ -59,12 +60,18 @@ def compile_file(src, out, flags=(), name=None, cache="mpy-cache"):
     cached = os.path.join(ROOT, "build", cache, key[:32] + ".mpy")
     if not os.path.exists(cached):
         os.makedirs(os.path.dirname(cached), exist_ok=True)
-        tmp = "%s.%d.tmp" % (cached, os.getpid())  # two compiling at once: each its own
-        proc = subprocess.run([tool] + cmd + ["-o", tmp, os.path.abspath(src)],
-                              capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            raise MpyCrossError("mpy-cross %s: %s" % (name, proc.stderr.strip()[-300:]))
-        os.replace(tmp, cached)
+        # two compiling at once (processes, or threads of one): each its own file
+        fd, tmp = tempfile.mkstemp(suffix=".tmp", dir=os.path.dirname(cached))
+        os.close(fd)
+        try:
+            proc = subprocess.run([tool] + cmd + ["-o", tmp, os.path.abspath(src)],
+                                  capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                raise MpyCrossError("mpy-cross %s: %s" % (name, proc.stderr.strip()[-300:]))
+            os.replace(tmp, cached)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     shutil.copyfile(cached, out)
 
