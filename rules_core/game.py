@@ -45,7 +45,12 @@ except ImportError:  # CPython: the integer itself
     const = int
 
 
-_SHOT_RULES = tuple(row[1] for row in RULES_TABLE)  # each rules id's shot, in id order
+def _scoring(rules_module):
+    """The `shot` function of rules_core.<rules_module> (RULES_TABLE's second column),
+    imported when a game of those rules is first made: a board holds only the rules it
+    plays."""
+    return __import__("rules_core." + rules_module, None, None, ("shot",)).shot
+
 
 _STATUS_NAMES = ("playing", "break", "finished")
 
@@ -160,6 +165,7 @@ class Game:
         d1, d2 = distance
         self.rules = rules
         self.rid = RULES_IDS.index(rules)
+        self._rules_shot = _scoring(RULES_TABLE[self.rid][1])  # this game's rules' shot
         self.distance = [d1, d2]
         self.best_of = sets
         self.first = first
@@ -407,7 +413,7 @@ class Game:
                 raise EventError("bad shot record")
             self._begin()
             self.shots += 1
-            _SHOT_RULES[self.rid](self, record, at)
+            self._rules_shot(self, record, at)
         elif kind == KIND_ADJUST:
             self._adjust(a, _delta(record, at))
         else:

@@ -5,19 +5,19 @@
     has("ceb", SETS)                                    # True: a ceb match is played in sets
     max_distance("ceb"), second_foul("russian")         # 999, "stop30"
 
-RULES_TABLE has one row per rules id: its scoring (the `shot` function of its own module,
-ddbu.py, ceb.py, russian.py) and everything any part of the project (the rules core, the
-board's buttons, menu and display, the shot scripts, the timelines, the logger, the club's
-web pages) needs to know about it. Every part asks here, by a trait, never by comparing a
-rules id with a name; so a rules system is added with its rules module, one row here, and
-its tests (docs/architecture.md has the list).
+RULES_TABLE has one row per rules id: its scoring (the module whose `shot` function applies
+a shot, ddbu.py, ceb.py, russian.py: imported by rules_core.game only when a game of those
+rules is made, so that a board holds the rules it plays and no other) and everything any
+part of the project (the rules core, the board's buttons, menu and display, the shot
+scripts, the timelines, the logger, the club's web pages) needs to know about it. Every
+part asks here, by a trait, never by comparing a rules id with a name; so a rules system is
+added with its rules module, one row here, and its tests (docs/architecture.md has the
+list).
 
 Game(), the board configuration, the link's NEW_GAME command, the setup menu, the shot
 scripts, the simulator's flags and the logger all take these numbers and this check, so a
 limit changes here and nowhere else.
 """
-
-from rules_core import ceb, ddbu, russian
 
 try:
     from micropython import const
@@ -33,17 +33,17 @@ OPENING = const(16)  # a set opens with an opening shot; the other side has the 
 # (CEB 11.4, 21.1)
 
 # One row per rules id, in the order of their numbers on flash and on the wire (never
-# reordered): id, the function that applies one shot, largest distance, traits, the foul
-# code of a held `foul` (the second code: RULES.md), the word the setup menu shows after
-# "rULE" (four 7-segment cells), the name players call it by (the simulator, the quick
-# card), and its full name (the web pages).
+# reordered): id, the module of rules_core whose `shot` applies one shot, largest
+# distance, traits, the foul code of a held `foul` (the second code: RULES.md), the word
+# the setup menu shows after "rULE" (four 7-segment cells), the name players call it by
+# (the simulator, the quick card), and its full name (the web pages).
 # A score has four display cells, so a distance has at most four digits. In ceb one cell of
 # each half carries the marked-ball sign (CEB 21.1, docs/display.md), leaving three.
 RULES_TABLE = (
-    ("ddbu", ddbu.shot, 9999, 0, "foul", "ddbu", "DDBU", "DDBU keglebillard"),
-    ("ceb", ceb.shot, 999, SETS | TEAMS | CASINO | OPENING, "quilles", " CEb", "five-pins",
+    ("ddbu", "ddbu", 9999, 0, "foul", "ddbu", "DDBU", "DDBU keglebillard"),
+    ("ceb", "ceb", 999, SETS | TEAMS | CASINO | OPENING, "quilles", " CEb", "five-pins",
      "CEB five-pins"),
-    ("russian", russian.shot, 9999, PAST, "stop30", " ruS", "Russian",
+    ("russian", "russian", 9999, PAST, "stop30", " ruS", "Russian",
      "Russian kegel billiards"),
 )
 # The columns are read by the functions below (and by rules_core.game: shots, traits) with

@@ -1,6 +1,6 @@
 """One table of traits per rules id (rules_core.settings.RULES_TABLE), read by every part.
 
-Every row is whole (a shot function, limits the display can show, a second foul code the
+Every row is whole (a scoring module, limits the display can show, a second foul code the
 event records keep by name, a menu word the 7-segment font can draw, a name for the web);
 a rules system added as one more row is played, set up and shown by every part with no
 other change (a copy of rules_core with a fourth row, in a process of its own); and no
@@ -8,6 +8,7 @@ part outside rules_core tells rules ids apart by comparing them with their names
 """
 
 import ast
+import importlib
 import os
 import re
 import shutil
@@ -37,7 +38,8 @@ def test_every_row_is_whole():
     assert len(RULES_IDS) <= _RULES_MASK + 1  # the saved state has room for its number
     for rules in RULES_IDS:
         assert rules.isascii() and rules.isalnum() and rules == rules.lower()
-        assert callable(RULES_TABLE[RULES_IDS.index(rules)][1])
+        scoring = RULES_TABLE[RULES_IDS.index(rules)][1]  # its module in rules_core
+        assert callable(importlib.import_module("rules_core." + scoring).shot)
         # four digits on a player's half; three where a cell carries the marked ball
         assert 1 <= max_distance(rules) <= (999 if has(rules, OPENING) else 9999)
         assert second_foul(rules) in FOUL_NAMES  # a journal record keeps it by name
@@ -48,7 +50,7 @@ def test_every_row_is_whole():
 
 
 # A fourth rules system, added as the docs say: one row (here it scores as ddbu does).
-FOURTH_ROW = ('    ("fourth", ddbu.shot, 500, SETS | TEAMS, "rouge", "4tH ", "4th",'
+FOURTH_ROW = ('    ("fourth", "ddbu", 500, SETS | TEAMS, "rouge", "4tH ", "4th",'
               ' "The fourth game"),\n')
 
 EVERY_PART = r'''

@@ -62,12 +62,18 @@ DIAL = ("boardlib.netdial", "boardlib.netdns")
 
 
 def load(net):
-    """Import what a playing board holds, in the board's order (see the module)."""
+    """Import what a playing board holds, in the board's order (see the module), and the
+    rules module of the default game (rules_core.game imports it with the first game: a
+    board holds the rules it plays)."""
     for name in BOARD + (NET if net else ()):
         __import__(name)
     powerup = sys.modules["firmware.powerup"]
     powerup.forget(powerup.BOOT_MODULES)
     __import__("firmware.app")
+    from rules_core.game import _scoring
+    from rules_core.settings import RULES_TABLE
+
+    _scoring(RULES_TABLE[0][1])
 
 
 def held(net):
