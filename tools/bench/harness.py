@@ -364,7 +364,7 @@ NOT_IN_PLAY = NET_MODULES + CHECK_MODULES + MENU_MODULES + HOST_MODULES + FROZEN
 
 
 # As a board's code is compiled (tools.port.mpycross.ESP32_FLAGS), for any architecture: no
-# line-number tables (docs/performance.md)
+# line-number tables (docs/performance.md), each source named by its module's name
 NO_LINES = ("-X", "no-source-lines")
 
 
@@ -378,7 +378,8 @@ def compile_tree(packages, dest, march=None, only=None, skip=APART):
         out = os.path.join(dest, rel[:-3] + ".mpy")
         flags = (["-march=" + march] if march else []) + list(NO_LINES)
         try:
-            mpycross.compile_file(os.path.join(upy.ROOT, rel), out, flags)
+            mpycross.compile_file(os.path.join(upy.ROOT, rel), out, flags,
+                                  name=mpycross.module_name(rel))
         except mpycross.MpyCrossError as exc:
             raise Unavailable(str(exc)) from None
         total += os.path.getsize(out)

@@ -209,10 +209,13 @@ def package_json():
 
 
 
-def compile_mpy(src, mpy_path):
-    """Compiled as a board's code is (tools.port.mpycross.ESP32_FLAGS; build/mpy-cache)."""
+def compile_mpy(src, mpy_path, target=None):
+    """Compiled as a board's code is (tools.port.mpycross.ESP32_FLAGS; build/mpy-cache);
+    with the board file `target` ("firmware/app.py"), its source named by its module's
+    name (mpycross.module_name)."""
+    name = None if target is None else mpycross.module_name(target)
     try:
-        mpycross.compile_file(src, mpy_path, mpycross.ESP32_FLAGS)
+        mpycross.compile_file(src, mpy_path, mpycross.ESP32_FLAGS, name=name)
     except mpycross.MpyCrossError as exc:
         raise DeployError(str(exc)) from None
 
@@ -231,7 +234,7 @@ def stage(dest, mpy=False, libraries=False):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         if mpy and target not in ENTRY:
             mpy_path = path[:-3] + ".mpy"
-            compile_mpy(src, mpy_path)
+            compile_mpy(src, mpy_path, target)
             if not mpycross.has_native_code(mpy_path):
                 staged.append(target[:-3] + ".mpy")
                 continue

@@ -47,6 +47,17 @@ def release():
         return program() or "mpy-cross"
 
 
+def module_name(target):
+    """The dotted name of the module a board file holds ("firmware/app.py" ->
+    "firmware.app", "boardlib/__init__.py" -> "boardlib"): the name a board's .mpy gives
+    its source (compile_file's `name`). The board interns that name anyway (the module's
+    __name__), so the source's name costs its heap nothing; a path such as
+    "firmware/app.py" was one more name for each module (704 bytes of a playing board's
+    heap in all, docs/performance.md). A traceback then says File "firmware.app"."""
+    name = target[:-3].replace(os.sep, "/").replace("/", ".")
+    return name[:-len(".__init__")] if name.endswith(".__init__") else name
+
+
 def compile_file(src, out, flags=(), name=None, cache="mpy-cache"):
     """`src` compiled to `out` with `flags`; `name` is the source's name kept in the .mpy
     (tracebacks, `__file__`), by default its path from the repository's root."""
