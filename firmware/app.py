@@ -21,13 +21,13 @@ what a player has seen on the display is on flash.
 
 import struct
 
-from boardlib import calls, inputs, layout, shot
+from boardlib import inputs, layout, shot
 from boardlib.display import Display
 from boardlib.inputs import INDEX as _INDEX
 from boardlib.journal import GameStore
 from boardlib.link import ERR_ASKED, ERR_BUSY, ERR_REFUSED, ERR_STORAGE, PROTOCOL_VERSION
 from boardlib.ticks import ticks_add, ticks_diff
-from firmware import errors, sound
+from firmware import errors
 from firmware.screens import ERR, Screens
 from rules_core import Game, GameError, snapshot
 from rules_core.events import FOUL_NAMES
@@ -84,7 +84,12 @@ class App:
         self.display = board.display if board.display is not None else Display.none()
         self.display.brightness(cfg["brightness"])
         self.screens = Screens(self.display)
-        self.buzzer = sound.make(board)  # the audible calls; None: no buzzer, silent
+        self.buzzer = None  # the audible calls; None: no buzzer, silent
+        if board.buzzer is not None:  # a board without one never loads the calls' code
+            from firmware import sound
+
+            self.sound = sound
+            self.buzzer = sound.make(board)
         self._sounding = False  # a call is playing: its next step is a deadline (step)
         self.numbering = GameNumbering()
         self.store = GameStore(board.data_dir, codec=self.numbering)
@@ -371,13 +376,13 @@ class App:
     def _faults_changed(self, now_ms=0):
         faults = self.sensors.fault
         if faults & ~self._faults:
-            self._call(calls.ERROR, now_ms)  # a new sensor fault
+            self._call_error(now_ms)  # a new sensor fault
         self._faults = faults
         self._show_fault()
 
-    def _call(self, call, now_ms):
+    def _call_error(self, now_ms):
         if self.buzzer is not None and self._started:
-            self.buzzer.play(call, now_ms)
+            self.buzzer.play(self.sound.calls.ERROR, now_ms)
             self._sounding = self.buzzer.busy
 
     def _sound(self, now_ms):
@@ -449,7 +454,7 @@ class App:
             if self.menu.closed:
                 check = self.menu.check
                 if self.menu.sound is not None and self.menu.sound != self.buzzer.on:
-                    sound.switch(self.buzzer, self.menu.sound, self.board.config_path)
+                    self.sound.switch(self.buzzer, self.menu.sound, self.board.config_path)
                     self._sounding = self.buzzer.busy
                 self.menu = None
                 self.screens.draw_with(None)
@@ -621,7 +626,7 @@ class App:
             self.game.undo()
         except GameError:
             self.screens.flash(ERR, errors.NOTHING_TO_UNDO, now_ms)
-            self._call(calls.ERROR, now_ms)
+            self._call_error(now_ms)
             return False
         self._store(self.store.record_undo, self.game)
         if self.link is not None and self._started:
@@ -681,7 +686,7 @@ class App:
         if shot_event:
             screens.after_event(self.game, now_ms, self.assembler.unset)
             if self.buzzer is not None:
-                sound.after_shot(self.buzzer, self.game, now_ms)
+                self.sound.after_shot(self.buzzer, self.game, now_ms)
                 self._sounding = self.buzzer.busy
         else:
             screens.clear()
