@@ -373,8 +373,13 @@ def main(argv):
         levels = timeline.Levels(events, end_ms=end_ms)
     ballast = None
     if opts["heap_budget"] is not None:
-        # every module the run will import, before the heap is pinned
+        # every module the run will import, before the heap is pinned (the rules modules
+        # too, which rules_core.game imports with the first game of their rules)
         import rules_core.snapshot  # noqa: F401
+        from rules_core.settings import RULES_TABLE
+
+        for row in RULES_TABLE:
+            __import__("rules_core." + row[1])
 
         if sim.board.net is not None:
             keep_link_modules()
