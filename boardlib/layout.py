@@ -32,6 +32,8 @@ What each screen shows (as a person reads it; S looks like 5):
 | `last_series(buf, 2)` | blank | `LASt` | |
 | `error(buf, 3)` | `Err` then the code right-aligned over the last 5 cells | | `"Err    3"` |
 | `text(buf, "rULE ddbu")` | the text, left-aligned | | |
+| `castle(buf, 0b01010, 1, "Pin", 1)` | turn dot, spots 2 and 4 (no pin) | `Pin` | `" . 2 4 Pin"` |
+| `castle(buf, 0b00010, 2, "no")` | `no` | spot 2 (a shot begun with it empty) | `"no  2    "` |
 
 Turn marker: the decimal point of the outer cell of the player at the table (cell 0 for
 player 1, cell 7 for player 2), so it never takes a digit from a 4-digit score and sits at
@@ -42,6 +44,11 @@ player's half (cell 0 or cell 4), on the score picture and wherever that cell is
 the messages (`mark_ball`). It needs no decimal point or colon, so it shows on every module
 kind, and it never looks like the turn marker. A ceb score has at most 3 digits
 (rules_core.settings.RULES_TABLE), so the cell is always free on the score picture.
+Pins set? (`castle`, docs/inputs.md): the empty spots (bit 0 = spot 1) stand as their
+numbers in reading order, one cell a spot, on the half of `player` (the player at the
+table, or the shooter of a marked shot), and a 3-letter word on the other side: "Pin"
+between shots (stand these up), "no" for a shot that began with them empty. `turn` puts
+the turn dot where the scores have it.
 Team members (ceb teams, CEB 28): `members` draws team 1 as "A" and team 2 as "b" with the
 number of the player at the table, "A1"/"A2" and "b1"/"b2", with the same two markers.
 """
@@ -317,3 +324,23 @@ def _check_player(player):
 def _check_int(value, what):
     if not isinstance(value, int) or isinstance(value, bool):
         raise ValueError("%s must be an int, not %r" % (what, value))
+
+
+def castle(buf, empty, player, word="Pin", turn=0):
+    """The spots in `empty` (bit 0 = spot 1) without a pin on `player`'s half, `word` on
+    the other (see the module); allocates nothing."""
+    if len(buf) < 8:
+        raise ValueError("a screen needs 8 cells, got %d" % len(buf))
+    if player != 1 and player != 2:
+        raise ValueError("player must be 1 or 2, not %r" % (player,))
+    for i in range(8):
+        buf[i] = 0
+    first = 0 if player == 1 else 3
+    for spot in range(5):
+        if empty & (1 << spot):
+            buf[first + spot] = _DIGITS[spot + 1]
+    font.render(word, buf, 5 if player == 1 else 0, 3)
+    if turn == 1:
+        buf[0] |= _DP
+    elif turn == 2:
+        buf[7] |= _DP

@@ -18,7 +18,7 @@ alternate with the scores too ("Pin 2 4", pins set?), and a shot that began with
 empty shows it first ("no  2 4", docs/inputs.md).
 """
 
-from boardlib import castle, layout
+from boardlib import layout
 from boardlib.ticks import ticks_add, ticks_diff
 from rules_core.common import A_DISTANCE, A_LAST_SERIES, A_SET, A_TWENTY, BREAK, TIE
 
@@ -219,7 +219,7 @@ class Screens:
         elif self.fault_code and (now_ms // MESSAGE_MS) & 1:
             layout.error(self.buf, self.fault_code)
         elif self.empty and not game.winner and (now_ms // MESSAGE_MS) & 1:
-            castle.draw(self.buf, self.empty, game.turn, "Pin", game.turn)
+            layout.castle(self.buf, self.empty, game.turn, "Pin", game.turn)
         else:
             self._draw_scores(game, now_ms)
             return
@@ -267,7 +267,7 @@ class Screens:
         elif kind == RESET:
             layout.text(self.buf, self.reset_text)
         elif kind == UNSET:
-            castle.draw(self.buf, arg & 0x1F, arg >> 8, "no")
+            layout.castle(self.buf, arg & 0x1F, arg >> 8, "no")
         if kind < ERR:
             kind = game.marked()  # (the frame's slot again: the player with the marked ball)
             if kind:

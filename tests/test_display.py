@@ -31,6 +31,11 @@ SCREENS = [
     ("text", ("FIrSt 2",), {}, "FIr5t 2 ", "FIr5t 2 "),
     ("text", ("d2   30",), {}, "d2   30 ", "d2   30 "),
     ("scores", (0, 0, 1), {}, " .  0   0", " .  0   0"),
+    # pins set? the spots without a pin on the half of the player at the table, the turn
+    # dot where the scores have it; a shot begun with a spot empty ("no")
+    ("castle", (0b01010, 1, "Pin", 1), {}, " .2 4 Pin", " .2 4 Pin"),
+    ("castle", (0b10001, 2, "Pin", 2), {}, "Pin1   5.", "Pin1   5."),
+    ("castle", (0b00010, 2, "no"), {}, "no  2   ", "no  2   "),
     # ceb: the marked-ball ring (CEB 21.1) in the first cell of the marked player's half,
     # beside the turn dot; team play's players at the table (CEB 28).
     ("scores", (25, 130, 1), {"marked": 2}, " . 25\u00b0130", " . 25\u00b0130"),

@@ -82,6 +82,7 @@ BAD = [
     ("shot_points", (1, 6, 3), {}),
     ("remaining20", (1, "x"), {}),
     ("distance", (3,), {}),
+    ("castle", (0b00010, 3, "no"), {}),
     ("winner", (None,), {}),
     ("last_series", (0,), {}),
     ("break_clock", ("5:00",), {}),

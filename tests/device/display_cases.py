@@ -17,6 +17,9 @@ from tools.sim.board.pins import FakePin, Wire
 from tools.sim.board.softi2c import SoftI2C
 from tools.sim.board.softspi import SoftSPI
 
+# The fake pins record every transition of every screen: more than the port's default heap
+HEAPSIZE = "4M"
+
 
 class Flaky:
     """A module whose bus fails once."""

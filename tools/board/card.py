@@ -17,7 +17,7 @@ import os
 import sys
 from xml.sax.saxutils import escape
 
-from boardlib import castle, layout
+from boardlib import layout
 from firmware import errors
 from firmware.app import App
 from firmware.menu import ITEMS, Menu
@@ -60,8 +60,8 @@ PICTURES = {
     "foul": lambda b: layout.shot_points(b, 1, 8, 2),
     "open": lambda b: layout.shot_points(b, 1, 4, 2, foul=False),
     "capped": lambda b: layout.shot_points(b, 1, 2, 1, capped=True),
-    "pins": lambda b: castle.draw(b, 0b01010, 1, "Pin", 1),
-    "unset": lambda b: castle.draw(b, 0b00010, 2, "no"),
+    "pins": lambda b: layout.castle(b, 0b01010, 1, "Pin", 1),
+    "unset": lambda b: layout.castle(b, 0b00010, 2, "no"),
     "remaining": lambda b: layout.remaining20(b, 2, 18),
     "distance": lambda b: layout.distance(b, 1),
     "last": lambda b: layout.last_series(b, 2),
