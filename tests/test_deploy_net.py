@@ -61,7 +61,8 @@ def test_deploy_installs_the_pinned_umqtt_on_a_board_with_net_settings(tmp_path)
         on_board = bytes.fromhex(got.stdout.split()[-1])
     assert list_flash(tmp_path, "lib/umqtt") == ["simple.mpy"]
     pinned = tmp_path / "pinned.mpy"
-    deploy.compile_mpy(os.path.join(upy.UPYLIB, "umqtt", "simple.py"), str(pinned))
+    deploy.compile_mpy(os.path.join(upy.UPYLIB, "umqtt", "simple.py"), str(pinned),
+                       "lib/umqtt/simple.py")
     assert hashlib.sha256(on_board).digest() == hashlib.sha256(pinned.read_bytes()).digest()
 
 

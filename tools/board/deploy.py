@@ -211,9 +211,11 @@ def package_json():
 
 def compile_mpy(src, mpy_path, target=None):
     """Compiled as a board's code is (tools.port.mpycross.ESP32_FLAGS; build/mpy-cache);
-    with the board file `target` ("firmware/app.py"), its source named by its module's
-    name (mpycross.module_name)."""
-    name = None if target is None else mpycross.module_name(target)
+    with the board file `target` ("firmware/app.py", "lib/umqtt/simple.py"), its source
+    named by its module's name (mpycross.module_name; /lib is a folder of sys.path)."""
+    name = None
+    if target is not None:
+        name = mpycross.module_name(target[4:] if target.startswith("lib/") else target)
     try:
         mpycross.compile_file(src, mpy_path, mpycross.ESP32_FLAGS, name=name)
     except mpycross.MpyCrossError as exc:
