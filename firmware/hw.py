@@ -132,9 +132,10 @@ def wlan():
 def board_id(cfg):
     return machine.unique_id()
 
-    def buzzer(self, gpio):
-        # a passive piezo: square wave at freq, silent at duty 0 (ports/esp32/machine_pwm.c)
-        return machine.PWM(machine.Pin(gpio), freq=2000, duty_u16=0)
+
+def buzzer(gpio):
+    # a passive piezo: square wave at freq, silent at duty 0 (ports/esp32/machine_pwm.c)
+    return machine.PWM(machine.Pin(gpio), freq=2000, duty_u16=0)
 
 
 def build():

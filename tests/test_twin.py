@@ -8,7 +8,7 @@ import os
 import time
 
 import pytest
-from twin_helpers import booted, flash, mpremote
+from twin_helpers import booted, flash, mpremote, scores_shown
 
 from tools.sim.board.esp32.espsys import mpy_of
 
@@ -144,6 +144,19 @@ def test_spi_for_the_max7219_leaves_gpio_19_alone(tmp_path):
     claims = eval(out.stdout.strip())
     assert (18, "SPI(2) sck") in claims and (23, "SPI(2) mosi") in claims
     assert 19 not in dict(claims)  # the right TM1637's CLK in the default wiring
+
+
+def test_a_board_with_a_piezo_on_buzzer_pin_starts_and_drives_it(tmp_path):
+    """firmware.hw makes the piezo's machine.PWM on board.cfg's buzzer_pin (the
+    builder asks it for one, firmware.assemble); the board starts and plays."""
+    flash(tmp_path, cfg={"buzzer_pin": 2})
+    with booted(tmp_path) as twin:
+        twin.wait_display(scores_shown, timeout=60)
+        out = mpremote(twin.usb_path, "resume", "exec",
+                       "import machine\nprint(sorted(machine._board['hw'].claims.items()))")
+        assert "Err" not in "".join(twin.displays), twin.displays
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (2, "PWM") in eval(out.stdout.strip())
 
 
 def test_the_link_reports_bad_frames_with_the_clock_past_half_its_period(tmp_path):

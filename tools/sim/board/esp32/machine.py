@@ -11,6 +11,7 @@ soft resets), modmachine.c (reset() is a hard reset, reset_cause() names the las
 reset, or SOFT_RESET after a soft one).
 """
 
+from tools.sim.board.chips import PWMEmulator  # (imported now, as the two below)
 from tools.sim.board.pins import FakePin
 from tools.sim.board.softi2c import SoftI2C as _SoftI2C  # imported now: later the board's
 from tools.sim.board.softspi import SoftSPI  # flash is /
@@ -164,8 +165,6 @@ class PWM:
 
     def __init__(self, pin, freq=5000, duty_u16=0, **kw):
         import time
-
-        from tools.sim.board.chips import PWMEmulator
 
         _hw().claims[_gpio(pin)] = "PWM"
         self._emu = PWMEmulator(time.ticks_ms, pin.name, freq=freq, duty_u16=duty_u16)
