@@ -22,7 +22,7 @@ SAFE_WORD = "SAFE"
 # The application's own modules (firmware.app and what only it imports): dropped again when
 # the heap runs out before the game starts, to leave room for saying so.
 _APP_MODULES = ("firmware.app", "firmware.screens", "firmware.sound", "boardlib.journal",
-                "boardlib.inputs", "boardlib.calls", "boardlib.castle")
+                "boardlib.inputs", "boardlib.calls")
 
 # Used once, at power-up: firmware.powerup (the checks and the start of the game), and to
 # build the ESP32 board firmware.hw and firmware.assemble, the board profile and the
@@ -140,7 +140,16 @@ def _forget(had, prefixes=()):
     least to say so. (A loop, not str.startswith's tuple: 1.24 has no tuple there.)"""
     import gc
 
-    for name in list(sys.modules):
+    # Those named whole first, which takes no memory: the list of every module's name
+    # below is made after that collection, on a heap that just ran out.
+    for name in prefixes:
+        sys.modules.pop(name, None)
+    gc.collect()
+    try:
+        names = list(sys.modules)
+    except MemoryError:  # the modules dropped above are what there was room to drop
+        return
+    for name in names:
         drop = name not in had
         for prefix in prefixes:
             drop = drop or name.startswith(prefix)
