@@ -1,8 +1,9 @@
 """Power cuts of the whole simulated board: `kill -9` at random moments, then a reboot.
 
 `tools.sim --speed 100 --state DIR` plays a game at a hundred times real time on a littlefs
-image; at 30 random moments the whole process group (the front end and the firmware on
-the unix port) is killed with SIGKILL, as a kicked power strip would. A restart on the same
+image; at 20 random moments (POWER_KILLS=N for another number) the whole process group
+(the front end and the firmware on the unix port) is killed with SIGKILL, as a kicked
+power strip would. A restart on the same
 DIR must give the state `tools.replay` computes for some prefix of the shots (the shot in
 progress may be lost, nothing scored is), and the game must go on from there to the same
 end as an uninterrupted game.
@@ -23,10 +24,10 @@ import pytest
 
 from tools.sim.timelines import build, random_game
 
-pytestmark = pytest.mark.long(58)
+pytestmark = pytest.mark.long(30)
 
 RULES = "ddbu"
-KILLS = 30
+KILLS = int(os.environ.get("POWER_KILLS", "20"))  # each kill costs three board starts
 IDLE = "0 pins up 1 2 3 4 5\n"
 
 
