@@ -44,6 +44,8 @@ def ticks_us():
 ticks_cpu = ticks_us
 
 
+# The ESP32's ticks arithmetic, written out: the unix port's own time.ticks_diff and
+# ticks_add wrap at its small-int range (2**62 on 64 bits), not at the ESP32's 2**30.
 def ticks_diff(a, b):
     d = (a - b) & _MASK
     if d >= _HALF:
