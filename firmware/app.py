@@ -25,7 +25,6 @@ from boardlib import inputs, layout, shot
 from boardlib.display import Display
 from boardlib.inputs import INDEX as _INDEX
 from boardlib.journal import GameStore
-from boardlib.link import ERR_ASKED, ERR_BUSY, ERR_REFUSED, ERR_STORAGE, PROTOCOL_VERSION
 from boardlib.ticks import ticks_add, ticks_diff
 from firmware import errors
 from firmware.screens import ERR, Screens
@@ -58,6 +57,20 @@ _FAR_MS = const(1 << 28)  # "not due": far, and within half the ticks period
 _SPOTS = const(1)  # the groups of inputs: bits of App.changed[0]
 _BUTTONS_CHANGED = const(2)
 _SETTLE = const(4)  # (not an interrupt: the shot's settle time running out)
+# boardlib.link's numbers that the application uses (tools/linkcodes.py has the host's copy
+# of them all; tests/test_link_codes.py checks these against it).
+_PROTOCOL_VERSION = const(2)
+_CMD_NEW_GAME = const(0x81)
+_CMD_UNDO = const(0x82)
+_CMD_STATE = const(0x83)
+_CMD_PING = const(0x84)
+_CMD_EVENT = const(0x86)
+_CMD_LOGGED = const(0x87)
+_CMD_RESTORE = const(0x88)
+_ERR_REFUSED = const(5)
+_ERR_ASKED = const(6)
+_ERR_BUSY = const(7)
+_ERR_STORAGE = const(18)
 _INPUTS = const(0)  # App.step's parts
 _LINK = const(1)
 _DISPLAY = const(2)
@@ -192,14 +205,14 @@ class App:
         self._feed_by = now_ms
         self._number_link()
         if self.link is not None:
-            self.link.send_hello(PROTOCOL_VERSION, self.board.reset_cause, now_ms)
+            self.link.send_hello(_PROTOCOL_VERSION, self.board.reset_cause, now_ms)
         self._changed(now_ms, shot_event=False)  # the state goes out after the hello
         self.screens.show_reset(self.board.reset_cause, now_ms)
         for code in self.notices:
             self.screens.flash(ERR, code, now_ms)
             if self.link is not None and errors.is_storage(code):
                 # the host hears of a game resumed short (or lost) with the board's code
-                self.link.send_error(ERR_STORAGE, "Err %d" % code)
+                self.link.send_error(_ERR_STORAGE, "Err %d" % code)
         if self.storage_error:
             self._storage_changed()
 
@@ -589,7 +602,7 @@ class App:
     def _storage_changed(self):
         self._show_fault()
         if self._started and self.link is not None and self.storage_error:
-            self.link.send_error(ERR_STORAGE, "Err %d" % self.storage_error)
+            self.link.send_error(_ERR_STORAGE, "Err %d" % self.storage_error)
 
     # -- game events ------------------------------------------------------------------------
 
@@ -670,7 +683,7 @@ class App:
         if yes:
             self.new_game(settings, now_ms)  # checked when the command came
         else:
-            self.link.send_error(ERR_REFUSED, "", self.asked_seq)
+            self.link.send_error(_ERR_REFUSED, "", self.asked_seq)
             self._changed(now_ms, shot_event=False)
 
     def _number_link(self):
@@ -709,13 +722,13 @@ class App:
         link = self.link
         seq = link.cmd_seq
         if (self.menu is not None or self.check is not None) and (
-                cmd == link.CMD_NEW_GAME or cmd == link.CMD_UNDO or cmd == link.CMD_RESTORE):
+                cmd == _CMD_NEW_GAME or cmd == _CMD_UNDO or cmd == _CMD_RESTORE):
             # Someone at the table is in the setup menu or the wiring check: the game does
             # not change under their hands, and the buttons keep driving what they see.
             # The host hears why and may ask again once the board is back at the game.
-            link.nack(seq, ERR_BUSY)
+            link.nack(seq, _ERR_BUSY)
             return
-        if cmd == link.CMD_NEW_GAME:
+        if cmd == _CMD_NEW_GAME:
             settings = link.cmd_settings()
             try:
                 self._new_game_from(settings)
@@ -728,27 +741,27 @@ class App:
                 self.asked = settings
                 self.asked_seq = seq
                 self.screens.draw_with(self._draw_ask)
-                link.nack(seq, ERR_ASKED)
+                link.nack(seq, _ERR_ASKED)
                 return
             self.asked = None
             self.screens.draw_with(None)
             self.new_game(settings, now_ms)
             link.ack(seq)
-        elif cmd == link.CMD_UNDO:
+        elif cmd == _CMD_UNDO:
             if self.undo(now_ms):
                 link.ack(seq)
             else:
                 link.nack(seq, errors.NOTHING_TO_UNDO)
-        elif cmd == link.CMD_STATE:
+        elif cmd == _CMD_STATE:
             link.ack(seq)
             self._send_state(now_ms)
-        elif cmd == link.CMD_PING:
+        elif cmd == _CMD_PING:
             link.ack(seq)
-        elif cmd == link.CMD_EVENT:
+        elif cmd == _CMD_EVENT:
             self._resend_event(seq, now_ms)
-        elif cmd == link.CMD_RESTORE:
+        elif cmd == _CMD_RESTORE:
             self._restore_event(seq, now_ms)
-        elif cmd == link.CMD_LOGGED:
+        elif cmd == _CMD_LOGGED:
             if self.kept is not None and link.cmd_game == self.kept_numbering.game_id:
                 self._drop_kept()
             link.ack(seq)
@@ -763,13 +776,13 @@ class App:
         game = self.game
         if (link.cmd_game != self.numbering.game_id
                 or link.cmd_index != game.history.count + 1):
-            link.nack(seq, ERR_REFUSED)
+            link.nack(seq, _ERR_REFUSED)
             return
         record = link.cmd_record
         try:
             game.apply(record)
         except GameError:
-            link.nack(seq, ERR_REFUSED)
+            link.nack(seq, _ERR_REFUSED)
             return
         self._record_event(game, record)
         link.ack(seq)
@@ -789,7 +802,7 @@ class App:
         else:
             history = None
         if history is None or not 0 < index <= history.count:
-            link.nack(seq, ERR_REFUSED)
+            link.nack(seq, _ERR_REFUSED)
         else:
             link.ack(seq)
             link.send_event(index, history.record(index - 1), 0, 0, 0, now_ms, resent=True)
