@@ -16,7 +16,11 @@ value), so the same code runs on the board, in the simulator and in tests. The p
 allocates nothing: per-spot state lives in lists and a bytearray made once.
 """
 
-from boardlib.ticks import ticks_add, ticks_diff
+
+try:
+    from time import ticks_add, ticks_diff
+except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
+    from boardlib.ticks import ticks_add, ticks_diff
 
 try:
     from micropython import const

@@ -37,8 +37,12 @@ from array import array
 
 from boardlib import cobs
 from boardlib.crc32 import crc32_matches, crc32_more, crc32_put, crc32_reg_put
-from boardlib.ticks import ticks_add, ticks_diff
 from rules_core.settings import RULES_IDS, check_settings
+
+try:
+    from time import ticks_add, ticks_diff
+except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
+    from boardlib.ticks import ticks_add, ticks_diff
 
 try:
     from micropython import const

@@ -48,7 +48,11 @@ from boardlib import errors
 from boardlib import link as _link
 from boardlib.framesign import OVERHEAD, FrameSigner
 from boardlib.netstream import JOIN, OFF, SUBSCRIBE, UP, WAIT, Later, forget
-from boardlib.ticks import ticks_diff
+
+try:
+    from time import ticks_diff
+except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
+    from boardlib.ticks import ticks_diff
 
 try:
     from micropython import const

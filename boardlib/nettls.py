@@ -24,7 +24,11 @@ import sys
 
 from boardlib import errors
 from boardlib.netstream import HANDSHAKE, LOGIN, Stream
-from boardlib.ticks import ticks_diff
+
+try:
+    from time import ticks_diff
+except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
+    from boardlib.ticks import ticks_diff
 
 try:
     from micropython import const

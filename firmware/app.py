@@ -25,13 +25,17 @@ from boardlib import inputs, layout, shot
 from boardlib.display import Display
 from boardlib.inputs import INDEX as _INDEX
 from boardlib.journal import GameStore
-from boardlib.ticks import ticks_add, ticks_diff
 from firmware import errors
 from firmware.screens import ERR, Screens
 from rules_core import Game, GameError, snapshot
 from rules_core.events import FOUL_NAMES
 from rules_core.savedstate import SAVE_SIZE, STATE_SIZE, save_into
 from rules_core.settings import RULES_IDS
+
+try:
+    from time import ticks_add, ticks_diff
+except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
+    from boardlib.ticks import ticks_add, ticks_diff
 
 try:
     from micropython import const

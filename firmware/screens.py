@@ -19,8 +19,12 @@ empty shows it first ("no  2 4", docs/inputs.md).
 """
 
 from boardlib import layout
-from boardlib.ticks import ticks_add, ticks_diff
 from rules_core.common import A_DISTANCE, A_LAST_SERIES, A_SET, A_TWENTY, BREAK, TIE
+
+try:
+    from time import ticks_add, ticks_diff
+except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
+    from boardlib.ticks import ticks_add, ticks_diff
 
 try:
     from micropython import const
