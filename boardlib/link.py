@@ -18,7 +18,7 @@
 The numbers (frame and command kinds, flags, error codes) are private constants, folded
 into the bytecode: they cost the board no names. Code on the board that needs one holds
 its own `_NAME = const(N)`; the host's table of them is tools/linkcodes.py, and
-tests/test_link_codes.py checks every board module's against it.
+tests/test_board_codes.py checks every board module's against it.
 
 A command repeated with the same sequence number and bytes (a host retrying after a lost
 answer) is answered again, as the first time, and never reaches the caller twice; the last
@@ -50,7 +50,7 @@ except ImportError:  # CPython: the integer itself
     const = int
 
 
-# The link's numbers (tools/linkcodes.py has the host's copy; tests/test_link_codes.py).
+# The link's numbers (tools/linkcodes.py has the host's copy; tests/test_board_codes.py).
 _PROTOCOL_VERSION = const(2)
 _HEARTBEAT_MS = const(2000)
 

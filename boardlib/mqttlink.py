@@ -44,7 +44,6 @@ from binascii import hexlify, unhexlify
 
 from umqtt import simple
 
-from boardlib import errors
 from boardlib import link as _link
 from boardlib.framesign import OVERHEAD, FrameSigner
 from boardlib.netstream import JOIN, OFF, SUBSCRIBE, UP, WAIT, Later, forget
@@ -60,6 +59,10 @@ except ImportError:  # CPython: the integer itself
     const = int
 
 
+# The error codes reported here (firmware/errors.py lists every code; tests/test_board_codes.py).
+_COMMAND_REFUSED = const(63)
+_WIFI = const(71)
+_BROKER = const(72)
 _BACKOFF_MS = const(1000)
 _BACKOFF_MAX_MS = const(30000)
 _KEEPALIVE_S = const(30)
@@ -72,7 +75,7 @@ _MAX_CMD = const(72)  # counter + the longest command frame (RESTORE: 24) + tag 
 _TAG = const(32)
 _REPORT_MS = const(1000)
 _READS_PER_POLL = const(4)
-# boardlib.link's numbers used here (tests/test_link_codes.py: tools/linkcodes.py's).
+# boardlib.link's numbers used here (tests/test_board_codes.py: tools/linkcodes.py's).
 _HELLO = const(0x01)
 _STATE = const(0x02)
 _NONE = const(0)
@@ -300,11 +303,11 @@ class NetLink:
             self._step(now_ms)
         except (OSError, simple.MQTTException, Later, AssertionError, IndexError,
                 TypeError, ValueError):
-            self._drop(now_ms, errors.BROKER)
+            self._drop(now_ms, _BROKER)
         if self._unreported and ticks_diff(now_ms, self._reported_at) >= _REPORT_MS:
             self._unreported = 0
             self._reported_at = now_ms
-            self.link.send_error(errors.COMMAND_REFUSED, self.refused)
+            self.link.send_error(_COMMAND_REFUSED, self.refused)
         kind = self.link.poll(now_ms)
         if kind == _CMD_STATE:
             # The host asks for the full state: over MQTT that is the game's shots too,
@@ -340,7 +343,7 @@ class NetLink:
                 try:
                     from boardlib import netdial
                 except MemoryError:  # no room to connect now: tried again after a while
-                    self._fail(now_ms, errors.BROKER)
+                    self._fail(now_ms, _BROKER)
                     return
             netdial.step(self, now_ms)
 
@@ -400,7 +403,7 @@ class NetLink:
             client.ping()
         sock.flush()
         if ticks_diff(self.clock(), sock.received_at) >= _KEEPALIVE_S * 1500:
-            self._drop(now_ms, errors.BROKER)  # no answer to two pings: the broker is gone
+            self._drop(now_ms, _BROKER)  # no answer to two pings: the broker is gone
 
     def _fail(self, now_ms, code):
         self.notice = self.last_error = code
@@ -424,7 +427,7 @@ class NetLink:
         self._raw_sock = self._sock = self._poller = self._gate = self._ssl = None
         if self._resolver is not None:
             self._resolved()
-        if code == errors.BROKER and self._named:
+        if code == _BROKER and self._named:
             self._addr = None  # looked up again: the broker may have moved
         self.client.sock = None
         self._outbox = []
@@ -436,7 +439,7 @@ class NetLink:
             self._failures = 0
             self._fail(now_ms, code)
         else:
-            self._fail(now_ms, code or errors.WIFI)
+            self._fail(now_ms, code or _WIFI)
 
     # -- frames and commands ----------------------------------------------------------------
 

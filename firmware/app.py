@@ -62,7 +62,7 @@ _SPOTS = const(1)  # the groups of inputs: bits of App.changed[0]
 _BUTTONS_CHANGED = const(2)
 _SETTLE = const(4)  # (not an interrupt: the shot's settle time running out)
 # boardlib.link's numbers that the application uses (tools/linkcodes.py has the host's copy
-# of them all; tests/test_link_codes.py checks these against it).
+# of them all; tests/test_board_codes.py checks these against it).
 _PROTOCOL_VERSION = const(2)
 _CMD_NEW_GAME = const(0x81)
 _CMD_UNDO = const(0x82)

@@ -6,7 +6,7 @@
 The board holds the same numbers as private constants (`_NAME = const(N)` in
 boardlib/link.py, and the few that firmware/app.py and boardlib/mqttlink.py use): folded
 into the bytecode, they cost the board's heap no name. This table is the host's copy of
-them, and tests/test_link_codes.py checks every one of the board's against it, so the two
+them, and tests/test_board_codes.py checks every one of the board's against it, so the two
 cannot drift apart. The layouts they name are in docs/protocol.md.
 """
 

@@ -5,7 +5,7 @@
         fields = parse(kind, payload)                  # dict; ValueError if malformed
     wire = encode(CMD_STATE, 7)                        # a command, ready to write
 
-The kind numbers and error codes are tools/linkcodes.py's, which tests/test_link_codes.py
+The kind numbers and error codes are tools/linkcodes.py's, which tests/test_board_codes.py
 checks against the board's (boardlib/link.py), so board and host cannot drift apart.
 Every frame layout of the host side is here (the MQTT transport reuses it).
 """

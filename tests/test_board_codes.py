@@ -1,11 +1,13 @@
-"""The link's numbers: the board's private constants are the host's table (tools/linkcodes.py).
+"""Numbers the board holds as private constants are the ones of their one table.
 
-The board keeps its frame kinds, command kinds, flags and error codes as `_NAME =
-const(N)`, folded into the bytecode (no name in its heap), so the host cannot import them
-from the board's modules: it reads tools/linkcodes.py. These tests read the constants out
-of the board's sources, as mpy-cross compiles them, and hold them to the host's table.
-What the numbers do on the wire is tested by the protocol tests (tests/test_protocol.py
-runs the board's Link on MicroPython against the table's numbers).
+The board keeps the link's frame kinds, command kinds, flags and error codes, and the
+error codes boardlib's modules report, as `_NAME = const(N)`, folded into the bytecode (no
+name in its heap), so no other module can import them. The link's table is the host's,
+tools/linkcodes.py; the "Err NN" codes' is firmware/errors.py. These tests read the
+constants out of the board's sources, as mpy-cross compiles them, and hold each to its
+table. What the numbers do on the wire is tested by the protocol tests
+(tests/test_protocol.py runs the board's Link on MicroPython against the host's numbers);
+the error codes by the network tests (tests/test_net_units.py and the twin's).
 """
 
 import ast
@@ -73,3 +75,38 @@ def test_a_number_changed_on_the_board_alone_is_seen():
     changed = constants_in(source.replace("_CMD_UNDO = const(0x82)", "_CMD_UNDO = const(0x83)"),
                            "firmware/app.py")
     assert changed["CMD_UNDO"] == 0x83 != TABLE["CMD_UNDO"]
+
+
+# The "Err NN" codes: firmware/errors.py names every one (boardlib's privately).
+ERROR_HOLDERS = ("boardlib/netdial.py", "boardlib/nettls.py", "boardlib/mqttlink.py")
+
+
+def error_table():
+    from firmware import errors
+
+    table = {name: value for name, value in vars(errors).items()
+             if name.isupper() and not name.startswith("_") and isinstance(value, int)}
+    table.update(board_constants("firmware/errors.py"))
+    return table
+
+
+def test_the_error_table_gives_each_code_one_name():
+    table = error_table()
+    assert len(set(table.values())) == len(table)
+
+
+@pytest.mark.parametrize("relpath", ERROR_HOLDERS)
+def test_a_board_modules_error_codes_are_the_error_tables(relpath):
+    table = error_table()
+    board = board_constants(relpath)
+    held = {name: value for name, value in board.items() if name in table}
+    assert held, relpath + " holds none of the error codes"
+    assert held == {name: table[name] for name in held}
+
+
+def test_the_configurations_codes_are_the_error_tables():
+    from boardlib import config
+
+    table = error_table()
+    assert (config.ERR_CONFIG_CORRUPT, config.ERR_CONFIG_VALUE) == (
+        table["CONFIG_BAD"], table["CONFIG_VALUE"])
