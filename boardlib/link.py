@@ -25,8 +25,8 @@ answer) is answered again, as the first time, and never reaches the caller twice
 eight commands are remembered. CMD_HELLO is answered by Link itself.
 
 The stream needs ``write(buf)`` and a non-blocking ``readinto(buf) -> n or None``;
-``any()`` is used when present. ``repl_stream()`` gives such a stream over UART0 when the
-link shares the REPL's port. Every buffer is allocated here, once: an idle poll, and bytes
+``any()`` is used when present. boardlib.replstream gives such a stream over UART0 when
+the link shares the REPL's port. Every buffer is allocated here, once: an idle poll, and bytes
 that do not finish a frame, allocate nothing. A finished frame costs a few small objects
 (the CRC's 32-bit int, one memoryview), which is why frames are events, not per poll.
 Malformed input is counted in ``rx_bad`` and dropped; it never raises.
@@ -530,42 +530,3 @@ class Link:
             return False
         self.tx_frames += 1
         return True
-
-
-class _ReplStream:
-    """UART0 shared with the REPL: raw bytes through sys.stdin/stdout, Ctrl-C disabled."""
-
-    def __init__(self):
-        import select
-        import sys
-
-        import micropython
-
-        micropython.kbd_intr(-1)  # 0x03 inside a frame must not interrupt the firmware
-        self._in = sys.stdin.buffer
-        self._out = sys.stdout.buffer
-        self._poll = select.poll()
-        self._poll.register(sys.stdin, select.POLLIN)
-        self._one = bytearray(1)
-
-    def any(self):
-        for _ in self._poll.ipoll(0):
-            return 1
-        return 0
-
-    def readinto(self, buf):
-        count = 0
-        while count < len(buf) and self.any():
-            if not self._in.readinto(self._one):
-                break
-            buf[count] = self._one[0]
-            count += 1
-        return count
-
-    def write(self, buf):
-        return self._out.write(buf)
-
-
-def repl_stream():
-    """A link stream over the REPL's UART0 (the host skips whatever is not a frame)."""
-    return _ReplStream()
