@@ -43,14 +43,6 @@ except ImportError:  # CPython: the integer itself
     const = int
 
 
-# The error codes reported here (firmware/errors.py; tests/test_board_codes.py).
-_JOURNAL_CUT = const(41)
-_JOURNAL_LOST = const(42)
-_STORAGE_FULL = const(43)
-_STORAGE_FAILED = const(44)
-_NOTHING_TO_UNDO = const(51)
-_BAD_SETTINGS = const(61)
-_UNKNOWN_COMMAND = const(62)
 _STORAGE_RETRY_MS = const(5000)  # how often a failing flash is tried again between shots
 _ENOSPC = const(28)
 _BUTTONS = const(4)  # len(shot.BUTTON_NAMES)
@@ -196,9 +188,9 @@ class App:
 
         game, status = journal_load.load(self.store)
         if status == GameStore.TRUNCATED:
-            self.notices.append(_JOURNAL_CUT)
+            self.notices.append(errors.JOURNAL_CUT)
         elif status == GameStore.CORRUPT:
-            self.notices.append(_JOURNAL_LOST)
+            self.notices.append(errors.JOURNAL_LOST)
         self.stored = game is not None  # a game (finished or not) was on flash
         if game is None:
             game = self._new_game_from(self.config["game"])
@@ -605,8 +597,8 @@ class App:
         return True
 
     def _store_failed(self, exc):
-        code = _STORAGE_FULL if exc.args and exc.args[0] == _ENOSPC else (
-            _STORAGE_FAILED)
+        code = errors.STORAGE_FULL if exc.args and exc.args[0] == _ENOSPC else (
+            errors.STORAGE_FAILED)
         if code != self.storage_error:
             self.storage_error = code
             self._storage_changed()
@@ -650,7 +642,7 @@ class App:
         try:
             self.game.undo()
         except GameError:
-            self.screens.flash(ERR, _NOTHING_TO_UNDO, now_ms)
+            self.screens.flash(ERR, errors.NOTHING_TO_UNDO, now_ms)
             self._call_error(now_ms)
             return False
         self._store(self.store.record_undo, self.game)
@@ -745,7 +737,7 @@ class App:
             try:
                 self._new_game_from(settings)
             except (GameError, ValueError, KeyError):
-                link.nack(seq, _BAD_SETTINGS)
+                link.nack(seq, errors.BAD_SETTINGS)
                 return
             if self.game.history.count and not self.game.finished and not link.replace:
                 # Never silently: the players confirm on the board (ok), or the host says
@@ -763,7 +755,7 @@ class App:
             if self.undo(now_ms):
                 link.ack(seq)
             else:
-                link.nack(seq, _NOTHING_TO_UNDO)
+                link.nack(seq, errors.NOTHING_TO_UNDO)
         elif cmd == _CMD_STATE:
             link.ack(seq)
             self._send_state(now_ms)
@@ -778,7 +770,7 @@ class App:
                 self._drop_kept()
             link.ack(seq)
         else:
-            link.nack(seq, _UNKNOWN_COMMAND)
+            link.nack(seq, errors.UNKNOWN_COMMAND)
 
     def _restore_event(self, seq, now_ms):
         """CMD_RESTORE: the host hands back an event this game lost (a journal cut at

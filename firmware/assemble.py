@@ -29,13 +29,7 @@ import os
 from boardlib.config import load_config
 from boardlib.shot import BUTTON_NAMES
 from firmware.board import Board
-
-try:
-    from micropython import const
-except ImportError:  # CPython: the integer itself
-    const = int
-
-_NO_MEMORY = const(93)  # Err 93 (firmware/errors.py; tests/test_board_codes.py)
+from firmware.errors import NO_MEMORY
 
 
 def assemble(parts, profile, root=""):
@@ -55,7 +49,7 @@ def assemble(parts, profile, root=""):
     try:
         net, link, net_error = _links(parts, cfg, root)
     except MemoryError:
-        net, link, net_error = None, None, _NO_MEMORY
+        net, link, net_error = None, None, NO_MEMORY
     buzzer = cfg.get("buzzer_pin")
     if buzzer is None:
         buzzer = profile.BUZZER_PIN
@@ -68,7 +62,7 @@ def assemble(parts, profile, root=""):
 def _links(parts, cfg, root):
     """(network link, the link the application talks through, error code): the MQTT link
     beside the serial one when board.cfg has a `net` object. A board whose heap cannot
-    hold the network link plays without it and shows Err 93 (firmware/errors.py)."""
+    hold the network link plays without it and shows Err 93 (errors.NO_MEMORY)."""
     serial = parts.serial(cfg)
     wlan = parts.wlan() if "net" in cfg else None
     if wlan is None:  # no net settings (or, simulated, no WiFi to join)
@@ -81,6 +75,6 @@ def _links(parts, cfg, root):
                       ca_path=root + "/ca.der")
     except MemoryError:
         print("pinboard: no memory for the network link: playing without it (Err %d)"
-              % _NO_MEMORY)
-        return None, serial, _NO_MEMORY
+              % NO_MEMORY)
+        return None, serial, NO_MEMORY
     return net, (net if serial is None else Both(serial, net)), 0

@@ -1,7 +1,7 @@
 """Error codes the board shows as "Err NN" and sends to the host.
 
     from firmware import errors
-    layout.error(buf, 42)        # Err 42: the stored game could not be read
+    layout.error(buf, errors.JOURNAL_LOST)
 
 | code | meaning |
 |---|---|
@@ -51,21 +51,18 @@ _TLS = const(74)  # boardlib.nettls
 _BROKER_NAME = const(75)  # boardlib.netdial
 _TLS_MEMORY = const(76)  # boardlib.netdial, boardlib.nettls
 
-# The firmware's own codes: private, folded in, no names kept on the board. The modules
-# that report one hold it as a private constant too, checked against these by
-# tests/test_board_codes.py.
-_SENSOR_STUCK = const(10)
-_SENSOR_FLAPS = const(20)
-_JOURNAL_CUT = const(41)
-_JOURNAL_LOST = const(42)
-_STORAGE_FULL = const(43)
-_STORAGE_FAILED = const(44)
-_NOTHING_TO_UNDO = const(51)
-_BAD_SETTINGS = const(61)
-_UNKNOWN_COMMAND = const(62)
-_LOOP_FAILED = const(91)
-_MICROPYTHON_TOO_OLD = const(92)
-_NO_MEMORY = const(93)
+SENSOR_STUCK = const(10)
+SENSOR_FLAPS = const(20)
+JOURNAL_CUT = const(41)
+JOURNAL_LOST = const(42)
+STORAGE_FULL = const(43)
+STORAGE_FAILED = const(44)
+NOTHING_TO_UNDO = const(51)
+BAD_SETTINGS = const(61)
+UNKNOWN_COMMAND = const(62)
+LOOP_FAILED = const(91)
+MICROPYTHON_TOO_OLD = const(92)
+NO_MEMORY = const(93)
 # The oldest MicroPython the firmware runs on (docs/esp32.md, "Releases"; the same as
 # tools/sim/board/esp32/releases.OLDEST, which deploy refuses older boards by).
 MICROPYTHON_OLDEST = (1, 22, 0)
@@ -73,7 +70,7 @@ MICROPYTHON_OLDEST = (1, 22, 0)
 
 def is_storage(code):
     """True for the codes of the game's storage (4n): sent to the host as STORAGE errors."""
-    return _JOURNAL_CUT <= code < _JOURNAL_CUT + 9
+    return JOURNAL_CUT <= code < JOURNAL_CUT + 9
 
 
 def sensor_code(sensors):
@@ -88,8 +85,8 @@ def sensor_code(sensors):
 # Err 93, made when this module loads: a heap that later runs out may have no room even for
 # the strings that drawing it takes (a new qstr pool is a block of its own).
 NO_MEMORY_SCREEN = bytearray(8)
-layout.error(NO_MEMORY_SCREEN, _NO_MEMORY)
-_HALT_FEED_MS = const(250)  # halt()'s feeding period
+layout.error(NO_MEMORY_SCREEN, NO_MEMORY)
+_FEED_MS = const(250)  # halt()'s feeding period
 
 
 def show(board, code):
@@ -107,7 +104,7 @@ def show(board, code):
         return False
 
 
-def halt(board, exc, code=_LOOP_FAILED):
+def halt(board, exc, code=LOOP_FAILED):
     """Show Err 91 (or `code`, or a screen) and keep the watchdog fed until someone
     interrupts (Ctrl-C)."""
     import gc
@@ -126,7 +123,7 @@ def halt(board, exc, code=_LOOP_FAILED):
     tries = 0
     while True:
         board.wdt.feed()
-        time.sleep_ms(_HALT_FEED_MS)
+        time.sleep_ms(_FEED_MS)
         if not shown and tries < 20:  # what was in the way may be garbage by now
             tries += 1
             gc.collect()

@@ -18,15 +18,6 @@ from boardlib import layout
 from firmware import errors
 from firmware.board import UNDO_BUTTON
 
-try:
-    from micropython import const
-except ImportError:  # CPython: the integer itself
-    const = int
-
-# The error codes reported here (firmware/errors.py; tests/test_board_codes.py).
-_MICROPYTHON_TOO_OLD = const(92)
-_NO_MEMORY = const(93)
-
 SAFE_WORD = "SAFE"
 # The application's own modules (firmware.app and what only it imports): dropped again when
 # the heap runs out before the game starts, to leave room for saying so.
@@ -49,7 +40,7 @@ def boot(board, clock):
         board = _build()
     old = too_old()
     if old is not None:  # Err 92, and the REPL free: nothing of the game starts
-        errors.show(board, _MICROPYTHON_TOO_OLD)
+        errors.show(board, errors.MICROPYTHON_TOO_OLD)
         print("pinboard: " + old)
         return old
     word = hold_word(board)
@@ -73,7 +64,7 @@ def boot(board, clock):
             errors.halt(board, exc, errors.NO_MEMORY_SCREEN)
         # The game comes first: a networked board starts again at once without its
         # network link (boardlib.mqttlink.start_without, which leaves /net.noroom)
-        sys.modules["boardlib.mqttlink"].start_without(_NO_MEMORY)
+        sys.modules["boardlib.mqttlink"].start_without(errors.NO_MEMORY)
         # the flash took no file: no second start
         errors.halt(board, exc, errors.NO_MEMORY_SCREEN)
     board.arm_watchdog()  # after the journal replay: a slow boot must not reset the board
@@ -126,7 +117,7 @@ def _build():
     except MemoryError as exc:  # not even the board fits: the display alone says so
         _no_room_to_build(exc)
     if no_net:
-        board.config_error = board.config_error or _NO_MEMORY
+        board.config_error = board.config_error or errors.NO_MEMORY
     forget(BOOT_MODULES)
     return board
 

@@ -115,7 +115,7 @@ def test_host_rejects_every_single_bit_flip():
             assert reader.feed(wire) == original  # and the next frame is read as ever
 
 
-FIRMWARE_ERRORS = (errors._NOTHING_TO_UNDO, errors._BAD_SETTINGS, errors._UNKNOWN_COMMAND)
+FIRMWARE_ERRORS = (errors.NOTHING_TO_UNDO, errors.BAD_SETTINGS, errors.UNKNOWN_COMMAND)
 
 command_frame = st.builds(
     lambda kind, seq, args: frames.encode(kind, seq, args),

@@ -18,6 +18,7 @@ import sys
 from xml.sax.saxutils import escape
 
 from boardlib import layout
+from firmware import errors
 from firmware.app import App
 from firmware.menu import ITEMS, Menu
 from firmware.screens import _RESET_TEXT
@@ -72,7 +73,7 @@ PICTURES = {
     "tie": layout.tie,
     "ask": lambda b: App._draw_ask(None, b, 0),
     "reset": _text(_RESET_TEXT["PWR"]),
-    "error": lambda b: layout.error(b, 13),  # Err 13: spot 3 dark for minutes (firmware/errors.py)
+    "error": lambda b: layout.error(b, errors.SENSOR_STUCK + 3),
 }
 
 
