@@ -159,11 +159,21 @@ def _forget(had, prefixes=()):
 
 
 class _Bare:
-    """The display alone, where the board could not be built (no watchdog runs yet)."""
+    """The display alone, where the board could not be built (no watchdog runs yet). A
+    display that could not be made then is made again at each try to show the error:
+    what was in the way may be garbage by now."""
 
     def __init__(self, display):
-        self.display = display
+        self._display = display
         self.wdt = self
+
+    @property
+    def display(self):
+        if self._display is None:
+            from firmware import hw
+
+            self._display = hw.bare_display()
+        return self._display
 
     def feed(self):
         pass

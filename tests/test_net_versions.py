@@ -280,7 +280,11 @@ def _esp32_heap_net(club, tmp_path, path, mpy):
             assert not twin.heap_note and twin.gc_heap == releases.ONE_GROWTH
             if not mpy:
                 twin.wait_output("MemoryError", timeout=90)
-                twin.wait_display(lambda text: text == "Err   93", timeout=30)
+                try:
+                    twin.wait_display(lambda text: text == "Err   93", timeout=60)
+                except TimeoutError as exc:  # what the board said instead
+                    raise AssertionError("%s\n%s" % (exc, bytes(twin.output[-3000:]).decode(
+                        errors="replace"))) from None
                 time.sleep(5)  # had the link come up meanwhile, the broker would know
                 assert club.online.count(board) == online, "online from sources"
                 return
