@@ -182,9 +182,12 @@ class _Bare:
 def _no_room_to_build(exc):
     """Drop what the failed build loaded, make the display alone (firmware.hw.bare_display)
     and show Err 93 on it for good."""
+    # the network link's modules too (a networked board builds its link first): the
+    # display's driver may still have to be compiled from its source, in what they held
     _forget(sys.modules, ("rules_core", "firmware.assemble", "firmware.board",
-                          "boardlib.config", "boardlib.shot", "boardlib.netconfig")
-            + _APP_MODULES)
+                          "boardlib.config", "boardlib.shot", "boardlib.net",
+                          "boardlib.mqttlink", "boardlib.framesign", "boardlib.link",
+                          "boardlib.replstream", "umqtt") + _APP_MODULES)
     display = None
     try:
         from firmware import hw
