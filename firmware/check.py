@@ -23,11 +23,7 @@ loop that runs it from the REPL and words what it reads on the host.
 """
 
 from boardlib import layout
-
-try:
-    from time import ticks_add, ticks_diff
-except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
-    from boardlib.ticks import ticks_add, ticks_diff
+from boardlib.ticks import ticks_add, ticks_diff
 
 try:
     from micropython import const

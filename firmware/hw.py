@@ -58,7 +58,7 @@ def display(cfg):
 
 
 def serial(cfg):
-    from boardlib.link import Link
+    from boardlib.link import Link, repl_stream
 
     kind = cfg["link"]
     if kind == "off":
@@ -67,9 +67,7 @@ def serial(cfg):
         # Shared with the REPL: raw bytes through its stdin and stdout, Ctrl-C off (a
         # 0x03 inside a frame must not stop the firmware); the host skips whatever is
         # not a frame (boot text, tracebacks).
-        from boardlib.replstream import ReplStream
-
-        uart = ReplStream()
+        uart = repl_stream()
     else:
         u = profile.LINK_UART
         uart = machine.UART(
