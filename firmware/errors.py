@@ -121,9 +121,11 @@ def halt(board, exc, code=LOOP_FAILED):
     except (ImportError, AttributeError):
         pass
     shown = show(board, code)
+    tries = 0
     while True:
         board.wdt.feed()
         time.sleep_ms(_FEED_MS)
-        if not shown:  # what was in the way may be garbage by now: tried until it shows
+        if not shown and tries < 20:  # what was in the way may be garbage by now
+            tries += 1
             gc.collect()
             shown = show(board, code)
