@@ -31,7 +31,23 @@ def reset_cause():
     return "?"
 
 
+_FIRST = []  # [the kind and colon marker it was made for, the display]: made_first()
+
+
+def made_first():
+    """The display, made before the rest of the firmware is loaded (firmware.powerup): a
+    heap that runs out later, even while the sources compile, leaves Err 93 a display to
+    show on. display() hands this one to the board when board.cfg asks for the same."""
+    if len(_FIRST) < 2:  # not made yet (or the heap ran out making it: tried again)
+        del _FIRST[:]
+        _FIRST.append(None)
+        _FIRST.append(bare_display())
+    return _FIRST[1]
+
+
 def display(cfg):
+    if _FIRST and _FIRST[0] == (cfg["display"], cfg.get("colon_marker") is True):
+        return _FIRST[1]
     Pin = machine.Pin
     # Each driver is imported only by a board that has its display: a board loads one.
     if cfg["display"] == "max7219":
@@ -95,7 +111,10 @@ def bare_display():
         cfg["colon_marker"] = given.get("colon_marker") is True
     except Exception:  # noqa: BLE001 - no file, not JSON: the default display
         pass
-    return display(cfg)
+    made = display(cfg)
+    if _FIRST and _FIRST[0] is None:
+        _FIRST[0] = (cfg["display"], cfg["colon_marker"])
+    return made
 
 
 # What firmware.assemble asks of the ESP32, as this module's own names (the module is the

@@ -108,8 +108,10 @@ def _build():
     # without building a board was lower (docs/performance.md).
     try:
         no_net = _net_first()
-        import rules_core  # noqa: F401
         from firmware import hw
+
+        hw.made_first()  # the display before the rest: Err 93 always has one to show on
+        import rules_core  # noqa: F401
 
         if no_net:
             hw.NETWORK = False
@@ -192,7 +194,7 @@ def _no_room_to_build(exc):
     try:
         from firmware import hw
 
-        display = hw.bare_display()
+        display = hw.made_first()  # made at power-up, before the rest
     except MemoryError:
         pass
     errors.halt(_Bare(display), exc, errors.NO_MEMORY_SCREEN)
