@@ -161,43 +161,34 @@ def _forget(had, prefixes=()):
 
 
 class _Bare:
-    """The display alone, where the board could not be built (no watchdog runs yet). A
-    display that could not be made then is made again at each try to show the error:
-    what was in the way may be garbage by now."""
+    """The display alone, where the board could not be built (no watchdog runs yet): the
+    one made first at power-up (firmware.hw.made_first), or, when the heap ran out even
+    for that, made again at each try to show the error (what was in the way may be
+    garbage by now)."""
 
-    def __init__(self, display):
-        self._display = display
+    def __init__(self):
         self.wdt = self
 
     @property
     def display(self):
-        if self._display is None:
-            from firmware import hw
+        from firmware import hw
 
-            self._display = hw.bare_display()
-        return self._display
+        return hw.made_first()
 
     def feed(self):
         pass
 
 
 def _no_room_to_build(exc):
-    """Drop what the failed build loaded, make the display alone (firmware.hw.bare_display)
-    and show Err 93 on it for good."""
+    """Drop what the failed build loaded, show Err 93 on the display alone
+    (firmware.hw.made_first) for good."""
     # the network link's modules too (a networked board builds its link first): the
     # display's driver may still have to be compiled from its source, in what they held
     _forget(sys.modules, ("rules_core", "firmware.assemble", "firmware.board",
                           "boardlib.config", "boardlib.shot", "boardlib.net",
                           "boardlib.mqttlink", "boardlib.framesign", "boardlib.link",
                           "umqtt") + _APP_MODULES)
-    display = None
-    try:
-        from firmware import hw
-
-        display = hw.made_first()  # made at power-up, before the rest
-    except MemoryError:
-        pass
-    errors.halt(_Bare(display), exc, errors.NO_MEMORY_SCREEN)
+    errors.halt(_Bare(), exc, errors.NO_MEMORY_SCREEN)
 
 
 def forget(names):
