@@ -15,7 +15,9 @@ from test_display import CALLS, mismatches
 
 from boardlib import layout, tm1637
 from tools.sim.board import tm1637_display
-from tools.sim.board.pins import read_rise_us, rise_us
+from tools.sim.board.chips import TM1637Emulator
+from tools.sim.board.pins import FakePin, Wire, read_rise_us, rise_us
+from tools.sim.board.softi2c import SoftI2C
 
 
 @pytest.mark.parametrize("line_nf", ["0", "10"])
@@ -62,3 +64,39 @@ def test_a_bus_at_i2c_speed_garbles_10_nf_lines():
     assert _shown(0, freq=100000) == (" . 25 130", 0)  # ideal lines: any speed works
     seen, errors = _shown(10, freq=100000)  # 5 us half periods
     assert seen != " . 25 130" or errors
+
+
+class _SteppedI2C(SoftI2C):
+    """The C code's wait for CLK, 1 us at a time (extmod/machine_i2c.c,
+    mp_hal_i2c_scl_release), to check the simulator's wait counted in one go."""
+
+    def _scl_release(self):
+        count = self.us_timeout
+        self._release(self.scl)
+        self._delay()
+        while self._read(self.scl) == 0 and count:
+            self.wire.delay_us(1)
+            count -= 1
+        return -110 if count == 0 else 0
+
+
+def _traffic(bus_class, line_nf, freq, timeout, stuck):
+    wire = Wire(line_nf=line_nf)
+    clk, dio = FakePin("clk", 1, wire), FakePin("dio", 1, wire)
+    TM1637Emulator(clk, dio)
+    bus = bus_class(clk, dio, freq=freq, timeout=timeout)
+    tm = tm1637.TM1637(bus)
+    if stuck:
+        clk.external(0)
+    returned = tm.write(b"\x3f\x06\x5b\x4f")
+    return returned, tm.missing_acks, wire.us, wire.log
+
+
+@pytest.mark.parametrize("line_nf", [0, 1, 4.7, 10, 22])
+@pytest.mark.parametrize("timeout", [tm1637.TIMEOUT_US, 150, 1])
+@pytest.mark.parametrize("stuck", [False, True])
+def test_the_wait_for_clk_counted_at_once_is_the_c_codes_to_the_microsecond(line_nf, timeout,
+                                                                            stuck):
+    for freq in (tm1637.FREQ_HZ, 100000):
+        stepped = _traffic(_SteppedI2C, line_nf, freq, timeout, stuck)
+        assert _traffic(SoftI2C, line_nf, freq, timeout, stuck) == stepped

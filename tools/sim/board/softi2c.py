@@ -33,6 +33,8 @@ class SoftI2C:
         self.us_delay = 500000 // freq or 1
         self.us_timeout = timeout
         self._released = {}  # pin name -> when the master last released it (wire clock)
+        rise = self.wire.read_rise_us  # the 1 us steps a released line takes to read high
+        self._rise_steps = int(rise) + (rise > int(rise))
         for pin in (scl, sda):  # mp_hal_pin_open_drain: the output level stays as it was
             pin.init(pin.OPEN_DRAIN)
         self._stop()  # ignore error
@@ -88,9 +90,24 @@ class SoftI2C:
         count = self.us_timeout
         self._release(self.scl)
         self._delay()
-        while self._read(self.scl) == 0 and count:
-            self.wire.delay_us(1)
-            count -= 1
+        wire = self.wire
+        if wire._virtual:
+            # Nothing else moves while the master waits in virtual time: the line is
+            # held low for good (by a device) or reads high after its rise, so the 1 us
+            # steps are counted at once, to the same microsecond.
+            if self._read(self.scl) == 0:
+                steps = count
+                if self.scl.value():  # whole steps until it reads high (integers only:
+                    # the board's allocation tests lock the heap, and a float is an object)
+                    steps = self._rise_steps - (wire.clock_us() - self._released[self.scl.name])
+                    if steps > count:
+                        steps = count
+                wire.us += steps
+                count -= steps
+        else:
+            while self._read(self.scl) == 0 and count:
+                wire.delay_us(1)
+                count -= 1
         if count == 0:
             return -_ETIMEDOUT
         return 0
