@@ -57,6 +57,24 @@ def test_random_game_through_the_firmware_equals_replay(tmp_path, rules, seed):
     assert proc.stdout == replay(tmp_path, script)
 
 
+@pytest.mark.parametrize("rules", ["ddbu", "ceb", "russian"])
+def test_stepping_at_the_boards_deadlines_plays_as_stepping_every_5_ms(tmp_path, rules):
+    # The simulator steps the board when it asked to be woken or an input changes
+    # (tools/sim/board/run.py); `--display-log` steps it every 5 ms. A part whose deadline
+    # App.step did not count in its wait would run late in the first and on time in the
+    # second: the games and the last picture must be the same.
+    events = random_game(rules, 11, length=40, sets=SETS[rules])
+    timeline, _ = build(rules, events, sets=SETS[rules])
+    runs = {}
+    for every_step in (False, True):
+        flags = ["--show-display"] + (["--display-log"] if every_step else [])
+        proc = sim(tmp_path, timeline, *settings_flags(rules), *flags)
+        assert proc.returncode == 0, proc.stderr
+        shown = [line for line in proc.stderr.splitlines() if line.startswith("display: ")]
+        runs[every_step] = (proc.stdout, shown[-1:])
+    assert runs[False] == runs[True] and runs[True][1]
+
+
 @pytest.mark.parametrize("display", ["tm1637", "max7219"])
 def test_what_the_display_shows_after_a_game(tmp_path, display):
     # ddbu (seed 000 §3): pin 2 = 2, then a carambole = 4 (player 1 goes on), a miss passes

@@ -4,9 +4,11 @@
     micropython tools/sim/board/run.py --interactive [--state DIR] [--link PTY]
 
 `tools.sim` (CPython) starts this and talks to it; see its docstring for the options. In
-timeline mode time is virtual: the poll loop runs as fast as it can, 5 ms of board time a
-step, and in strides over idle stretches (tools/sim/board/idle.py); `--speed X` makes it
-keep pace with X times real time instead. While the network link waits on the broker
+timeline mode time is virtual: the poll loop runs as fast as it can, stepping the board on
+a 5 ms grid when it asks to be woken (the soonest of its parts' deadlines) or the timeline
+changes an input, as the board's poll sleeps until one of those, and in strides over idle
+stretches (tools/sim/board/idle.py); `--speed X` and `--display-log` step it every 5 ms,
+and `--speed X` keeps pace with X times real time. While the network link waits on the broker
 (connecting, the TLS handshake, logging in), board time keeps real time, as the broker
 does; and so it does for `TALK_MS` after the link came up and after each command from the
 host, because the host's questions (a state, the events it misses) come in real time: a
@@ -37,6 +39,7 @@ from tools.sim.board.heap import largest_free, pin
 from tools.sim.board.idle import IdleSkip
 
 TAIL_MS = 10000
+_SECOND_MS = 1000  # where IdleSkip looks (tools/sim/board/idle.py)
 TALK_MS = 3000  # board time kept real after the link came up or the host last spoke
 PRESS_MS = 120
 
@@ -253,7 +256,7 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
         sim.set_levels(*levels.at(t))
         if wlan is not None:
             wlan.up = bool(levels.net)
-        tick(app, t)
+        wait = tick(app, t)
         if display_log:  # after the step: a picture the display was given
             shown = "[%s]" % sim.visible()
             words = under_digits(app.menu.shown if app.menu is not None else None,
@@ -293,9 +296,31 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
         if skip is None or (net is not None and (wlan.up or net.state not in away)):
             t += STEP_MS
         else:
-            t = skip.next_time(t + STEP_MS, end)  # over idle stretches in strides
+            t = skip.next_time(_wakes_at(app, levels, t, wait), end)  # idle: in strides
     if check:
         sys.stderr.write("checked: %d board states\n" % checked)
+
+
+def _wakes_at(app, levels, t, wait):
+    """When the board, which sleeps `wait` ms after its step at `t` unless a pin changes or
+    the host's bytes come (firmware.run.Runner), steps next: its deadline or the timeline's
+    next change, on the 5 ms grid of the steps, and never past a whole second (where
+    IdleSkip looks whether the board is idle). Steps in between would find nothing due:
+    the board does not make them either, so a deadline the firmware forgets to ask for is
+    missed here as it would be on the table. A `tick` that says no wait (None: a
+    measuring one) is stepped every 5 ms."""
+    step = t + STEP_MS
+    if wait is None or wait <= STEP_MS or (app.link_any is not None and app.link_any()):
+        return step
+    due = t + wait
+    coming = levels.next_ms()
+    if coming is not None and coming < due:
+        due = coming
+    second = (step + _SECOND_MS - 1) // _SECOND_MS * _SECOND_MS
+    if due > second:
+        due = second
+    due = (due + STEP_MS - 1) // STEP_MS * STEP_MS
+    return due if due > step else step
 
 
 def _kept(name):
