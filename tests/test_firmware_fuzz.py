@@ -5,8 +5,9 @@ Pins fall, wobble and stand up at random, buttons are pressed and held at random
 setup menu included, so games are started with random settings too). The firmware must
 never raise, and after every change of the board state the invariants must hold; the
 device checks them itself (`tools.sim --check`) and stops with exit status 3 if not.
-The cost is the board's time the inputs span, stepped every 5 ms (about 1.4 ms of CPU an
-input), so `make test` plays a quarter of what `make fuzz` does.
+The cost is the board's steps through the time the inputs span (at its deadlines and the
+inputs' changes: about 0.4 ms of CPU an input), so `make test` plays an eighth of what
+`make fuzz` does.
 """
 
 import json
