@@ -183,9 +183,10 @@ def seal_figures(sizes, install, workdir):
     """What the network link adds to each frame it publishes: instructions to seal the
     longest frame and a heartbeat (callgrind, counted windows less an empty one), bytes
     allocated, and the bytes it adds on the wire (docs/network.md, "Frames proven")."""
+    wires = os.path.join(workdir, "seal.frames")  # the frames made once, counted after
     with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
         proc = subprocess.run(
-            upy.command(["-m", SEAL_MODULE, "sizes", str(sizes["seals"])], COST_HEAP),
+            upy.command(["-m", SEAL_MODULE, "sizes", str(sizes["seals"]), wires], COST_HEAP),
             capture_output=True, text=True, env=_device_env(scratch), cwd=upy.ROOT,
             timeout=300, check=False)
     if proc.returncode != 0:
@@ -199,7 +200,8 @@ def seal_figures(sizes, install, workdir):
         return out
     n = sizes["seals"]
     # one run, four windows: the state sealed 0 and n times, then the heartbeat
-    windows, _ = callgrind_windows(valgrind, SEAL_MODULE, ["count", n], workdir, COST_HEAP)
+    windows, _ = callgrind_windows(valgrind, SEAL_MODULE, ["count", n, wires], workdir,
+                                   COST_HEAP)
     if len(windows) != 4:
         raise Unavailable("%s count: %d counted windows, not 4" % (SEAL_MODULE, len(windows)))
     state = (windows[1] - windows[0]) / n

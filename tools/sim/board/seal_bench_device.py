@@ -1,8 +1,8 @@
 """Device-side figures of sealing a frame for the network (boardlib/framesign.py), for
 `tools.bench`: what the network link does to every frame it publishes.
 
-    micropython -m tools.sim.board.seal_bench_device count N   # four counted windows
-    micropython -m tools.sim.board.seal_bench_device sizes N   # bytes; allocation
+    micropython -m tools.sim.board.seal_bench_device sizes N [FILE]  # bytes; allocation
+    micropython -m tools.sim.board.seal_bench_device count N [FILE]  # four counted windows
 
 Two frames are sealed: a `state` (the longest frame the board sends: a STATE of a long
 game, made by boardlib.link itself) and a `heartbeat` (the frame an idle board sends every
@@ -10,7 +10,9 @@ game, made by boardlib.link itself) and a `heartbeat` (the frame an idle board s
 up. `count` runs, for the state and then the heartbeat, no seal and then N seals, each
 between the two gc.isenabled() calls that tools.bench has callgrind take as a window's
 edges (see tools/sim/board/bench_device.py, `counted`): four windows in one run, so the
-frames are made once. Every mode prints `key value` lines.
+frames are made once. `sizes` writes the two frames to FILE and `count` reads them from
+it, so that the 600-shot game behind the state is not played again under callgrind.
+Every mode prints `key value` lines.
 """
 
 import gc
@@ -56,13 +58,32 @@ def frames():
     return state, out.wire
 
 
+def save(path, state, heartbeat):
+    with open(path, "wb") as f:
+        f.write(len(state).to_bytes(2, "little"))
+        f.write(state)
+        f.write(heartbeat)
+
+
+def load(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    n = int.from_bytes(data[:2], "little")
+    return data[2:2 + n], data[2 + n:]
+
+
 def seal_many(signer, wire, out, count):
     for i in range(count):
         signer.seal(i, wire, out)
 
 
 def main(argv):
-    state, heartbeat = frames()
+    if argv[0] == "count" and len(argv) > 2:
+        state, heartbeat = load(argv[2])
+    else:
+        state, heartbeat = frames()
+        if len(argv) > 2:
+            save(argv[2], state, heartbeat)
     signer = FrameSigner(KEY, NONCE, BOARD_ID)
     out = bytearray(len(state) + OVERHEAD)
     if argv[0] == "count":
