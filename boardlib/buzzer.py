@@ -16,7 +16,11 @@ Nothing here allocates after construction.
 """
 
 from boardlib import calls
-from boardlib.ticks import ticks_add, ticks_diff
+
+try:
+    from time import ticks_add, ticks_diff
+except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
+    from boardlib.ticks import ticks_add, ticks_diff
 
 try:
     from micropython import const

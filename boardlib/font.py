@@ -34,7 +34,7 @@ except ImportError:  # CPython: the integer itself
     const = int
 
 
-DP = const(0x80)
+_DP = const(0x80)
 
 # Canonical characters first: decode_segments returns the first match.
 _CHARS = "0123456789 -_=+AbCcdEFGHhIiJKLnoPqrtUuWy\u00b0\u203e"
@@ -96,12 +96,12 @@ def render(text, buf, start=0, width=8):
     mark_ok = False  # a mark belongs to the character just written, once
     for ch in text:
         if (ch == "." or ch == ":") and mark_ok:
-            buf[pos] |= DP
+            buf[pos] |= _DP
             mark_ok = False
             continue
         pos += 1
         if ch == "." or ch == ":":
-            buf[pos] = DP
+            buf[pos] = _DP
         else:
             buf[pos] = encode_char(ch)
             mark_ok = True

@@ -8,7 +8,7 @@
     kind = carom.update(pressed, now_ms)       # NONE, PRESS (on release) or HOLD (once)
     down = spots.update(standing_mask, now_ms)  # bit i = spot i+1 has lost its pin
     if spots.fault:
-        code = spots.fault_code(3)              # FAULT_STUCK or FAULT_FLAP for spot 3
+        code = spots.fault_code(3)              # _FAULT_STUCK or _FAULT_FLAP for spot 3
     # pass spots.flapping (not .fault) to ShotAssembler.spots(): a stuck spot still scores
 
 Nothing here reads a pin or a clock: the caller passes levels and `now_ms` (a ticks_ms
@@ -16,7 +16,11 @@ value), so the same code runs on the board, in the simulator and in tests. The p
 allocates nothing: per-spot state lives in lists and a bytearray made once.
 """
 
-from boardlib.ticks import ticks_add, ticks_diff
+
+try:
+    from time import ticks_add, ticks_diff
+except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
+    from boardlib.ticks import ticks_add, ticks_diff
 
 try:
     from micropython import const
@@ -29,9 +33,9 @@ PRESS = const(1)
 HOLD = const(2)
 
 # Numbered like the first digit of the display's error codes (1n stuck, 2n flaps).
-FAULT_NONE = const(0)
-FAULT_STUCK = const(1)  # no pin reported for minutes: sensor dead or spot left empty
-FAULT_FLAP = const(2)  # too many changes in a short time: loose wire or a bad sensor
+_FAULT_NONE = const(0)
+_FAULT_STUCK = const(1)  # no pin reported for minutes: sensor dead or spot left empty
+_FAULT_FLAP = const(2)  # too many changes in a short time: loose wire or a bad sensor
 _FAR_MS = const(1 << 28)  # "no deadline": well within half the ticks period (2**29)
 # The index of a mask's lowest bit (a power of two up to 128: spots are 1 to 8), for
 # visiting the set bits of a mask: low = m & -m; i = INDEX[low]; m ^= low.
@@ -180,7 +184,7 @@ class SpotSensors:
         self.flapping = 0  # spots whose reports cannot be trusted: never down
         self._quiet = -1  # the mask of a settled, fault-free, all-standing poll; -1: none
         for i in range(self.count):
-            self._codes[i] = FAULT_NONE
+            self._codes[i] = _FAULT_NONE
             self._changes_in[i] = 0
 
     def timer(self, now_ms):
@@ -191,7 +195,7 @@ class SpotSensors:
         return ticks_diff(self._due, now_ms)
 
     def fault_code(self, spot):
-        """FAULT_NONE, FAULT_STUCK or FAULT_FLAP for spot number `spot` (1 = first)."""
+        """_FAULT_NONE, _FAULT_STUCK or _FAULT_FLAP for spot number `spot` (1 = first)."""
         if not isinstance(spot, int) or not 1 <= spot <= self.count:
             raise ValueError("spot must be 1..%d, not %r" % (self.count, spot))
         return self._codes[spot - 1]
@@ -258,8 +262,8 @@ class SpotSensors:
             return
         if self._changes_in[i] < self.flap_limit:  # capped: a line may flap for days
             self._changes_in[i] += 1
-        if self._changes_in[i] >= self.flap_limit and self._codes[i] != FAULT_FLAP:
-            self._codes[i] = FAULT_FLAP  # also over a stuck fault: flapping is worse
+        if self._changes_in[i] >= self.flap_limit and self._codes[i] != _FAULT_FLAP:
+            self._codes[i] = _FAULT_FLAP  # also over a stuck fault: flapping is worse
             self.fault |= low
             self.flapping |= low
 
@@ -308,7 +312,7 @@ class SpotSensors:
             if lying & 1:
                 end = ticks_add(self._raw_since[i], self.stuck_ms)  # type: ignore[type-var]
                 if ticks_diff(now_ms, end) >= 0:
-                    self._codes[i] = FAULT_STUCK
+                    self._codes[i] = _FAULT_STUCK
                     self.fault |= 1 << i
                 elif at is None or ticks_diff(end, at) < 0:
                     at = end
@@ -328,7 +332,7 @@ class SpotSensors:
         return self.down
 
     def _clear_fault(self, i):
-        self._codes[i] = FAULT_NONE
+        self._codes[i] = _FAULT_NONE
         self._changes_in[i] = 0
         self.fault &= ~(1 << i)
         self.flapping &= ~(1 << i)

@@ -10,18 +10,23 @@
     lk.send_state(snapshot.pack_state(game), now_ms, game.history)
     lk.send_undo(game.history.count, now_ms)
     kind = lk.poll(now_ms)                     # when lk.any() or lk.due has come
-    if kind == link.CMD_NEW_GAME:              # lk.cmd_settings(): rules, distance, teams...
-        ...; lk.ack(lk.cmd_seq)                # or lk.nack(lk.cmd_seq, link.ERR_REFUSED)
-    elif kind == link.CMD_PING:
+    if kind == _CMD_NEW_GAME:                  # lk.cmd_settings(): rules, distance, teams...
+        ...; lk.ack(lk.cmd_seq)                # or lk.nack(lk.cmd_seq, _ERR_REFUSED)
+    elif kind == _CMD_PING:
         lk.ack(lk.cmd_seq)
+
+The numbers (frame and command kinds, flags, error codes) are private constants, folded
+into the bytecode: they cost the board no names. Code on the board that needs one holds
+its own `_NAME = const(N)`; the host's table of them is tools/linkcodes.py, and
+tests/test_board_codes.py checks every board module's against it.
 
 A command repeated with the same sequence number and bytes (a host retrying after a lost
 answer) is answered again, as the first time, and never reaches the caller twice; the last
 eight commands are remembered. CMD_HELLO is answered by Link itself.
 
 The stream needs ``write(buf)`` and a non-blocking ``readinto(buf) -> n or None``;
-``any()`` is used when present. ``repl_stream()`` gives such a stream over UART0 when the
-link shares the REPL's port. Every buffer is allocated here, once: an idle poll, and bytes
+``any()`` is used when present. boardlib.replstream gives such a stream over UART0 when
+the link shares the REPL's port. Every buffer is allocated here, once: an idle poll, and bytes
 that do not finish a frame, allocate nothing. A finished frame costs a few small objects
 (the CRC's 32-bit int, one memoryview), which is why frames are events, not per poll.
 Malformed input is counted in ``rx_bad`` and dropped; it never raises.
@@ -32,8 +37,12 @@ from array import array
 
 from boardlib import cobs
 from boardlib.crc32 import crc32_matches, crc32_more, crc32_put, crc32_reg_put
-from boardlib.ticks import ticks_add, ticks_diff
 from rules_core.settings import RULES_IDS, check_settings
+
+try:
+    from time import ticks_add, ticks_diff
+except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
+    from boardlib.ticks import ticks_add, ticks_diff
 
 try:
     from micropython import const
@@ -41,50 +50,48 @@ except ImportError:  # CPython: the integer itself
     const = int
 
 
-PROTOCOL_VERSION = const(2)
-DEFAULT_UART = const(2)
-DEFAULT_BAUD = const(115200)
-HEARTBEAT_MS = const(2000)
+# The link's numbers (tools/linkcodes.py has the host's copy; tests/test_board_codes.py).
+_PROTOCOL_VERSION = const(2)
+_HEARTBEAT_MS = const(2000)
 
 # Frames from the board.
-HELLO = const(0x01)
-STATE = const(0x02)
-SHOT = const(0x03)
-HEARTBEAT = const(0x04)
-ERROR = const(0x05)
-ACK = const(0x06)
-UNDO = const(0x07)
+_HELLO = const(0x01)
+_STATE = const(0x02)
+_SHOT = const(0x03)
+_HEARTBEAT = const(0x04)
+_ERROR = const(0x05)
+_ACK = const(0x06)
+_UNDO = const(0x07)
 
 # Commands from the host; poll() returns one of these, or NONE.
-NONE = const(0)
-CMD_NEW_GAME = const(0x81)
-CMD_UNDO = const(0x82)
-CMD_STATE = const(0x83)
-CMD_PING = const(0x84)
-CMD_HELLO = const(0x85)
-CMD_EVENT = const(0x86)
-CMD_LOGGED = const(0x87)
-CMD_RESTORE = const(0x88)
+_NONE = const(0)
+_CMD_NEW_GAME = const(0x81)
+_CMD_UNDO = const(0x82)
+_CMD_STATE = const(0x83)
+_CMD_PING = const(0x84)
+_CMD_HELLO = const(0x85)
+_CMD_EVENT = const(0x86)
+_CMD_LOGGED = const(0x87)
+_CMD_RESTORE = const(0x88)
 
 # NEW_GAME flags.
-REPLACE = const(1)  # replace an unfinished game without asking the players
-TEAMS = const(2)  # a ceb match of two-man teams (CEB 28), not singles
+_REPLACE = const(1)  # replace an unfinished game without asking the players
+_TEAMS = const(2)  # a ceb match of two-man teams (CEB 28), not singles
 
 # Error codes (the ERROR frame's first byte).
-ERR_BAD_FRAME = const(1)
-ERR_UNKNOWN_COMMAND = const(2)
-ERR_BAD_LENGTH = const(3)
-ERR_BAD_ARGUMENT = const(4)
-ERR_REFUSED = const(5)
-ERR_ASKED = const(6)
-ERR_BUSY = const(7)  # the setup menu or the wiring check is open on the board
-ERR_SENSOR = const(16)
-ERR_CONFIG = const(17)
-ERR_STORAGE = const(18)
-ERR_INTERNAL = const(19)
+_ERR_BAD_FRAME = const(1)
+_ERR_UNKNOWN_COMMAND = const(2)
+_ERR_BAD_LENGTH = const(3)
+_ERR_BAD_ARGUMENT = const(4)
+_ERR_REFUSED = const(5)
+_ERR_ASKED = const(6)
+_ERR_BUSY = const(7)  # the setup menu or the wiring check is open on the board
+_ERR_SENSOR = const(16)
+_ERR_CONFIG = const(17)
+_ERR_STORAGE = const(18)
+_ERR_INTERNAL = const(19)
 
-RULES = RULES_IDS  # a rules id's number on the wire is its index
-NO_REF = const(0xFFFF)
+_NO_REF = const(0xFFFF)
 
 _HEADER = const(3)  # kind, sequence number (u16 LE)
 _CRC = const(4)
@@ -108,7 +115,7 @@ _BAD_REPORT_MS = const(1000)
 
 
 class Link:
-    def __init__(self, stream, now_ms, heartbeat_ms=HEARTBEAT_MS, board_id=b"",
+    def __init__(self, stream, now_ms, heartbeat_ms=_HEARTBEAT_MS, board_id=b"",
                  boot_id=None):
         self._stream = stream
         # any() taken once (a lookup and a bound method saved every poll), if it is there:
@@ -152,8 +159,8 @@ class Link:
         self._cmd_slot = -1
         self.rx_repeats = 0
         self.cmd_seq = 0
-        self.cmd_kind = NONE
-        self.rules = RULES[0]
+        self.cmd_kind = _NONE
+        self.rules = RULES_IDS[0]
         self.distance = [0, 0]
         self.sets = 1
         self.first = 1
@@ -188,14 +195,14 @@ class Link:
     def _hello(self):
         raw = self._raw
         ident = self.board_id
-        struct.pack_into("<B4sB", raw, 3, PROTOCOL_VERSION, self.boot_id, len(ident))
+        struct.pack_into("<B4sB", raw, 3, _PROTOCOL_VERSION, self.boot_id, len(ident))
         end = 9 + len(ident)
         raw[9:end] = ident
         cause_at = end
         end = self._put_text(cause_at + 1, self._reset_cause, _MAX_CAUSE)
         raw[cause_at] = end - cause_at - 1
         end = self._put_text(end, self._version)
-        return self._send(HELLO, end - _HEADER)
+        return self._send(_HELLO, end - _HEADER)
 
     def _game_head(self):
         """game u16, game_id, boot_id, stamp u32 at the payload's start; returns the end."""
@@ -227,7 +234,7 @@ class Link:
             raw[at + 2:at + 6] = b"\x00\x00\x00\x00"
         at += 6
         raw[at:at + length] = payload
-        return self._send(STATE, at + length - _HEADER)
+        return self._send(_STATE, at + length - _HEADER)
 
     def _events_crc(self, history, count, out, at):
         """The CRC-32 of history[:count] into out[at:at + 4]: the register kept from the
@@ -258,15 +265,15 @@ class Link:
         raw = self._raw
         struct.pack_into("<H4sBhBB", raw, at, index & 0xFFFF, record, player & 0xFF,
                          max(-32768, min(32767, points)), to & 0xFF, 1 if resent else 0)
-        return self._send(SHOT, at + 11 - _HEADER)
+        return self._send(_SHOT, at + 11 - _HEADER)
 
     def send_undo(self, history_len, now_ms):
         """The last event was taken back: ``history_len`` events are left."""
         at = self._game_head()
         struct.pack_into("<H", self._raw, at, history_len & 0xFFFF)
-        return self._send(UNDO, at + 2 - _HEADER)
+        return self._send(_UNDO, at + 2 - _HEADER)
 
-    def send_error(self, code, detail="", ref=NO_REF):
+    def send_error(self, code, detail="", ref=_NO_REF):
         """An error the host should log: code (ERR_*), the command it answers or NO_REF,
         and a short ASCII detail."""
         raw = self._raw
@@ -274,7 +281,7 @@ class Link:
         raw[4] = ref & 0xFF
         raw[5] = (ref >> 8) & 0xFF
         end = self._put_text(6, detail)
-        return self._send(ERROR, end - _HEADER)
+        return self._send(_ERROR, end - _HEADER)
 
     def cmd_settings(self):
         """The last CMD_NEW_GAME's settings as a dict: rules, distance, sets, first, teams."""
@@ -283,13 +290,13 @@ class Link:
 
     def ack(self, cmd_seq):
         """The command with sequence number ``cmd_seq`` was carried out."""
-        kind = self.cmd_kind if cmd_seq == self.cmd_seq else NONE
-        self._remember(cmd_seq, ACK, kind)
+        kind = self.cmd_kind if cmd_seq == self.cmd_seq else _NONE
+        self._remember(cmd_seq, _ACK, kind)
         return self._send_ack(cmd_seq, kind)
 
     def nack(self, cmd_seq, code):
         """The command with sequence number ``cmd_seq`` was refused, for reason ``code``."""
-        self._remember(cmd_seq, ERROR, code)
+        self._remember(cmd_seq, _ERROR, code)
         return self.send_error(code, "", cmd_seq)
 
     def _send_ack(self, cmd_seq, kind):
@@ -297,7 +304,7 @@ class Link:
         raw[3] = cmd_seq & 0xFF
         raw[4] = (cmd_seq >> 8) & 0xFF
         raw[5] = kind
-        return self._send(ACK, 3)
+        return self._send(_ACK, 3)
 
     def _remember(self, cmd_seq, answer, detail):
         slot = self._cmd_slot
@@ -323,7 +330,7 @@ class Link:
             # Reported at a bounded rate: a noisy line must not flood the host with errors.
             self._last_bad_report = now_ms
             self._bad_unreported = 0
-            self.send_error(ERR_BAD_FRAME, self.rx_bad)
+            self.send_error(_ERR_BAD_FRAME, self.rx_bad)
         self.due = ticks_add(self._last_heartbeat, self.heartbeat_ms)
         if self._bad_unreported:
             report = ticks_add(self._last_bad_report, _BAD_REPORT_MS)
@@ -334,9 +341,9 @@ class Link:
             # the C stack (no try: machine.UART.any() only counts bytes; _read() has it).
             waiting = self.any
             if waiting is not None and not waiting():
-                return NONE
+                return _NONE
             if not self._read():
-                return NONE
+                return _NONE
         kind = self._receive()
         if self._chunk_pos < self._chunk_len:
             self.due = now_ms  # bytes after a command: the next poll at once
@@ -352,7 +359,7 @@ class Link:
                 self._chunk_pos += 1
                 if byte == 0:
                     kind = self._end_frame()
-                    if kind != NONE:
+                    if kind != _NONE:
                         return kind
                 elif self._overflow:
                     pass
@@ -362,8 +369,8 @@ class Link:
                 else:
                     self._overflow = True
             if not self._read():
-                return NONE
-        return NONE
+                return _NONE
+        return _NONE
 
     # -- inside ---------------------------------------------------------------------------
 
@@ -391,64 +398,64 @@ class Link:
         if self._overflow:
             self._overflow = False
             self._bad()
-            return NONE
+            return _NONE
         if length == 0:  # two delimiters in a row: the normal start of a frame
-            return NONE
+            return _NONE
         frame = self._frame
         length = cobs.decode_in_place(frame, length)
         if length < _HEADER + _CRC:
             self._bad()
-            return NONE
+            return _NONE
         body = length - _CRC
         if not crc32_matches(frame, body):
             self._bad()
-            return NONE
+            return _NONE
         kind = frame[0]
         seq = frame[1] | frame[2] << 8
         args = body - _HEADER
         if self._repeated(frame, seq, body):
-            return NONE
+            return _NONE
         self.cmd_seq = seq
         self.cmd_kind = kind
-        if kind == CMD_NEW_GAME:
+        if kind == _CMD_NEW_GAME:
             if args != _NEW_GAME_ARGS and args != _NEW_GAME_ARGS + 1:
-                return self._refuse(seq, ERR_BAD_LENGTH)
+                return self._refuse(seq, _ERR_BAD_LENGTH)
             rules = frame[3]
             first_distance = frame[4] | frame[5] << 8
             second_distance = frame[6] | frame[7] << 8
             sets = frame[8]
             first = frame[9]
             flags = frame[10] if args > _NEW_GAME_ARGS else 0
-            teams = 1 if flags & TEAMS else 0
-            if rules >= len(RULES) or flags & ~(REPLACE | TEAMS) or check_settings(
-                    RULES[rules], (first_distance, second_distance), sets, first, teams):
-                return self._refuse(seq, ERR_BAD_ARGUMENT)
-            self.rules = RULES[rules]
+            teams = 1 if flags & _TEAMS else 0
+            if rules >= len(RULES_IDS) or flags & ~(_REPLACE | _TEAMS) or check_settings(
+                    RULES_IDS[rules], (first_distance, second_distance), sets, first, teams):
+                return self._refuse(seq, _ERR_BAD_ARGUMENT)
+            self.rules = RULES_IDS[rules]
             self.distance[0] = first_distance
             self.distance[1] = second_distance
             self.sets = sets
             self.first = first
             self.teams = teams
-            self.replace = bool(flags & REPLACE)
-        elif kind == CMD_UNDO or kind == CMD_STATE or kind == CMD_PING or kind == CMD_HELLO:
+            self.replace = bool(flags & _REPLACE)
+        elif kind == _CMD_UNDO or kind == _CMD_STATE or kind == _CMD_PING or kind == _CMD_HELLO:
             if args != 0:
-                return self._refuse(seq, ERR_BAD_LENGTH)
-        elif kind == CMD_EVENT or kind == CMD_LOGGED or kind == CMD_RESTORE:
-            if args != (_ID if kind == CMD_LOGGED else
-                        _ID + 2 if kind == CMD_EVENT else _ID + 2 + _RECORD):
-                return self._refuse(seq, ERR_BAD_LENGTH)
+                return self._refuse(seq, _ERR_BAD_LENGTH)
+        elif kind == _CMD_EVENT or kind == _CMD_LOGGED or kind == _CMD_RESTORE:
+            if args != (_ID if kind == _CMD_LOGGED else
+                        _ID + 2 if kind == _CMD_EVENT else _ID + 2 + _RECORD):
+                return self._refuse(seq, _ERR_BAD_LENGTH)
             self.cmd_game[:] = frame[3:3 + _ID]
-            if kind != CMD_LOGGED:
+            if kind != _CMD_LOGGED:
                 self.cmd_index = frame[3 + _ID] | frame[4 + _ID] << 8
-            if kind == CMD_RESTORE:  # the event record to append (a new bytes: rare)
+            if kind == _CMD_RESTORE:  # the event record to append (a new bytes: rare)
                 self.cmd_record = bytes(frame[5 + _ID:5 + _ID + _RECORD])
         else:
-            return self._refuse(seq, ERR_UNKNOWN_COMMAND)
+            return self._refuse(seq, _ERR_UNKNOWN_COMMAND)
         self.rx_frames += 1
-        if kind == CMD_HELLO:  # who are you: answered here, the firmware need not know
+        if kind == _CMD_HELLO:  # who are you: answered here, the firmware need not know
             self.ack(seq)
             self._hello()
-            return NONE
+            return _NONE
         return kind
 
     def _repeated(self, frame, seq, body):
@@ -462,9 +469,9 @@ class Link:
                 self.rx_repeats += 1
                 self._cmd_slot = -1
                 detail = answers[slot + 7]
-                if answers[slot + 6] == ACK:
+                if answers[slot + 6] == _ACK:
                     self._send_ack(seq, detail)
-                    if detail == CMD_HELLO:
+                    if detail == _CMD_HELLO:
                         self._hello()
                 else:
                     self.send_error(detail, "", seq)
@@ -480,7 +487,7 @@ class Link:
         self.rx_bad += 1
         self.cmd_seq = seq
         self.nack(seq, code)
-        return NONE
+        return _NONE
 
     def _put_text(self, at, text, limit=_MAX_TEXT):
         if isinstance(text, int):
@@ -499,7 +506,7 @@ class Link:
             "<IIII", self._raw, _HEADER, now_ms & 0x3FFFFFFF, self.rx_frames & 0x3FFFFFFF,
             self.rx_bad & 0x3FFFFFFF, self.tx_frames & 0x3FFFFFFF,
         )
-        return self._send(HEARTBEAT, 16)
+        return self._send(_HEARTBEAT, 16)
 
     def _send(self, kind, payload_len):
         raw = self._raw
@@ -523,55 +530,3 @@ class Link:
             return False
         self.tx_frames += 1
         return True
-
-
-# The command kinds on the class too, so that code holding only a Link can compare with
-# them (set here: inside the class body the const names would be replaced by numbers).
-Link.NONE = NONE  # type: ignore[attr-defined]
-Link.CMD_NEW_GAME = CMD_NEW_GAME  # type: ignore[attr-defined]
-Link.CMD_UNDO = CMD_UNDO  # type: ignore[attr-defined]
-Link.CMD_STATE = CMD_STATE  # type: ignore[attr-defined]
-Link.CMD_PING = CMD_PING  # type: ignore[attr-defined]
-Link.CMD_HELLO = CMD_HELLO  # type: ignore[attr-defined]
-Link.CMD_EVENT = CMD_EVENT  # type: ignore[attr-defined]
-Link.CMD_LOGGED = CMD_LOGGED  # type: ignore[attr-defined]
-Link.CMD_RESTORE = CMD_RESTORE  # type: ignore[attr-defined]
-
-
-class _ReplStream:
-    """UART0 shared with the REPL: raw bytes through sys.stdin/stdout, Ctrl-C disabled."""
-
-    def __init__(self):
-        import select
-        import sys
-
-        import micropython
-
-        micropython.kbd_intr(-1)  # 0x03 inside a frame must not interrupt the firmware
-        self._in = sys.stdin.buffer
-        self._out = sys.stdout.buffer
-        self._poll = select.poll()
-        self._poll.register(sys.stdin, select.POLLIN)
-        self._one = bytearray(1)
-
-    def any(self):
-        for _ in self._poll.ipoll(0):
-            return 1
-        return 0
-
-    def readinto(self, buf):
-        count = 0
-        while count < len(buf) and self.any():
-            if not self._in.readinto(self._one):
-                break
-            buf[count] = self._one[0]
-            count += 1
-        return count
-
-    def write(self, buf):
-        return self._out.write(buf)
-
-
-def repl_stream():
-    """A link stream over the REPL's UART0 (the host skips whatever is not a frame)."""
-    return _ReplStream()

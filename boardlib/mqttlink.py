@@ -44,11 +44,14 @@ from binascii import hexlify, unhexlify
 
 from umqtt import simple
 
-from boardlib import errors
 from boardlib import link as _link
 from boardlib.framesign import OVERHEAD, FrameSigner
 from boardlib.netstream import JOIN, OFF, SUBSCRIBE, UP, WAIT, Later, forget
-from boardlib.ticks import ticks_diff
+
+try:
+    from time import ticks_diff
+except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
+    from boardlib.ticks import ticks_diff
 
 try:
     from micropython import const
@@ -56,6 +59,10 @@ except ImportError:  # CPython: the integer itself
     const = int
 
 
+# The error codes reported here (firmware/errors.py lists every code; tests/test_board_codes.py).
+_COMMAND_REFUSED = const(63)
+_WIFI = const(71)
+_BROKER = const(72)
 _BACKOFF_MS = const(1000)
 _BACKOFF_MAX_MS = const(30000)
 _KEEPALIVE_S = const(30)
@@ -63,18 +70,24 @@ _RING = const(64)  # the current game's shots sent again after a reconnection
 _SLOT = const(10)  # a shot in the ring: index u16, record, player, points i16, to
 _SHOT = "<H4sBhB"
 _OUTBOX = const(_RING + 16)  # frames waiting for the broker; the oldest go when full
-_CMD_BUF = const(128)
+_COMMAND_BUF = const(128)
 _MAX_CMD = const(72)  # counter + the longest command frame (RESTORE: 24) + tag + room
 _TAG = const(32)
 _REPORT_MS = const(1000)
 _READS_PER_POLL = const(4)
+# boardlib.link's numbers used here (tests/test_board_codes.py: tools/linkcodes.py's).
+_HELLO = const(0x01)
+_STATE = const(0x02)
+_NONE = const(0)
+_CMD_STATE = const(0x83)
+_NO_REF = const(0xFFFF)
 
 
 def _answers(name):
     """The names of a command as the application reads and answers it (boardlib.link.Link):
     taken from the Link the command came from."""
     # (str.startswith takes no tuple before MicroPython 1.25)
-    return name[:4] in ("cmd_", "CMD_") or name in ("ack", "nack", "replace", "NONE")
+    return name[:4] == "cmd_" or name in ("ack", "nack", "replace")
 
 
 class _Frames:
@@ -82,7 +95,7 @@ class _Frames:
 
     def __init__(self, net):
         self.net = net
-        self.cmd = bytearray(_CMD_BUF)
+        self.cmd = bytearray(_COMMAND_BUF)
         self.cmd_len = 0
 
     def write(self, wire):
@@ -100,7 +113,7 @@ class _Frames:
         return n
 
     def put(self, frame):
-        if self.cmd_len + len(frame) > _CMD_BUF:
+        if self.cmd_len + len(frame) > _COMMAND_BUF:
             return False
         self.cmd[self.cmd_len:self.cmd_len + len(frame)] = frame
         self.cmd_len += len(frame)
@@ -151,7 +164,7 @@ class Both:
         for lk in self.links:
             lk.send_undo(history_len, now_ms)
 
-    def send_error(self, code, detail="", ref=_link.NO_REF):
+    def send_error(self, code, detail="", ref=_NO_REF):
         for lk in self.links:
             lk.send_error(code, detail, ref)
 
@@ -161,7 +174,7 @@ class Both:
             if kind:
                 self._asked = lk
                 return kind
-        return _link.NONE
+        return _NONE
 
 
 class NetLink:
@@ -281,7 +294,7 @@ class NetLink:
     def send_undo(self, history_len, now_ms):
         return self.link.send_undo(history_len, now_ms)
 
-    def send_error(self, code, detail="", ref=_link.NO_REF):
+    def send_error(self, code, detail="", ref=_NO_REF):
         return self.link.send_error(code, detail, ref)
 
     def poll(self, now_ms):
@@ -290,13 +303,13 @@ class NetLink:
             self._step(now_ms)
         except (OSError, simple.MQTTException, Later, AssertionError, IndexError,
                 TypeError, ValueError):
-            self._drop(now_ms, errors.BROKER)
+            self._drop(now_ms, _BROKER)
         if self._unreported and ticks_diff(now_ms, self._reported_at) >= _REPORT_MS:
             self._unreported = 0
             self._reported_at = now_ms
-            self.link.send_error(errors.COMMAND_REFUSED, self.refused)
+            self.link.send_error(_COMMAND_REFUSED, self.refused)
         kind = self.link.poll(now_ms)
-        if kind == _link.CMD_STATE:
+        if kind == _CMD_STATE:
             # The host asks for the full state: over MQTT that is the game's shots too,
             # since shots sent while it was away from the broker never reached it.
             self._resend_shots(now_ms)
@@ -330,7 +343,7 @@ class NetLink:
                 try:
                     from boardlib import netdial
                 except MemoryError:  # no room to connect now: tried again after a while
-                    self._fail(now_ms, errors.BROKER)
+                    self._fail(now_ms, _BROKER)
                     return
             netdial.step(self, now_ms)
 
@@ -390,7 +403,7 @@ class NetLink:
             client.ping()
         sock.flush()
         if ticks_diff(self.clock(), sock.received_at) >= _KEEPALIVE_S * 1500:
-            self._drop(now_ms, errors.BROKER)  # no answer to two pings: the broker is gone
+            self._drop(now_ms, _BROKER)  # no answer to two pings: the broker is gone
 
     def _fail(self, now_ms, code):
         self.notice = self.last_error = code
@@ -414,7 +427,7 @@ class NetLink:
         self._raw_sock = self._sock = self._poller = self._gate = self._ssl = None
         if self._resolver is not None:
             self._resolved()
-        if code == errors.BROKER and self._named:
+        if code == _BROKER and self._named:
             self._addr = None  # looked up again: the broker may have moved
         self.client.sock = None
         self._outbox = []
@@ -426,7 +439,7 @@ class NetLink:
             self._failures = 0
             self._fail(now_ms, code)
         else:
-            self._fail(now_ms, code or errors.WIFI)
+            self._fail(now_ms, code or _WIFI)
 
     # -- frames and commands ----------------------------------------------------------------
 
@@ -436,7 +449,7 @@ class NetLink:
         counter = self.counter
         self.counter = counter + 1
         kind = wire[2]
-        if kind == _link.HELLO and self.state != UP:
+        if kind == _HELLO and self.state != UP:
             self._hello = self._seal(counter, wire)  # waits for the first connection
             return
         if self.state != UP and self.state != SUBSCRIBE:
@@ -446,7 +459,7 @@ class NetLink:
         if len(outbox) == _OUTBOX:
             outbox.pop(0)
             self.dropped += 1
-        outbox.append((self.topic_state if kind == _link.STATE else self.topic_events,
+        outbox.append((self.topic_state if kind == _STATE else self.topic_events,
                        self._seal(counter, wire)))
 
     def _seal(self, counter, wire):

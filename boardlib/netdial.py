@@ -31,7 +31,6 @@ import sys
 
 from umqtt import simple
 
-from boardlib import errors
 from boardlib.netstream import (
     DIAL,
     HANDSHAKE,
@@ -44,13 +43,23 @@ from boardlib.netstream import (
     Stream,
     forget,
 )
-from boardlib.ticks import ticks_diff
+
+try:
+    from time import ticks_diff
+except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
+    from boardlib.ticks import ticks_diff
 
 try:
     from micropython import const
 except ImportError:  # CPython: the integer itself
     const = int
 
+# The error codes reported here (firmware/errors.py lists every code; tests/test_board_codes.py).
+_WIFI = const(71)
+_BROKER = const(72)
+_BROKER_LOGIN = const(73)
+_BROKER_NAME = const(75)
+_TLS_MEMORY = const(76)
 _JOIN_MS = const(15000)  # a WiFi join that takes longer has failed
 # A join's failure reason counts from this long after connect(): the ESP32 keeps the last
 # failure's reason until a new one comes (ports/esp32/network_wlan.c, 1.22+), so at the
@@ -72,7 +81,7 @@ _stream = [None]  # the stream socket() gives umqtt during its connect()
 def step(link, now_ms):
     state = link.state
     if state != JOIN and not link.wlan.isconnected():
-        link._drop(now_ms, errors.WIFI)
+        link._drop(now_ms, _WIFI)
     elif state == JOIN:
         _join(link, now_ms)
     elif state == RESOLVE:
@@ -110,7 +119,7 @@ def _join(link, now_ms):
             wlan.disconnect()
         except OSError:
             pass
-        link._fail(now_ms, errors.WIFI)
+        link._fail(now_ms, _WIFI)
 
 
 def _open(link, now_ms):
@@ -124,7 +133,7 @@ def _open(link, now_ms):
             link._resolver.start(host, link.wlan.ifconfig()[3], now_ms)
         except (OSError, MemoryError):
             link._resolved()
-            link._fail(now_ms, errors.BROKER_NAME)
+            link._fail(now_ms, _BROKER_NAME)
             return
         link._enter(RESOLVE, now_ms)
         return
@@ -137,7 +146,7 @@ def _open(link, now_ms):
     except OSError as exc:
         if exc.args[0] not in (errno.EINPROGRESS, errno.EAGAIN):
             sock.close()
-            link._fail(now_ms, errors.BROKER)
+            link._fail(now_ms, _BROKER)
             return
     link._raw_sock = sock
     link._poller = select.poll()
@@ -150,7 +159,7 @@ def _resolve(link, now_ms):
         address = link._resolver.step(now_ms)
     except OSError:
         link._resolved()
-        link._fail(now_ms, errors.BROKER_NAME)
+        link._fail(now_ms, _BROKER_NAME)
         return
     if address is not None:
         link._resolved()
@@ -161,14 +170,14 @@ def _resolve(link, now_ms):
 def _dial(link, now_ms):
     for _, events in link._poller.ipoll(0):
         if events & (select.POLLERR | select.POLLHUP):
-            link._drop(now_ms, errors.BROKER)
+            link._drop(now_ms, _BROKER)
             return
         if events & select.POLLOUT:
             if link.net["tls"]:
                 try:
                     from boardlib import nettls
                 except MemoryError:
-                    link._drop(now_ms, errors.TLS_MEMORY)
+                    link._drop(now_ms, _TLS_MEMORY)
                     return
                 nettls.start(link, now_ms)
                 return
@@ -177,7 +186,7 @@ def _dial(link, now_ms):
             login(link, now_ms)  # CONNECT goes at once
             return
     if ticks_diff(now_ms, link._since) >= _DIAL_MS:
-        link._drop(now_ms, errors.BROKER)
+        link._drop(now_ms, _BROKER)
 
 
 def _ask(link, now_ms, answer, call):
@@ -204,7 +213,7 @@ def _ask(link, now_ms, answer, call):
     else:
         sock.flush()
         if ticks_diff(now_ms, link._since) >= _REPLY_MS:
-            link._drop(now_ms, errors.BROKER)
+            link._drop(now_ms, _BROKER)
         return False
     sock.mode = _NORMAL
     return True
@@ -250,7 +259,7 @@ def login(link, now_ms):
         if not _ask(link, now_ms, _CONNACK, _connect):
             return
     except simple.MQTTException:  # 4: bad user name or password, 5: not authorised
-        link._drop(now_ms, errors.BROKER_LOGIN)
+        link._drop(now_ms, _BROKER_LOGIN)
         return
     link._enter(SUBSCRIBE, now_ms)
     _subscribe(link, now_ms)

@@ -13,7 +13,10 @@ port, "legacy unicast").
 import errno
 import os
 
-from boardlib.ticks import ticks_add, ticks_diff
+try:
+    from time import ticks_add, ticks_diff
+except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
+    from boardlib.ticks import ticks_add, ticks_diff
 
 try:
     from micropython import const

@@ -22,14 +22,22 @@ import io
 import select
 import sys
 
-from boardlib import errors
 from boardlib.netstream import HANDSHAKE, LOGIN, Stream
-from boardlib.ticks import ticks_diff
+
+try:
+    from time import ticks_diff
+except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
+    from boardlib.ticks import ticks_diff
 
 try:
     from micropython import const
 except ImportError:  # CPython: the integer itself
     const = int
+
+# The error codes reported here (firmware/errors.py lists every code; tests/test_board_codes.py).
+_BROKER = const(72)
+_TLS = const(74)
+_TLS_MEMORY = const(76)
 
 # The one cipher suite offered: a key exchange whose every step fits a poll on the ESP32
 # (docs/network.md, "TLS": ECDHE takes half a second in one call of mbedtls).
@@ -145,14 +153,14 @@ def start(link, now_ms):
         link._ssl = link._tls.wrap_socket(link._gate, server_hostname=link.net["host"],
                                           do_handshake_on_connect=False)
     except MemoryError:
-        link._drop(now_ms, errors.TLS_MEMORY)
+        link._drop(now_ms, _TLS_MEMORY)
         return
     except OSError as exc:
         # no CA certificate, or mbedtls without memory for the connection
-        link._drop(now_ms, errors.TLS_MEMORY if exc.args[0] in NO_MEMORY else errors.TLS)
+        link._drop(now_ms, _TLS_MEMORY if exc.args[0] in NO_MEMORY else _TLS)
         return
     except (ValueError, ImportError):
-        link._drop(now_ms, errors.TLS)  # not a certificate, or no TLS in this MicroPython
+        link._drop(now_ms, _TLS)  # not a certificate, or no TLS in this MicroPython
         return
     link._enter(HANDSHAKE, now_ms)
     handshake(link, now_ms)  # the ClientHello goes at once
@@ -167,19 +175,19 @@ def handshake(link, now_ms):
         # as SSLSocket has recv() only from MicroPython 1.25
         link._ssl.readinto(link._one)
     except ValueError:  # the broker's certificate refused (the reason is in the text)
-        link._drop(now_ms, errors.TLS)
+        link._drop(now_ms, _TLS)
         return
     except MemoryError:
-        link._drop(now_ms, errors.TLS_MEMORY)
+        link._drop(now_ms, _TLS_MEMORY)
         return
     except OSError as exc:
         code = exc.args[0]
         if code in NO_MEMORY:
-            link._drop(now_ms, errors.TLS_MEMORY)
+            link._drop(now_ms, _TLS_MEMORY)
             return
         if code != errno.EAGAIN:
             # mbedtls's errors are negative, the socket's positive
-            link._drop(now_ms, errors.TLS if code < 0 else errors.BROKER)
+            link._drop(now_ms, _TLS if code < 0 else _BROKER)
             return
     if gate.finished and not gate.left and not gate.header_len:
         gate.gated = False
@@ -187,4 +195,4 @@ def handshake(link, now_ms):
         link._enter(LOGIN, now_ms)
         sys.modules["boardlib.netdial"].login(link, now_ms)
     elif ticks_diff(now_ms, link._since) >= _HANDSHAKE_MS:
-        link._drop(now_ms, errors.BROKER)
+        link._drop(now_ms, _BROKER)

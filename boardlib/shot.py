@@ -44,9 +44,13 @@ Results wait in a small queue; `poll()` hands out one per call (call it every po
 """
 
 from boardlib.inputs import HOLD, NONE, PRESS
-from boardlib.ticks import ticks_diff
 from rules_core.events import FOUL_ORDINARY, KIND_SHOT, MAX_OTHER
 from rules_core.settings import CASINO, RULES_IDS, second_foul, with_trait
+
+try:
+    from time import ticks_diff
+except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
+    from boardlib.ticks import ticks_diff
 
 try:
     from micropython import const

@@ -1,12 +1,18 @@
 """Millisecond tick arithmetic with MicroPython's wrap-around semantics, on both interpreters.
 
-    from boardlib.ticks import ticks_add, ticks_diff
+    try:
+        from time import ticks_add, ticks_diff
+    except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
+        from boardlib.ticks import ticks_add, ticks_diff
     deadline = ticks_add(now_ms, 1500)
     if ticks_diff(now_ms, deadline) >= 0:
         ...  # the deadline has passed, even across a wrap of the tick counter
 
 On MicroPython these are the built-in `time.ticks_add` / `time.ticks_diff` (period 2**30
-on the ESP32). On CPython a fallback wraps at 2**30 exactly like the ESP32 does.
+on the ESP32). On CPython a fallback wraps at 2**30 exactly like the ESP32 does. The
+board's modules take the built-ins from `time` themselves, as above, so a board never
+loads this module: it would cost the heap its module, its globals and its names for two
+functions the firmware already has in C. Tools and tests import it directly.
 `TICKS_PERIOD` is the period in use; a difference is only meaningful while the two times
 are less than half a period apart, so callers compare stale timestamps only while a
 timer is running.

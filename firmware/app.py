@@ -25,8 +25,6 @@ from boardlib import inputs, layout, shot
 from boardlib.display import Display
 from boardlib.inputs import INDEX as _INDEX
 from boardlib.journal import GameStore
-from boardlib.link import ERR_ASKED, ERR_BUSY, ERR_REFUSED, ERR_STORAGE, PROTOCOL_VERSION
-from boardlib.ticks import ticks_add, ticks_diff
 from firmware import errors
 from firmware.screens import ERR, Screens
 from rules_core import Game, GameError, snapshot
@@ -35,29 +33,48 @@ from rules_core.savedstate import SAVE_SIZE, STATE_SIZE, save_into
 from rules_core.settings import RULES_IDS
 
 try:
+    from time import ticks_add, ticks_diff
+except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
+    from boardlib.ticks import ticks_add, ticks_diff
+
+try:
     from micropython import const
 except ImportError:  # CPython: the integer itself
     const = int
 
 
-STORAGE_RETRY_MS = const(5000)  # how often a failing flash is tried again between shots
+_STORAGE_RETRY_MS = const(5000)  # how often a failing flash is tried again between shots
 _ENOSPC = const(28)
 _BUTTONS = const(4)  # len(shot.BUTTON_NAMES)
 # The board's schedule (App.step). An idle board wakes only for the watchdog and the
 # link's heartbeat; these are the longest waits and the steps of the busy parts.
-IDLE_MS = const(2000)  # the longest sleep: nothing is due, no pin changes
-# The watchdog is fed at a step FEED_MS after the last feed at the soonest (the link's
+_IDLE_MS = const(2000)  # the longest sleep: nothing is due, no pin changes
+# The watchdog is fed at a step _FEED_MS after the last feed at the soonest (the link's
 # heartbeat wakes the board every 2 s: the feed goes with it), and half its timeout after
 # it at the latest (watchdog_ms is at least 2000; none armed: no wake for it at all).
-FEED_MS = const(1000)
-LINK_MS = const(10)  # a link without a byte count (the network) is served this often
-BUSY_MS = const(10)  # the wiring check polls the inputs every tick
-UPKEEP_MS = const(250)  # upkeep waits while a shot is in progress
-RETRY_MS = const(40)  # a part that raised is tried again after this
+_FEED_MS = const(1000)
+_LINK_MS = const(10)  # a link without a byte count (the network) is served this often
+_BUSY_MS = const(10)  # the wiring check polls the inputs every tick
+_UPKEEP_MS = const(250)  # upkeep waits while a shot is in progress
+_RETRY_MS = const(40)  # a part that raised is tried again after this
 _FAR_MS = const(1 << 28)  # "not due": far, and within half the ticks period
 _SPOTS = const(1)  # the groups of inputs: bits of App.changed[0]
 _BUTTONS_CHANGED = const(2)
 _SETTLE = const(4)  # (not an interrupt: the shot's settle time running out)
+# boardlib.link's numbers that the application uses (tools/linkcodes.py has the host's copy
+# of them all; tests/test_board_codes.py checks these against it).
+_PROTOCOL_VERSION = const(2)
+_CMD_NEW_GAME = const(0x81)
+_CMD_UNDO = const(0x82)
+_CMD_STATE = const(0x83)
+_CMD_PING = const(0x84)
+_CMD_EVENT = const(0x86)
+_CMD_LOGGED = const(0x87)
+_CMD_RESTORE = const(0x88)
+_ERR_REFUSED = const(5)
+_ERR_ASKED = const(6)
+_ERR_BUSY = const(7)
+_ERR_STORAGE = const(18)
 _INPUTS = const(0)  # App.step's parts
 _LINK = const(1)
 _DISPLAY = const(2)
@@ -144,7 +161,7 @@ class App:
         self._saved = bytearray(SAVE_SIZE)
         self._state_view = memoryview(self._saved)[:STATE_SIZE]
         # Bytes from the host wake the link (its stream's any(): C on the board); a link
-        # without it, or without `due` (the network), is served every LINK_MS.
+        # without it, or without `due` (the network), is served every _LINK_MS.
         self.link_any = getattr(self.link, "any", None)
         self._link_bytes = self.link_any or bool  # (bool(): never any)
         self._link_times = self.link_any is not None and hasattr(self.link, "due")
@@ -192,14 +209,14 @@ class App:
         self._feed_by = now_ms
         self._number_link()
         if self.link is not None:
-            self.link.send_hello(PROTOCOL_VERSION, self.board.reset_cause, now_ms)
+            self.link.send_hello(_PROTOCOL_VERSION, self.board.reset_cause, now_ms)
         self._changed(now_ms, shot_event=False)  # the state goes out after the hello
         self.screens.show_reset(self.board.reset_cause, now_ms)
         for code in self.notices:
             self.screens.flash(ERR, code, now_ms)
             if self.link is not None and errors.is_storage(code):
                 # the host hears of a game resumed short (or lost) with the board's code
-                self.link.send_error(ERR_STORAGE, "Err %d" % code)
+                self.link.send_error(_ERR_STORAGE, "Err %d" % code)
         if self.storage_error:
             self._storage_changed()
 
@@ -224,11 +241,11 @@ class App:
 
     def step(self, now_ms):
         """Run every part that is due at now_ms; return the ms until one is due again
-        (0 to IDLE_MS), unless a pin changes first.
+        (0 to _IDLE_MS), unless a pin changes first.
 
         A part's exception comes out of step() with `_which` naming the part: the caller
         (firmware.run: the task, tick) hands it to part_failed(), which counts it, has the
-        part tried again RETRY_MS later and keeps the watchdog from being fed until a feed
+        part tried again _RETRY_MS later and keeps the watchdog from being fed until a feed
         period has passed without any part raising, then steps again: the other parts go
         on. (The exception is caught there, not here: naming it in an `except ... as`
         takes a frame bigger than MicroPython keeps on the C stack.)
@@ -281,10 +298,10 @@ class App:
                 wait = left
         if wait < 0:
             return 0
-        return wait if wait < IDLE_MS else IDLE_MS
+        return wait if wait < _IDLE_MS else _IDLE_MS
 
     def part_failed(self, exc):
-        """The part step() was at raised `exc`: count it, try the part again RETRY_MS
+        """The part step() was at raised `exc`: count it, try the part again _RETRY_MS
         later, and feed no watchdog this feed period."""
         self.errors += 1
         self._failed = 1
@@ -292,7 +309,7 @@ class App:
             print("step error:", repr(exc))
         part = self._which
         now_ms = self._now
-        retry = ticks_add(now_ms, RETRY_MS)  # type: ignore[type-var]  # a tick value
+        retry = ticks_add(now_ms, _RETRY_MS)  # type: ignore[type-var]  # a tick value
         if part == _INPUTS:
             self._inputs_at = retry
         elif part == _LINK:
@@ -301,12 +318,12 @@ class App:
             self.screens.dirty = False
             self.screens.due = retry
         else:
-            self._upkeep_at = ticks_add(now_ms, UPKEEP_MS)  # type: ignore[type-var]
+            self._upkeep_at = ticks_add(now_ms, _UPKEEP_MS)  # type: ignore[type-var]
 
     def _feed(self, now_ms):
         # Fed only if no part raised in the last period: a part that keeps failing resets
         # the board rather than freezing the scores.
-        self._feed_at = ticks_add(now_ms, FEED_MS)
+        self._feed_at = ticks_add(now_ms, _FEED_MS)
         self._feed_by = ticks_add(now_ms, self._feed_every)
         if not self._failed:
             self.board.wdt.feed()
@@ -321,7 +338,7 @@ class App:
         the soonest of their timers. The timers are ticks, a far one when idle (one that
         comes round again after days only makes a poll that finds nothing to do)."""
         if self.check is not None:  # the builders' wiring check (firmware.check)
-            self._inputs_at = ticks_add(now_ms, BUSY_MS)
+            self._inputs_at = ticks_add(now_ms, _BUSY_MS)
             return self.check.run(self, now_ms)
         changed = self.changed
         groups = changed[0] | self._every_step  # (pins that cannot interrupt: every step)
@@ -338,7 +355,7 @@ class App:
         if ticks_diff(self._settle_at, at) < 0:
             at = self._settle_at
         if self.check is not None:  # a button opened the wiring check: every tick from now
-            at = ticks_add(now_ms, BUSY_MS)
+            at = ticks_add(now_ms, _BUSY_MS)
         self._inputs_at = now_ms if self._every_step else at
 
     def _settle(self, now_ms):
@@ -498,8 +515,8 @@ class App:
         if net is not None and net.notice:  # the network failed: say why, once per try
             self.screens.flash(ERR, net.take_notice(), now_ms)
         # A link that counts its bytes (the serial one) is due at its next frame, or when
-        # bytes arrive; the network link is served every LINK_MS.
-        self._link_at = link.due if self._link_times else ticks_add(now_ms, LINK_MS)
+        # bytes arrive; the network link is served every _LINK_MS.
+        self._link_at = link.due if self._link_times else ticks_add(now_ms, _LINK_MS)
 
     def upkeep(self, now_ms):
         store = self.store
@@ -507,7 +524,7 @@ class App:
             self._compact_piece(now_ms)
             return
         if self.assembler.busy and not store.behind():
-            self._upkeep_at = ticks_add(now_ms, UPKEEP_MS)  # after the shot
+            self._upkeep_at = ticks_add(now_ms, _UPKEEP_MS)  # after the shot
             return
         self.game.reserve()  # room for the next events, taken between them
         if not self.storage_error:
@@ -515,7 +532,7 @@ class App:
         elif ticks_diff(now_ms, self._storage_retry_at) >= 0:
             # a failing or full flash is tried again now and then: a whole snapshot of
             # the game, so that nothing is missing once it works
-            self._storage_retry_at = ticks_add(now_ms, STORAGE_RETRY_MS)
+            self._storage_retry_at = ticks_add(now_ms, _STORAGE_RETRY_MS)
             self._store(self.store.maintain)
         if self.storage_error:
             self._upkeep_at = self._storage_retry_at
@@ -589,7 +606,7 @@ class App:
     def _storage_changed(self):
         self._show_fault()
         if self._started and self.link is not None and self.storage_error:
-            self.link.send_error(ERR_STORAGE, "Err %d" % self.storage_error)
+            self.link.send_error(_ERR_STORAGE, "Err %d" % self.storage_error)
 
     # -- game events ------------------------------------------------------------------------
 
@@ -670,7 +687,7 @@ class App:
         if yes:
             self.new_game(settings, now_ms)  # checked when the command came
         else:
-            self.link.send_error(ERR_REFUSED, "", self.asked_seq)
+            self.link.send_error(_ERR_REFUSED, "", self.asked_seq)
             self._changed(now_ms, shot_event=False)
 
     def _number_link(self):
@@ -709,13 +726,13 @@ class App:
         link = self.link
         seq = link.cmd_seq
         if (self.menu is not None or self.check is not None) and (
-                cmd == link.CMD_NEW_GAME or cmd == link.CMD_UNDO or cmd == link.CMD_RESTORE):
+                cmd == _CMD_NEW_GAME or cmd == _CMD_UNDO or cmd == _CMD_RESTORE):
             # Someone at the table is in the setup menu or the wiring check: the game does
             # not change under their hands, and the buttons keep driving what they see.
             # The host hears why and may ask again once the board is back at the game.
-            link.nack(seq, ERR_BUSY)
+            link.nack(seq, _ERR_BUSY)
             return
-        if cmd == link.CMD_NEW_GAME:
+        if cmd == _CMD_NEW_GAME:
             settings = link.cmd_settings()
             try:
                 self._new_game_from(settings)
@@ -728,27 +745,27 @@ class App:
                 self.asked = settings
                 self.asked_seq = seq
                 self.screens.draw_with(self._draw_ask)
-                link.nack(seq, ERR_ASKED)
+                link.nack(seq, _ERR_ASKED)
                 return
             self.asked = None
             self.screens.draw_with(None)
             self.new_game(settings, now_ms)
             link.ack(seq)
-        elif cmd == link.CMD_UNDO:
+        elif cmd == _CMD_UNDO:
             if self.undo(now_ms):
                 link.ack(seq)
             else:
                 link.nack(seq, errors.NOTHING_TO_UNDO)
-        elif cmd == link.CMD_STATE:
+        elif cmd == _CMD_STATE:
             link.ack(seq)
             self._send_state(now_ms)
-        elif cmd == link.CMD_PING:
+        elif cmd == _CMD_PING:
             link.ack(seq)
-        elif cmd == link.CMD_EVENT:
+        elif cmd == _CMD_EVENT:
             self._resend_event(seq, now_ms)
-        elif cmd == link.CMD_RESTORE:
+        elif cmd == _CMD_RESTORE:
             self._restore_event(seq, now_ms)
-        elif cmd == link.CMD_LOGGED:
+        elif cmd == _CMD_LOGGED:
             if self.kept is not None and link.cmd_game == self.kept_numbering.game_id:
                 self._drop_kept()
             link.ack(seq)
@@ -763,13 +780,13 @@ class App:
         game = self.game
         if (link.cmd_game != self.numbering.game_id
                 or link.cmd_index != game.history.count + 1):
-            link.nack(seq, ERR_REFUSED)
+            link.nack(seq, _ERR_REFUSED)
             return
         record = link.cmd_record
         try:
             game.apply(record)
         except GameError:
-            link.nack(seq, ERR_REFUSED)
+            link.nack(seq, _ERR_REFUSED)
             return
         self._record_event(game, record)
         link.ack(seq)
@@ -789,7 +806,7 @@ class App:
         else:
             history = None
         if history is None or not 0 < index <= history.count:
-            link.nack(seq, ERR_REFUSED)
+            link.nack(seq, _ERR_REFUSED)
         else:
             link.ack(seq)
             link.send_event(index, history.record(index - 1), 0, 0, 0, now_ms, resent=True)

@@ -23,7 +23,11 @@ loop that runs it from the REPL and words what it reads on the host.
 """
 
 from boardlib import layout
-from boardlib.ticks import ticks_add, ticks_diff
+
+try:
+    from time import ticks_add, ticks_diff
+except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
+    from boardlib.ticks import ticks_add, ticks_diff
 
 try:
     from micropython import const

@@ -74,7 +74,7 @@ def display(cfg):
 
 
 def serial(cfg):
-    from boardlib.link import Link, repl_stream
+    from boardlib.link import Link
 
     kind = cfg["link"]
     if kind == "off":
@@ -83,7 +83,9 @@ def serial(cfg):
         # Shared with the REPL: raw bytes through its stdin and stdout, Ctrl-C off (a
         # 0x03 inside a frame must not stop the firmware); the host skips whatever is
         # not a frame (boot text, tracebacks).
-        uart = repl_stream()
+        from boardlib.replstream import ReplStream
+
+        uart = ReplStream()
     else:
         u = profile.LINK_UART
         uart = machine.UART(

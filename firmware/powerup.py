@@ -187,7 +187,7 @@ def _no_room_to_build(exc):
     _forget(sys.modules, ("rules_core", "firmware.assemble", "firmware.board",
                           "boardlib.config", "boardlib.shot", "boardlib.net",
                           "boardlib.mqttlink", "boardlib.framesign", "boardlib.link",
-                          "umqtt") + _APP_MODULES)
+                          "boardlib.replstream", "umqtt") + _APP_MODULES)
     errors.halt(_Bare(), exc, errors.NO_MEMORY_SCREEN)
 
 

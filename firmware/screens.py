@@ -8,10 +8,10 @@
 Everything is read from the game itself (no board-state dict is made for an event).
 
 The base picture is both scores with the marker of who is at the table (in ceb also the
-marked-ball ring, CEB 21.1; in ceb team play every third period of MESSAGE_MS shows the
+marked-ball ring, CEB 21.1; in ceb team play every third period of _MESSAGE_MS shows the
 players at the table instead, "A1 b2", with the same markers). Events queue short
 messages (the points of the last shot, "20 remaining", distance reached, the set score) that
-each stay up for `MESSAGE_MS`. A due break shows a countdown from 5:00 until the next shot;
+each stay up for `_MESSAGE_MS`. A due break shows a countdown from 5:00 until the next shot;
 a finished game alternates the result with the scores; a faulty sensor alternates its error
 code with the scores for as long as the fault lasts; spots without a pin between shots
 alternate with the scores too ("Pin 2 4", pins set?), and a shot that began with a spot
@@ -19,8 +19,12 @@ empty shows it first ("no  2 4", docs/inputs.md).
 """
 
 from boardlib import layout
-from boardlib.ticks import ticks_add, ticks_diff
 from rules_core.common import A_DISTANCE, A_LAST_SERIES, A_SET, A_TWENTY, BREAK, TIE
+
+try:
+    from time import ticks_add, ticks_diff
+except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
+    from boardlib.ticks import ticks_add, ticks_diff
 
 try:
     from micropython import const
@@ -28,25 +32,25 @@ except ImportError:  # CPython: the integer itself
     const = int
 
 
-MESSAGE_MS = const(2000)
+_MESSAGE_MS = const(2000)
 BREAK_S = const(300)
 _QUEUE = const(8)
 _REDRAW_MS = const(40)  # an override (menu, wiring check) and a failed bus write: redrawn
 _FAR_MS = const(1 << 28)  # "no change due": far, and within half the ticks period
 
 # Message kinds; each takes one integer argument.
-POINTS = const(1)
-REMAINING20 = const(2)
+_POINTS = const(1)
+_REMAINING20 = const(2)
 DISTANCE = const(3)
-LAST_SERIES = const(4)
+_LAST_SERIES = const(4)
 SET = const(5)
 ERR = const(6)
-RESET = const(7)
+_RESET = const(7)
 UNSET = const(8)  # a shot begun before the pins were set: (shooter << 8) | empty spots
 
 # The announcements that queue a message (rules_core.common bits, one per player each), in
 # the order the bits come: the order the players hear them.
-_ANNOUNCED = (A_TWENTY, REMAINING20, A_DISTANCE, DISTANCE, A_LAST_SERIES, LAST_SERIES,
+_ANNOUNCED = (A_TWENTY, _REMAINING20, A_DISTANCE, DISTANCE, A_LAST_SERIES, _LAST_SERIES,
               A_SET, SET)
 # Team play: of every TEAM_CYCLE message periods the last shows the players at the table.
 _TEAM_CYCLE = const(3)
@@ -91,7 +95,7 @@ class Screens:
         """Put why the board started on the display for a moment (a watchdog reset says
         the firmware hung; a power-on reset is the normal start)."""
         self.reset_text = _RESET_TEXT.get(cause, "rSt   --")
-        self.flash(RESET, 0, now_ms)
+        self.flash(_RESET, 0, now_ms)
 
     def flash(self, kind, arg, now_ms):
         if self._count == _QUEUE:  # full: the oldest goes, the newest matters more
@@ -139,7 +143,7 @@ class Screens:
         arg = (game.last_player << 12) | (game.last_to << 10) | (512 if game.last_foul else 0)
         if game.capped:  # the shot counted less than it made: capped at the distance
             arg |= 0x4000
-        self.flash(POINTS, arg | (points if points < 0x1FF else 0x1FF), now_ms)
+        self.flash(_POINTS, arg | (points if points < 0x1FF else 0x1FF), now_ms)
 
     def _announced(self, game, announce, now_ms):
         i = 0
@@ -151,11 +155,11 @@ class Screens:
             i += 2
 
     def _announce(self, game, kind, player, now_ms):
-        if kind != REMAINING20:
+        if kind != _REMAINING20:
             self.flash(kind, player, now_ms)
             return
         kind = game.distance[player - 1] - game.score[player - 1]  # (the points left)
-        self.flash(REMAINING20, (player << 12) | (kind if kind > 0 else 0), now_ms)
+        self.flash(_REMAINING20, (player << 12) | (kind if kind > 0 else 0), now_ms)
 
     # -- drawing ----------------------------------------------------------------------------
 
@@ -176,13 +180,13 @@ class Screens:
         if self.override is not None or self.display.pending:
             return ticks_add(now_ms, _REDRAW_MS)
         if self._count:
-            return ticks_add(now_ms, MESSAGE_MS - ticks_diff(now_ms, self._shown_at))
+            return ticks_add(now_ms, _MESSAGE_MS - ticks_diff(now_ms, self._shown_at))
         due = ticks_add(now_ms, _FAR_MS)
         if self.break_started is not None:
             due = self._next_second(now_ms, due)
         if game.winner or self.fault_code or game.teams or self.empty:  # turns every
-            # MESSAGE_MS
-            now_ms = ticks_add(now_ms, MESSAGE_MS - now_ms % MESSAGE_MS)  # (the turn)
+            # _MESSAGE_MS
+            now_ms = ticks_add(now_ms, _MESSAGE_MS - now_ms % _MESSAGE_MS)  # (the turn)
             if ticks_diff(now_ms, due) < 0:
                 due = now_ms
         return due
@@ -202,7 +206,7 @@ class Screens:
             self._drawn = False
             self.display.show(self.buf)
             return
-        if self._count and ticks_diff(now_ms, self._shown_at) >= MESSAGE_MS:
+        if self._count and ticks_diff(now_ms, self._shown_at) >= _MESSAGE_MS:
             self._pop()
             self._shown_at = now_ms
             self.dirty = True
@@ -211,14 +215,14 @@ class Screens:
                 self._draw_message(game, self._kinds[self._head], self._args[self._head])
         elif self.break_started is not None:
             self._draw_break(game, now_ms)
-        elif game.winner and (now_ms // MESSAGE_MS) & 1:
+        elif game.winner and (now_ms // _MESSAGE_MS) & 1:
             if game.winner == TIE:
                 layout.tie(self.buf)
             else:
                 layout.winner(self.buf, game.winner)
-        elif self.fault_code and (now_ms // MESSAGE_MS) & 1:
+        elif self.fault_code and (now_ms // _MESSAGE_MS) & 1:
             layout.error(self.buf, self.fault_code)
-        elif self.empty and not game.winner and (now_ms // MESSAGE_MS) & 1:
+        elif self.empty and not game.winner and (now_ms // _MESSAGE_MS) & 1:
             layout.castle(self.buf, self.empty, game.turn, "Pin", game.turn)
         else:
             self._draw_scores(game, now_ms)
@@ -235,7 +239,7 @@ class Screens:
             layout.mark_ball(self.buf, now_ms)
 
     def _draw_scores(self, game, now_ms):
-        team = game.teams and (now_ms // MESSAGE_MS) % _TEAM_CYCLE == _TEAM_CYCLE - 1
+        team = game.teams and (now_ms // _MESSAGE_MS) % _TEAM_CYCLE == _TEAM_CYCLE - 1
         if (self._drawn and not self.dirty and not self.display.pending
                 and team == self._members_shown):
             return  # these scores are on the glass already: the common case, kept cheap
@@ -252,19 +256,19 @@ class Screens:
         layout.scores(self.buf, game.score[0], game.score[1], game.turn, game.marked())
 
     def _draw_message(self, game, kind, arg):
-        if kind == POINTS:
+        if kind == _POINTS:
             self._draw_points(arg)
-        elif kind == REMAINING20:
+        elif kind == _REMAINING20:
             layout.remaining20(self.buf, arg >> 12, arg & 0xFFF)
         elif kind == DISTANCE:
             layout.distance(self.buf, arg)
-        elif kind == LAST_SERIES:
+        elif kind == _LAST_SERIES:
             layout.last_series(self.buf, arg)
         elif kind == SET:
             layout.set_score(self.buf, game.sets[0], game.sets[1])
         elif kind == ERR:
             layout.error(self.buf, arg)
-        elif kind == RESET:
+        elif kind == _RESET:
             layout.text(self.buf, self.reset_text)
         elif kind == UNSET:
             layout.castle(self.buf, arg & 0x1F, arg >> 8, "no")

@@ -56,7 +56,7 @@ _STATUS_NAMES = ("playing", "break", "finished")
 
 _MAX_COUNT = const(0xFFFF)
 CHECKPOINT_EVERY = const(32)
-RESERVE_EVENTS = const(32)  # reserve() keeps room for at least this many events
+_RESERVE_EVENTS = const(32)  # reserve() keeps room for at least this many events
 # A chunk of the history: the checkpoints of its events, then the events' records. 128
 # events (docs/performance.md, "The history in chunks"): 4 checkpoints of SAVE_SIZE (28)
 # bytes and 128 records of RECORD_SIZE (4) bytes, 624 bytes in all. Checkpoint k is of the
@@ -245,12 +245,12 @@ class Game:
         self.history.count = len(records) // RECORD_SIZE
 
     def reserve(self):
-        """Make room now for the next RESERVE_EVENTS events and their checkpoint, so that
+        """Make room now for the next _RESERVE_EVENTS events and their checkpoint, so that
         applying them allocates nothing (the board calls this between shots): the next
         chunk of the history, when they would need it. The history grows a chunk at a
         time and never moves: no block of the heap larger than a chunk is ever asked for."""
         chunks = self.history.chunks
-        if len(chunks) <= (self.history.count + RESERVE_EVENTS) >> _CHUNK_SHIFT:
+        if len(chunks) <= (self.history.count + _RESERVE_EVENTS) >> _CHUNK_SHIFT:
             chunks.append(bytearray(_CHUNK_BYTES))
 
     def _chunk(self, i):

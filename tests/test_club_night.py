@@ -36,7 +36,7 @@ def night(tmp_path_factory):
     with club(tmp_path_factory.mktemp("night"), boards=8, pin=PIN) as c:
         for board in c.boards:  # a new game is asked of the players, as on a board with
             # a game on it (ok at the table starts it)
-            board.answers[frames.CMD_NEW_GAME] = frames.link.ERR_ASKED
+            board.answers[frames.CMD_NEW_GAME] = frames.linkcodes.ERR_ASKED
         # as `--public-url`: the address phones reach the app at (here the test's own
         # loopback one; without it a TV opened on a loopback address shows no codes)
         c.app.state.public_url = c.url("/").rstrip("/")
@@ -185,7 +185,7 @@ def test_a_new_game_on_a_table_keeps_its_names_and_the_phone_can_rematch(night, 
     _send_new_game(browser, "rematch")
     assert wait_until(lambda: _new_games(board), timeout=10)
     rules, d1, d2, sets, first_player, _ = _new_games(board)[-1]
-    assert (frames.link.RULES[rules], d1, d2, sets, first_player) == ("ddbu", 30, 30, 1, 2)
+    assert (frames.linkcodes.RULES[rules], d1, d2, sets, first_player) == ("ddbu", 30, 30, 1, 2)
     # new names typed into the form go with the new game the board then starts
     browser.get(night.url("/table/T02"))
     _send_new_game(browser, name1="Carla", name2="Anna")
@@ -556,7 +556,7 @@ def test_a_new_game_waiting_for_ok_is_shown_until_the_board_answers(night, brows
     assert wait_until(lambda: "waiting for ok" in (_text(browser, "T04", "pending") or ""),
                       timeout=10)
     seq = [s for k, s, _ in board.commands if k == frames.CMD_NEW_GAME][-1]
-    board.answer(seq, frames.link.ERR_REFUSED)
+    board.answer(seq, frames.linkcodes.ERR_REFUSED)
     assert wait_until(lambda: _text(browser, "T04", "pending") == "", timeout=10)
     assert board.key not in night.hub.pending
     # a board that never answers: the wait ends on its own

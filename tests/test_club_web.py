@@ -168,7 +168,7 @@ def test_a_new_game_from_the_phone_page_needs_the_pin(tmp_path, browser):  # noq
         assert wait_until(lambda: "Sent to the board" in browser.page_source)
         assert wait_until(lambda: _new_games(board), timeout=10)
         rules, d1, d2, sets, first, flags = _new_games(board)[0]
-        assert (frames.link.RULES[rules], d1, d2) == ("ceb", 50, 50)
+        assert (frames.linkcodes.RULES[rules], d1, d2) == ("ceb", 50, 50)
         assert sum(guard.refusals.values()) == 2
 
 

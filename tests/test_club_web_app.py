@@ -121,7 +121,7 @@ def test_a_new_game_needs_the_pin_and_the_form_token(tmp_path):
             assert wait_until(lambda: _new_game_commands(board), timeout=10)
             # russian (index in the link's rules list), 60 each, one set, player 2 first
             rules, d1, d2, sets, first, flags = _new_game_commands(board)[0]
-            assert frames.link.RULES[rules] == "russian"
+            assert frames.linkcodes.RULES[rules] == "russian"
             assert (d1, d2, sets, first, flags) == (60, 60, 1, 2, 0)
 
 

@@ -15,7 +15,7 @@ CHANGES_THE_GAME = ("new_game", "new_game_replace", "undo", "restore")
 ANSWERED = {"state": ["ack", frames.CMD_STATE], "ping": ["ack", frames.CMD_PING],
             "hello": ["ack", frames.CMD_HELLO], "event": ["ack", frames.CMD_EVENT],
             "logged": ["ack", frames.CMD_LOGGED], "unknown": ["error", 2]}
-BUSY = ["error", frames.link.ERR_BUSY]
+BUSY = ["error", frames.linkcodes.ERR_BUSY]
 NEW_GAME_REPLACE_CEB = [1, 50, 0, 50, 0, 1, 1, 1]
 
 

@@ -23,6 +23,7 @@ import pytest
 from boardlib import link
 from rules_core import Game, GameError
 from rules_core.snapshot import pack_state
+from tools import linkcodes
 from tools.logger import frames
 from tools.logger.core import Logger
 from tools.port.linkpipe import Faults, LinkPipe
@@ -105,35 +106,35 @@ class Board:
         lk = self.link
         while True:
             kind = lk.poll(self.clock())
-            if kind == link.NONE:
+            if kind == linkcodes.NONE:
                 return
             if self.game is None:
                 continue  # not booted yet: what arrives is lost, as in the boot ROM
             seq = lk.cmd_seq
-            if kind == link.CMD_STATE:
+            if kind == linkcodes.CMD_STATE:
                 lk.ack(seq)
                 self.send_state()
-            elif kind == link.CMD_UNDO:
+            elif kind == linkcodes.CMD_UNDO:
                 try:
                     self.game.undo()
                 except GameError:
-                    lk.nack(seq, link.ERR_REFUSED)
+                    lk.nack(seq, linkcodes.ERR_REFUSED)
                     continue
                 self.executed["undo"] += 1
                 lk.ack(seq)
                 lk.send_undo(len(self.game.history) // 4, 0)
                 self.send_state()
-            elif kind == link.CMD_NEW_GAME:
+            elif kind == linkcodes.CMD_NEW_GAME:
                 if self.game.history and not self.game.finished and not lk.replace:
-                    lk.nack(seq, link.ERR_ASKED)  # nobody at this table says ok
+                    lk.nack(seq, linkcodes.ERR_ASKED)  # nobody at this table says ok
                     continue
                 self.executed["new_game"] += 1
                 lk.ack(seq)
                 s = lk.cmd_settings()
                 self.new_game(s["rules"], s["distance"], s["sets"], s["first"])
-            elif kind == link.CMD_EVENT:
+            elif kind == linkcodes.CMD_EVENT:
                 self._resend(seq)
-            elif kind == link.CMD_LOGGED:
+            elif kind == linkcodes.CMD_LOGGED:
                 if self.kept is not None and bytes(lk.cmd_game) == self.kept[0]:
                     self.kept = None
                 lk.ack(seq)
@@ -147,11 +148,11 @@ class Board:
         elif self.kept is not None and bytes(lk.cmd_game) == self.kept[0]:
             ident, game = self.kept
         else:
-            lk.nack(seq, link.ERR_REFUSED)
+            lk.nack(seq, linkcodes.ERR_REFUSED)
             return
         n = lk.cmd_index
         if not 0 < n <= len(game.history) // 4:
-            lk.nack(seq, link.ERR_REFUSED)
+            lk.nack(seq, linkcodes.ERR_REFUSED)
             return
         lk.ack(seq)
         current = bytes(lk.game_id)

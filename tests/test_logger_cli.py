@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from boardlib import link
+from tools import linkcodes
 from tools.logger import frames, report
 from tools.logger.core import Logger
 from tools.logger.store import Store
@@ -119,7 +119,7 @@ def test_wire_text_is_never_printed_raw(tmp_path):
     with LinkPipe() as pipe:
         lg = Logger([pipe.host_path], db)
         lg.step(0.05)
-        hello = (bytes([link.PROTOCOL_VERSION]) + b"BOOT" + b"\x03t\x1bb" + b"\x03PWR"
+        hello = (bytes([linkcodes.PROTOCOL_VERSION]) + b"BOOT" + b"\x03t\x1bb" + b"\x03PWR"
                  + evil.encode("latin-1"))
         pipe.inject(frames.encode(frames.HELLO, 0, hello))
         pipe.inject(frames.encode(frames.ERROR, 1, b"\x13\xff\xff" + evil.encode("latin-1")))

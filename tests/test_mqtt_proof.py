@@ -28,6 +28,7 @@ from boardlib import link
 from boardlib.framesign import OVERHEAD, FrameSigner
 from rules_core import Game
 from rules_core.snapshot import pack_state
+from tools import linkcodes
 from tools.board import broker as broker_tool
 from tools.sim.timelines import Shot, build
 
@@ -74,7 +75,7 @@ class Forger:
         sent = [self.client.publish(base + "status", b"online " + self.nonce.hex().encode(),
                                     qos=1)]
         for wire in self.frames:
-            topic = base + ("state" if wire[2] == link.STATE else "events")
+            topic = base + ("state" if wire[2] == linkcodes.STATE else "events")
             if self.signer is not None:
                 message = bytearray(len(wire) + OVERHEAD)
                 self.signer.seal(self.counter, wire, message)

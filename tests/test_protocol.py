@@ -19,6 +19,7 @@ from boardlib.crc32 import _bitwise_crc32
 from firmware import errors
 from rules_core import Game
 from rules_core.snapshot import pack_state
+from tools import linkcodes
 from tools.logger import frames
 from tools.records.replay import record_fields
 
@@ -152,9 +153,9 @@ def test_fuzzed_commands_into_the_firmware_get_answers(inputs):
 def test_new_game_args_layout():
     assert frames.new_game_args("russian", (100, 90), 5, 2) == struct.pack(
         "<BHHBBB", 2, 100, 90, 5, 2, 0)
-    assert frames.new_game_args("ddbu", (40, 40), replace=True)[-1] == link.REPLACE
-    assert frames.new_game_args("ceb", (60, 60), 3, 1, teams=1)[-1] == link.TEAMS
-    assert frames.new_game_args("ceb", (60, 60), 3, 1, True, 1)[-1] == link.TEAMS | 1
+    assert frames.new_game_args("ddbu", (40, 40), replace=True)[-1] == linkcodes.REPLACE
+    assert frames.new_game_args("ceb", (60, 60), 3, 1, teams=1)[-1] == linkcodes.TEAMS
+    assert frames.new_game_args("ceb", (60, 60), 3, 1, True, 1)[-1] == linkcodes.TEAMS | 1
 
 
 def test_every_foul_of_a_shot_reaches_the_host():
@@ -176,7 +177,7 @@ def test_hello_of_another_protocol_version_is_refused_by_the_parser():
     sink = Sink()
     link.Link(sink, 0, board_id=b"x").send_hello("fw", "PWR", 0)
     ((kind, _, payload),) = frames.FrameReader().feed(bytes(sink.written))
-    assert frames.parse(kind, payload)["protocol"] == link.PROTOCOL_VERSION
+    assert frames.parse(kind, payload)["protocol"] == linkcodes.PROTOCOL_VERSION
     for version in (0, 1, 3, 255):
         with pytest.raises(frames.UnknownProtocol):
             frames.parse(kind, bytes([version]) + payload[1:])

@@ -10,12 +10,12 @@ usual; neither closes what the players see, and the buttons keep driving it.
 
 import binascii
 
-from boardlib import link
 from device import protocol_cases as cases
 from device.link_firmware_cases import boot as start
 from device.link_firmware_cases import knock
 from device.support import play
 from rules_core import events
+from tools import linkcodes
 from tools.sim.board.board import FLASH_MOUNT, build
 
 HEAPSIZE = "4M"
@@ -68,9 +68,9 @@ def commands(app):
 def answer(stream, seq):
     """("ack", kind) or ("error", code) of the answer to ``seq``, or None."""
     for kind, _, payload in cases.frames_of(stream.written):
-        if kind == link.ACK and payload[0] | payload[1] << 8 == seq:
+        if kind == linkcodes.ACK and payload[0] | payload[1] << 8 == seq:
             return ["ack", payload[2]]
-        if kind == link.ERROR and payload[1] | payload[2] << 8 == seq:
+        if kind == linkcodes.ERROR and payload[1] | payload[2] << 8 == seq:
             return ["error", payload[0]]
     return None
 

@@ -10,6 +10,7 @@ import struct
 from boardlib import cobs, link
 from boardlib.crc32 import _bitwise_crc32, crc32
 from device.support import check, micropython_only
+from tools import linkcodes
 
 HEAPSIZE = "256K"
 
@@ -106,12 +107,12 @@ def case_frames_and_sequence():
     lk.send_event(4, b"\x01\x54\x04\x02", 2, 10, 1, 0)
     lk.send_state(bytes(range(27)), 0, b"\x01\x02\x00\x00\x01\x54\x04\x02")
     lk.send_undo(1, 0)
-    lk.send_error(link.ERR_SENSOR, "spot 3 stuck")
+    lk.send_error(linkcodes.ERR_SENSOR, "spot 3 stuck")
     got = frames_of(stream.written)
     check([(k, s) for k, s, _ in got] == [(1, 0), (3, 1), (2, 2), (7, 3), (5, 4)],
           "kinds and seqs")
     hello = got[0][2]
-    check(hello[0] == link.PROTOCOL_VERSION == 2, "hello protocol version")
+    check(hello[0] == linkcodes.PROTOCOL_VERSION == 2, "hello protocol version")
     check(hello[1:5] == b"BOOT", "hello boot id")
     check(hello[5] == 2 and hello[6:8] == b"\x01\x02", "hello board id")
     check(hello[8] == 3 and hello[9:12] == b"WDT" and hello[12:] == b"1.2", "cause, firmware")
@@ -216,13 +217,14 @@ def case_repeated_command_is_answered_again_not_run_again():
     undo = command(0x82, 41)
     state = command(0x83, 42)
     stream.incoming += undo
-    check(lk.poll(0) == link.CMD_UNDO, "the first undo reaches the firmware")
+    check(lk.poll(0) == linkcodes.CMD_UNDO, "the first undo reaches the firmware")
     lk.ack(lk.cmd_seq)
     stream.incoming += undo + state
-    check(lk.poll(0) == link.CMD_STATE, "the repeat is answered by Link; the next gets through")
-    lk.nack(lk.cmd_seq, link.ERR_REFUSED)
+    check(lk.poll(0) == linkcodes.CMD_STATE,
+          "the repeat is answered by Link; the next gets through")
+    lk.nack(lk.cmd_seq, linkcodes.ERR_REFUSED)
     stream.incoming += state + undo + command(0x82, 43)
-    check(lk.poll(0) == link.CMD_UNDO and lk.cmd_seq == 43, "only the new undo is returned")
+    check(lk.poll(0) == linkcodes.CMD_UNDO and lk.cmd_seq == 43, "only the new undo is returned")
     lk.ack(43)
     answers = [(k, p) for k, _, p in frames_of(stream.written)]
     check(answers == [(6, b"\x29\x00\x82"), (6, b"\x29\x00\x82"), (5, b"\x05\x2a\x00"),
@@ -231,19 +233,19 @@ def case_repeated_command_is_answered_again_not_run_again():
     check(lk.rx_repeats == 3 and lk.rx_frames == 3, "repeats counted, not run")
     # the same seq with other bytes is another command (a host that started counting anew)
     stream.incoming += command(0x84, 41)
-    check(lk.poll(0) == link.CMD_PING and lk.cmd_seq == 41, "same seq, other command")
+    check(lk.poll(0) == linkcodes.CMD_PING and lk.cmd_seq == 41, "same seq, other command")
 
 
 def case_repeats_remembered_for_eight_commands():
     lk, stream = new_link()
     for seq in range(100, 109):
         stream.incoming += command(0x82, seq)
-        check(lk.poll(0) == link.CMD_UNDO, "undo %d" % seq)
+        check(lk.poll(0) == linkcodes.CMD_UNDO, "undo %d" % seq)
         lk.ack(seq)
     stream.incoming += command(0x82, 101)
-    check(lk.poll(0) == link.NONE, "one of the last eight: answered again")
+    check(lk.poll(0) == linkcodes.NONE, "one of the last eight: answered again")
     stream.incoming += command(0x82, 100)
-    check(lk.poll(0) == link.CMD_UNDO, "older than the last eight: a new command")
+    check(lk.poll(0) == linkcodes.CMD_UNDO, "older than the last eight: a new command")
 
 
 def case_hello_on_request():
@@ -251,7 +253,7 @@ def case_hello_on_request():
     lk.send_hello("fw", "SOFT", 0)
     lk.send_state(bytes(27), 0)
     stream.incoming += command(0x85, 9)
-    check(lk.poll(0) == link.NONE, "who-are-you is answered by Link itself")
+    check(lk.poll(0) == linkcodes.NONE, "who-are-you is answered by Link itself")
     got = frames_of(stream.written)
     check([(k, s) for k, s, _ in got] == [(1, 0), (2, 1), (6, 2), (1, 3)],
           "ack, then the hello again, counting on: %r" % [(k, s) for k, s, _ in got])
@@ -262,14 +264,14 @@ def case_event_and_logged_commands():
     lk, stream = new_link()
     stream.incoming += command(0x86, 5, b"ABCDEFGH\x07\x01") + command(0x87, 6, b"12345678")
     stream.incoming += command(0x86, 7, b"ABCDEFGH")
-    check(lk.poll(0) == link.CMD_EVENT and bytes(lk.cmd_game) == b"ABCDEFGH", "event game")
+    check(lk.poll(0) == linkcodes.CMD_EVENT and bytes(lk.cmd_game) == b"ABCDEFGH", "event game")
     check(lk.cmd_index == 263, "event number")
     lk.ack(5)
-    check(lk.poll(0) == link.CMD_LOGGED and bytes(lk.cmd_game) == b"12345678", "logged")
+    check(lk.poll(0) == linkcodes.CMD_LOGGED and bytes(lk.cmd_game) == b"12345678", "logged")
     lk.ack(6)
-    check(lk.poll(0) == link.NONE, "short event request refused")
+    check(lk.poll(0) == linkcodes.NONE, "short event request refused")
     errors = error_frames(stream)
-    check(errors == [(link.ERR_BAD_LENGTH, 7)], "bad length: %r" % errors)
+    check(errors == [(linkcodes.ERR_BAD_LENGTH, 7)], "bad length: %r" % errors)
 
 
 def case_new_game_replace_flag():
@@ -277,32 +279,32 @@ def case_new_game_replace_flag():
     args = struct.pack("<BHHBB", 0, 40, 40, 1, 1)
     stream.incoming += command(0x81, 1, args) + command(0x81, 2, args + b"\x01")
     stream.incoming += command(0x81, 3, args + b"\x04")
-    check(lk.poll(0) == link.CMD_NEW_GAME and not lk.replace, "no flags: ask")
-    lk.nack(1, link.ERR_ASKED)
-    check(lk.poll(0) == link.CMD_NEW_GAME and lk.replace, "REPLACE")
+    check(lk.poll(0) == linkcodes.CMD_NEW_GAME and not lk.replace, "no flags: ask")
+    lk.nack(1, linkcodes.ERR_ASKED)
+    check(lk.poll(0) == linkcodes.CMD_NEW_GAME and lk.replace, "REPLACE")
     lk.ack(2)
-    check(lk.poll(0) == link.NONE, "unknown flag refused")
+    check(lk.poll(0) == linkcodes.NONE, "unknown flag refused")
 
 
 def case_new_game_teams_flag():
     lk, stream = new_link()
     ceb = struct.pack("<BHHBB", 1, 60, 60, 3, 2)
-    stream.incoming += command(0x81, 1, ceb + bytes([link.TEAMS]))
-    stream.incoming += command(0x81, 2, ceb + bytes([link.TEAMS | link.REPLACE]))
+    stream.incoming += command(0x81, 1, ceb + bytes([linkcodes.TEAMS]))
+    stream.incoming += command(0x81, 2, ceb + bytes([linkcodes.TEAMS | linkcodes.REPLACE]))
     stream.incoming += command(0x81, 3, ceb)
     # rules_core.settings.check_settings: two-man teams are played in ceb only.
-    stream.incoming += command(0x81, 4, struct.pack("<BHHBBB", 0, 40, 40, 1, 1, link.TEAMS))
-    check(lk.poll(0) == link.CMD_NEW_GAME and lk.teams == 1 and not lk.replace, "teams")
+    stream.incoming += command(0x81, 4, struct.pack("<BHHBBB", 0, 40, 40, 1, 1, linkcodes.TEAMS))
+    check(lk.poll(0) == linkcodes.CMD_NEW_GAME and lk.teams == 1 and not lk.replace, "teams")
     check(lk.cmd_settings() == {"rules": "ceb", "distance": (60, 60), "sets": 3, "first": 2,
                                 "teams": 1}, "teams in the settings the firmware takes")
     lk.ack(1)
-    check(lk.poll(0) == link.CMD_NEW_GAME and lk.teams == 1 and lk.replace, "teams, REPLACE")
+    check(lk.poll(0) == linkcodes.CMD_NEW_GAME and lk.teams == 1 and lk.replace, "teams, REPLACE")
     lk.ack(2)
-    check(lk.poll(0) == link.CMD_NEW_GAME and lk.teams == 0, "no flag: singles again")
+    check(lk.poll(0) == linkcodes.CMD_NEW_GAME and lk.teams == 0, "no flag: singles again")
     lk.ack(3)
-    check(lk.poll(0) == link.NONE, "teams in ddbu refused")
+    check(lk.poll(0) == linkcodes.NONE, "teams in ddbu refused")
     errors = error_frames(stream)
-    check(errors == [(link.ERR_BAD_ARGUMENT, 4)], "bad argument: %r" % errors)
+    check(errors == [(linkcodes.ERR_BAD_ARGUMENT, 4)], "bad argument: %r" % errors)
 
 
 def case_commands_are_decoded_and_acked():
@@ -310,23 +312,23 @@ def case_commands_are_decoded_and_acked():
     args = struct.pack("<BHHBB", 1, 60, 50, 3, 2)
     stream.incoming += command(0x81, 300, args) + command(0x82, 301) + command(0x83, 302)
     stream.incoming += command(0x84, 303)
-    check(lk.poll(0) == link.CMD_NEW_GAME and lk.cmd_seq == 300, "new game")
+    check(lk.poll(0) == linkcodes.CMD_NEW_GAME and lk.cmd_seq == 300, "new game")
     check(lk.rules == "ceb" and lk.distance == [60, 50] and lk.sets == 3 and lk.first == 2,
           "new game settings")
     lk.ack(lk.cmd_seq)
-    check(lk.poll(0) == link.CMD_UNDO and lk.cmd_seq == 301, "undo")
-    lk.nack(lk.cmd_seq, link.ERR_REFUSED)
-    check(lk.poll(0) == link.CMD_STATE and lk.cmd_seq == 302, "state")
-    check(lk.poll(0) == lk.CMD_PING and lk.cmd_seq == 303, "ping, also a Link attribute")
+    check(lk.poll(0) == linkcodes.CMD_UNDO and lk.cmd_seq == 301, "undo")
+    lk.nack(lk.cmd_seq, linkcodes.ERR_REFUSED)
+    check(lk.poll(0) == linkcodes.CMD_STATE and lk.cmd_seq == 302, "state")
+    check(lk.poll(0) == linkcodes.CMD_PING and lk.cmd_seq == 303, "ping")
     lk.ack(lk.cmd_seq)
-    check(lk.poll(0) == link.NONE, "nothing more")
+    check(lk.poll(0) == linkcodes.NONE, "nothing more")
     check(lk.cmd_settings() == {"rules": "ceb", "distance": (60, 50), "sets": 3, "first": 2,
                                 "teams": 0},
           "settings as the firmware takes them")
     got = frames_of(stream.written)
-    check(got[0][0] == link.ACK and got[0][2] == b"\x2c\x01\x81", "ack of new game")
-    check(got[1][0] == link.ERROR and got[1][2] == b"\x05\x2d\x01", "nack of undo")
-    check(got[2][0] == link.ACK and got[2][2] == b"\x2f\x01\x84", "ping answered")
+    check(got[0][0] == linkcodes.ACK and got[0][2] == b"\x2c\x01\x81", "ack of new game")
+    check(got[1][0] == linkcodes.ERROR and got[1][2] == b"\x05\x2d\x01", "nack of undo")
+    check(got[2][0] == linkcodes.ACK and got[2][2] == b"\x2f\x01\x84", "ping answered")
     check(lk.rx_frames == 4 and lk.rx_bad == 0, "counters")
 
 
@@ -339,14 +341,15 @@ def case_corrupt_command_is_dropped_and_counted():
             bad[i] ^= 1 << bit
             stream.incoming += bad
             while stream.any():
-                check(lk.poll(0) != link.CMD_UNDO or bad == good, "corrupt frame accepted")
+                check(lk.poll(0) != linkcodes.CMD_UNDO or bad == good, "corrupt frame accepted")
     check(lk.rx_bad > 0 and lk.rx_frames == 0, "bad frames counted")
     stream.incoming += good
-    check(lk.poll(0) == link.CMD_UNDO, "a good frame still gets through")
+    check(lk.poll(0) == linkcodes.CMD_UNDO, "a good frame still gets through")
     check(not stream.written, "no error frame before the report interval")
     lk.poll(1000)
     got = frames_of(stream.written)
-    check(got[-1][0] == link.ERROR and got[-1][2][0] == link.ERR_BAD_FRAME, "bad frames told")
+    check(got[-1][0] == linkcodes.ERROR and got[-1][2][0] == linkcodes.ERR_BAD_FRAME,
+          "bad frames told")
     check(got[-1][2][1:3] == b"\xff\xff", "no command referred to")
 
 
@@ -360,7 +363,7 @@ def case_malformed_commands_get_error_frames():
     stream.incoming += command(0x81, 6, struct.pack("<BHHBB", 1, 40, 40, 1, 3))  # first
     stream.incoming += command(0x83, 7, b"x")                                # args on state
     for _ in range(8):
-        check(lk.poll(0) == link.NONE, "malformed command returned")
+        check(lk.poll(0) == linkcodes.NONE, "malformed command returned")
     errors = [(2, 1), (3, 2), (4, 3), (4, 4), (4, 5), (4, 6), (3, 7)]
     check(error_frames(stream) == errors, "error frames")
     check(lk.rx_bad == 7 and lk.rx_frames == 0, "counted")
@@ -371,7 +374,7 @@ def case_garbage_longer_than_a_frame():
     stream.incoming += b"rst:0x1 (POWERON_RESET),boot:0x13 (SPI_FAST_FLASH_BOOT)\r\n" * 3
     stream.incoming += command(0x84, 11)
     kinds = [lk.poll(0) for _ in range(12)]
-    check(link.CMD_PING in kinds, "command after boot text")
+    check(linkcodes.CMD_PING in kinds, "command after boot text")
     check(lk.rx_bad == 1, "the text counted once")
 
 
@@ -381,7 +384,7 @@ def case_heartbeat_when_due():
     check(not stream.written, "early heartbeat")
     lk.poll(2100)
     got = frames_of(stream.written)
-    check(len(got) == 1 and got[0][0] == link.HEARTBEAT, "heartbeat sent")
+    check(len(got) == 1 and got[0][0] == linkcodes.HEARTBEAT, "heartbeat sent")
     check(struct.unpack("<IIII", got[0][2]) == (2100, 0, 0, 0), "heartbeat fields")
     lk.poll(4099)
     check(len(frames_of(stream.written)) == 1, "second heartbeat too early")
@@ -412,7 +415,7 @@ def case_broken_stream_does_not_raise():
             raise OSError(5)
 
     lk = link.Link(Broken(), 0)
-    check(lk.poll(0) == link.NONE, "poll on a broken stream")
+    check(lk.poll(0) == linkcodes.NONE, "poll on a broken stream")
     check(lk.send_state(bytes(27), 0) is False and lk.tx_errors == 1, "write failure counted")
 
 
@@ -432,7 +435,7 @@ def case_idle_poll_allocates_nothing():
         micropython.heap_unlock()
     check(left == 0, "the bytes were consumed")
     stream.incoming += b"\x00" + command(0x84, 6)
-    check(lk.poll(10) == link.CMD_PING and lk.cmd_seq == 6, "decoding goes on afterwards")
+    check(lk.poll(10) == linkcodes.CMD_PING and lk.cmd_seq == 6, "decoding goes on afterwards")
     check(lk.rx_bad == 1, "the overlong frame counted")
 
 

@@ -350,17 +350,22 @@ LOAD_MODULES = (os.path.join("boardlib", "journal_load.py"),)
 # The setup menu: imported only when a player opens it (menu_mpy_bytes).
 MENU_MODULES = (os.path.join("firmware", "menu.py"),)
 # Never imported by the firmware: the board state as JSON, for the host tools and the
-# simulator (Game.state_json imports it when called).
-HOST_MODULES = (os.path.join("rules_core", "jsonout.py"),)
+# simulator (Game.state_json imports it when called); the ticks' arithmetic for CPython
+# (the board's modules take MicroPython's own from `time`).
+HOST_MODULES = (os.path.join("rules_core", "jsonout.py"), os.path.join("boardlib", "ticks.py"))
 # A board imports the driver of its own display only (firmware/hw.py): the larger of the
 # two is counted.
 DISPLAY_DRIVERS = tuple(os.path.join("boardlib", name + ".py") for name in ("tm1637", "max7219"))
 # Imported by a frozen build only (main.py; its code stays in flash), never copied.
 FROZEN_MODULES = (os.path.join("firmware", "frozen.py"),)
+# The link's stream over UART0, loaded only by a board whose link shares the REPL's port
+# (`"link": "uart0"`, firmware/hw.py); the default link has UART2 to itself.
+UART0_MODULES = (os.path.join("boardlib", "replstream.py"),)
 APART = (NET_MODULES + CHECK_MODULES + MENU_MODULES + HOST_MODULES + DISPLAY_DRIVERS
-         + BOOT_MODULES + LOAD_MODULES + FROZEN_MODULES)
+         + BOOT_MODULES + LOAD_MODULES + FROZEN_MODULES + UART0_MODULES)
 # Modules normal play must not import; `game_figures` checks it on the simulated board.
-NOT_IN_PLAY = NET_MODULES + CHECK_MODULES + MENU_MODULES + HOST_MODULES + FROZEN_MODULES
+NOT_IN_PLAY = (NET_MODULES + CHECK_MODULES + MENU_MODULES + HOST_MODULES + FROZEN_MODULES
+               + UART0_MODULES)
 
 
 # As a board's code is compiled (tools.port.mpycross.ESP32_FLAGS), for any architecture: no

@@ -19,8 +19,8 @@ import json
 import sqlite3
 import time
 
-from boardlib.link import ERR_ASKED
 from rules_core.settings import PAST, SETS, has, rules_name
+from tools.linkcodes import ERR_ASKED
 from tools.records import Database
 from tools.records.game import current_games, history, table_label
 from tools.records.names import follow_table

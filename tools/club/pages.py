@@ -192,7 +192,7 @@ def status(request):
 
 
 async def new_game(request, form):
-    from boardlib.link import ERR_ASKED
+    from tools.linkcodes import ERR_ASKED
 
     table = _board_table(request)
     state = request.app.state
@@ -255,7 +255,7 @@ def new_game_settings(form):
 def sent_text(answer):
     """What the page says about a new game the logger did send: from the board's answer
     (None: none came within a couple of seconds)."""
-    from boardlib.link import ERR_ASKED, ERR_BUSY
+    from tools.linkcodes import ERR_ASKED, ERR_BUSY
 
     if answer is None:
         return ("Sent to the board; it has not answered yet. Unless \"replace\" was ticked, "

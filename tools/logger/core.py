@@ -359,10 +359,10 @@ class Logger(History):
 
     def _tell_error(self, port, fields):
         code = fields["code"]
-        if code == frames.link.ERR_ASKED:
+        if code == frames.linkcodes.ERR_ASKED:
             self.say("%s: the board asks the players to confirm the new game (ok on the "
                      "board); --replace replaces an unfinished game without asking" % port.path)
-        elif fields["ref"] != frames.link.NO_REF:
+        elif fields["ref"] != frames.linkcodes.NO_REF:
             self.say("%s: the board refused command %d (error %d %s)" % (
                 port.path, fields["ref"], code, frames.printable(fields["detail"])))
 

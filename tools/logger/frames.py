@@ -5,15 +5,17 @@
         fields = parse(kind, payload)                  # dict; ValueError if malformed
     wire = encode(CMD_STATE, 7)                        # a command, ready to write
 
-The kind numbers and error codes are boardlib.link's, so board and host cannot drift apart.
+The kind numbers and error codes are tools/linkcodes.py's, which tests/test_board_codes.py
+checks against the board's (boardlib/link.py), so board and host cannot drift apart.
 Every frame layout of the host side is here (the MQTT transport reuses it).
 """
 
 import struct
 import zlib
 
-from boardlib import link
-from boardlib.link import (  # noqa: F401  (re-exported for the logger and tests)
+from rules_core import events
+from tools import linkcodes
+from tools.linkcodes import (  # noqa: F401  (re-exported for the logger and tests)
     ACK,
     CMD_NEW_GAME,
     CMD_PING,
@@ -26,13 +28,12 @@ from boardlib.link import (  # noqa: F401  (re-exported for the logger and tests
     STATE,
     UNDO,
 )
-from rules_core import events
 
-PROTOCOL_VERSION = link.PROTOCOL_VERSION
-CMD_HELLO = link.CMD_HELLO
-CMD_EVENT = link.CMD_EVENT
-CMD_LOGGED = link.CMD_LOGGED
-CMD_RESTORE = link.CMD_RESTORE
+PROTOCOL_VERSION = linkcodes.PROTOCOL_VERSION
+CMD_HELLO = linkcodes.CMD_HELLO
+CMD_EVENT = linkcodes.CMD_EVENT
+CMD_LOGGED = linkcodes.CMD_LOGGED
+CMD_RESTORE = linkcodes.CMD_RESTORE
 
 MAX_WIRE = 96
 GAME_HEAD = 18  # game u16, game_id (8), boot_id (4), stamp u32
@@ -88,8 +89,8 @@ def new_game_args(rules, distance, sets=1, first=1, replace=False, teams=0):
     """Arguments of CMD_NEW_GAME: rules id, distance per player, sets, who starts, flags
     (REPLACE: an unfinished game is replaced without asking the players; TEAMS: a ceb
     match of two-man teams)."""
-    flags = (link.REPLACE if replace else 0) | (link.TEAMS if teams else 0)
-    return struct.pack("<BHHBBB", link.RULES.index(rules), distance[0], distance[1], sets,
+    flags = (linkcodes.REPLACE if replace else 0) | (linkcodes.TEAMS if teams else 0)
+    return struct.pack("<BHHBBB", linkcodes.RULES.index(rules), distance[0], distance[1], sets,
                        first, flags)
 
 

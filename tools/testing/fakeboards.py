@@ -4,7 +4,7 @@
     game = Game("ddbu", (40, 40)); game.shot(pins=0b101, carom=1)
     board.send_state(game)               # the shot's SHOT frame, then its STATE frame
     board.commands                       # [(kind, seq, payload)] the logger sent the board
-    board.answer(seq, ERR_REFUSED)       # its answer to a command (None: ACK; boardlib.link)
+    board.answer(seq, ERR_REFUSED)       # its answer to a command (None: ACK; tools.linkcodes)
     board.answers[CMD_NEW_GAME] = ERR_ASKED   # answer every such command at once so
     board.close()
 
@@ -89,7 +89,7 @@ class FakeBoard:
 
     def answer(self, seq, code=None):
         """The board's answer to the logger's command ``seq`` (one of ``commands``): ACK
-        where ``code`` is None, else an ERROR frame with that code (boardlib.link.ERR_*)."""
+        where ``code`` is None, else an ERROR frame with that code (tools.linkcodes.ERR_*)."""
         kind = next((k for k, s, _ in self.commands if s == seq), 0)
         if code is None:
             self._send(frames.ACK, struct.pack("<HB", seq, kind))

@@ -23,6 +23,7 @@ from boardlib import link
 from rules_core import Game, GameError
 from rules_core.settings import RULES_IDS
 from rules_core.snapshot import pack_state
+from tools import linkcodes
 from tools.sim.board.uart import PtyUART
 
 
@@ -38,33 +39,33 @@ def _state(lk, game, now):
 
 def _answer(lk, kind, game, now):
     """Carry out a host command; returns the game (a new one after CMD_NEW_GAME)."""
-    if kind == link.CMD_NEW_GAME:
+    if kind == linkcodes.CMD_NEW_GAME:
         if game.history.count and not game.finished and not lk.replace:
-            lk.nack(lk.cmd_seq, link.ERR_ASKED)  # nobody here to confirm: refused
+            lk.nack(lk.cmd_seq, linkcodes.ERR_ASKED)  # nobody here to confirm: refused
             return game
         game = Game(lk.rules, (lk.distance[0], lk.distance[1]), lk.sets, lk.first, lk.teams)
         lk.game += 1
         lk.game_id[:] = os.urandom(8)
         lk.ack(lk.cmd_seq)
-    elif kind == link.CMD_UNDO:
+    elif kind == linkcodes.CMD_UNDO:
         try:
             game.undo()
         except GameError:
-            lk.nack(lk.cmd_seq, link.ERR_REFUSED)
+            lk.nack(lk.cmd_seq, linkcodes.ERR_REFUSED)
             return game
         lk.ack(lk.cmd_seq)
         lk.send_undo(game.history.count, now)
-    elif kind == link.CMD_STATE:
+    elif kind == linkcodes.CMD_STATE:
         lk.ack(lk.cmd_seq)
-    elif kind == link.CMD_EVENT:
+    elif kind == linkcodes.CMD_EVENT:
         index = lk.cmd_index
         if lk.cmd_game != lk.game_id or not 0 < index <= game.history.count:
-            lk.nack(lk.cmd_seq, link.ERR_REFUSED)
+            lk.nack(lk.cmd_seq, linkcodes.ERR_REFUSED)
         else:
             lk.ack(lk.cmd_seq)
             lk.send_event(index, game.history.record(index - 1), 0, 0, 0, now, True)
         return game
-    elif kind in (link.CMD_PING, link.CMD_LOGGED):
+    elif kind in (linkcodes.CMD_PING, linkcodes.CMD_LOGGED):
         lk.ack(lk.cmd_seq)
         return game
     else:
@@ -97,7 +98,7 @@ def play(device_path, plan):
         now = time.ticks_ms()
         while True:  # every command that has arrived is answered before the next shot
             kind = lk.poll(now)
-            if kind == link.NONE:
+            if kind == linkcodes.NONE:
                 break
             game = _answer(lk, kind, game, now)
         if index < len(shots) and time.ticks_diff(now, next_at) >= 0:
@@ -112,7 +113,7 @@ def play(device_path, plan):
                     record = game.shot(pins=event[0], carom=event[1], fouls=tuple(event[2]))
                     _send_shot(lk, game, record, now)
             except GameError as err:
-                lk.send_error(link.ERR_REFUSED, str(err))
+                lk.send_error(linkcodes.ERR_REFUSED, str(err))
             _state(lk, game, now)
         elif index >= len(shots) and done_at is None:
             done_at = time.ticks_add(now, plan.get("linger_ms", 2000))

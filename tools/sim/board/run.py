@@ -237,13 +237,14 @@ def run_timeline(sim, app, levels, speed, check=False, now=None, wlan=None, disp
     skip = None if stepping else IdleSkip(sim, app, levels, tick, STEP_MS, now)
     net = getattr(app.board, "net", None)
     if net is not None:
-        from boardlib import link, netstream
+        from boardlib import netstream
+        from tools import linkcodes
         from tools.sim.board import netstate
 
         on_the_broker = netstate.ON_THE_BROKER
         away = (netstream.OFF, netstream.JOIN, netstream.WAIT)  # nothing reaches the broker
         if skip is not None:
-            skip.stride_ms = link.HEARTBEAT_MS  # every heartbeat the board would send
+            skip.stride_ms = linkcodes.HEARTBEAT_MS  # every heartbeat the board would send
         heard = _hear_host(net)
     paced_from = None  # (board time, real time) since the link began waiting on the broker
     stall = Stall(sim.flash, STEP_MS)
