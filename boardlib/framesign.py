@@ -1,25 +1,28 @@
-"""A board's frames proven to the host over the network (docs/network.md, "Frames proven").
-
-    from boardlib.framesign import FrameSigner, OVERHEAD
-    signer = FrameSigner(key, nonce, board_id)    # key 16-64 bytes, nonce 8, id ASCII
-    message = bytearray(OVERHEAD + len(wire))
-    signer.seal(counter, wire, message)           # counter u32 LE | wire | tag
-    signer.check(command)                         # body | HMAC(key, nonce | id | body)?
-
-The tag is the first TAG bytes of HMAC-SHA256(key, nonce | id | counter | wire) (RFC 2104;
-the truncation as RFC 2104 section 5 allows it). `nonce` is new at every boot and `counter`
-numbers the link's frames from 0 at boot, so no message of one boot is ever valid again,
-and the host refuses a counter it has seen.
-
-On MicroPython the HMAC is computed here in viper, without allocating: SHA-256's
-compression over a context buffer made once, the key's inner and outer padded blocks
-compressed once at start-up (their chaining values kept), so a frame costs two or three
-compressions of the message and one of the outer block. The host's commands are checked
-the same way (`check`: the whole 32-byte tag), so the board needs no other HMAC.
-MicroPython's `hashlib` objects are allocated per use and cannot be copied, which would
-cost five compressions and four objects a frame. Elsewhere (CPython: the host tools)
-boardlib.hmac256 does it; the tests compare both with CPython's `hmac`.
-"""
+# A board's frames proven to the host over the network (docs/network.md, "Frames proven").
+#
+#     from boardlib.framesign import FrameSigner, OVERHEAD
+#     signer = FrameSigner(key, nonce, board_id)    # key 16-64 bytes, nonce 8, id ASCII
+#     message = bytearray(OVERHEAD + len(wire))
+#     signer.seal(counter, wire, message)           # counter u32 LE | wire | tag
+#     signer.check(command)                         # body | HMAC(key, nonce | id | body)?
+#
+# The tag is the first TAG bytes of HMAC-SHA256(key, nonce | id | counter | wire) (RFC 2104;
+# the truncation as RFC 2104 section 5 allows it). `nonce` is new at every boot and `counter`
+# numbers the link's frames from 0 at boot, so no message of one boot is ever valid again,
+# and the host refuses a counter it has seen.
+#
+# On MicroPython the HMAC is computed here in viper, without allocating: SHA-256's
+# compression over a context buffer made once, the key's inner and outer padded blocks
+# compressed once at start-up (their chaining values kept), so a frame costs two or three
+# compressions of the message and one of the outer block. The host's commands are checked
+# the same way (`check`: the whole 32-byte tag), so the board needs no other HMAC.
+# MicroPython's `hashlib` objects are allocated per use and cannot be copied, which would
+# cost five compressions and four objects a frame. Elsewhere (CPython: the host tools)
+# boardlib.hmac256's FrameSigner does it; the tests compare both with CPython's `hmac`.
+#
+# The board compiles this module from its source (viper: docs/esp32.md), which takes heap
+# for a moment in proportion to the source: the docs are comments here, not docstrings,
+# and CPython's signer is elsewhere (docs/performance.md, "The network link's heap").
 
 try:
     import micropython
@@ -70,9 +73,9 @@ if _ON_MICROPYTHON:
     _H0 = (b"\x6a\x09\xe6\x67\xbb\x67\xae\x85\x3c\x6e\xf3\x72\xa5\x4f\xf5\x3a"
            b"\x51\x0e\x52\x7f\x9b\x05\x68\x8c\x1f\x83\xd9\xab\x5b\xe0\xcd\x19")
 
+    # n big-endian words of src[at:] into ctx[to:] as native words.
     @micropython.viper
     def _be_words(src, at: int, ctx, to: int, n: int):
-        """n big-endian words of src[at:] into ctx[to:] as native words."""
         s = ptr8(src)  # noqa: F821 - viper built-ins
         d = ptr32(ctx)  # noqa: F821
         w = to >> 2
@@ -80,13 +83,13 @@ if _ON_MICROPYTHON:
             j = at + (i << 2)
             d[w + i] = (s[j] << 24) | (s[j + 1] << 16) | (s[j + 2] << 8) | s[j + 3]
 
+    # SHA-256's compression of ctx[_ARGS + 4] 64-byte blocks from ctx[_ARGS] into ctx's
+    # state. The masks keep words at 32 bits where the machine word is longer (the unix
+    # port's 64); on the ESP32 they cost an AND each. The arguments are in ctx and the
+    # round's two busiest words are the first locals, so that the native emitter keeps
+    # them in registers (it gives registers to a function's first locals).
     @micropython.viper
     def _compress(ctx):
-        """SHA-256's compression of ctx[_ARGS + 4] 64-byte blocks from ctx[_ARGS] into
-        ctx's state. The masks keep words at 32 bits where the machine word is longer (the
-        unix port's 64); on the ESP32 they cost an AND each. The arguments are in ctx and
-        the round's two busiest words are the first locals, so that the native emitter
-        keeps them in registers (it gives registers to a function's first locals)."""
         e = uint(0)  # noqa: F821
         a = uint(0)  # noqa: F821
         c = ptr32(ctx)  # noqa: F821
@@ -138,10 +141,10 @@ if _ON_MICROPYTHON:
             c[6] = uint(c[6]) + g  # noqa: F821
             c[7] = uint(c[7]) + h  # noqa: F821
 
+    # HMAC-SHA256 of the message at ctx[_MSG:at] (nonce | id | ...), from the key's
+    # padded blocks compressed at start-up; the digest is left in the state words.
     @micropython.viper
     def _hmac(ctx, at: int):
-        """HMAC-SHA256 of the message at ctx[_MSG:at] (nonce | id | ...), from the key's
-        padded blocks compressed at start-up; the digest is left in the state words."""
         c = ptr32(ctx)  # noqa: F821
         b = ptr8(ctx)  # noqa: F821
         length = at - _MSG  # of the message after the key's block
@@ -173,9 +176,9 @@ if _ON_MICROPYTHON:
         c[(_ARGS >> 2) + 1] = 1
         _compress(ctx)
 
+    # out = counter | wire | tag; `prefix` bytes of nonce | id stand at ctx[_MSG:].
     @micropython.viper
     def _seal(ctx, prefix: int, counter: int, wire, out) -> int:
-        """out = counter | wire | tag; `prefix` bytes of nonce | id stand at ctx[_MSG:]."""
         c = ptr32(ctx)  # noqa: F821
         b = ptr8(ctx)  # noqa: F821
         src = ptr8(wire)  # noqa: F821
@@ -198,10 +201,10 @@ if _ON_MICROPYTHON:
             dst[at + i] = (v >> (24 - ((i & 3) << 3))) & 0xFF
         return at + 10
 
+    # 1 when msg[n:n + 32] is the whole HMAC of nonce | id | msg[:n], else 0; every byte
+    # compared whatever the first difference.
     @micropython.viper
     def _check(ctx, prefix: int, msg, n: int) -> int:
-        """1 when msg[n:n + 32] is the whole HMAC of nonce | id | msg[:n], else 0; every
-        byte compared whatever the first difference."""
         c = ptr32(ctx)  # noqa: F821
         b = ptr8(ctx)  # noqa: F821
         src = ptr8(msg)  # noqa: F821
@@ -234,36 +237,17 @@ if _ON_MICROPYTHON:
             ctx[_MSG:_MSG + len(prefix)] = prefix
             self._prefix = len(prefix)
 
+        # out[:OVERHEAD + len(wire)] = counter u32 LE | wire | tag; allocates nothing.
+        # Returns that length.
         def seal(self, counter, wire, out):
-            """out[:OVERHEAD + len(wire)] = counter u32 LE | wire | tag; allocates nothing.
-            Returns that length."""
             return _seal(self._ctx, self._prefix, counter, wire, out)
 
+        # True when msg is body | HMAC-SHA256(key, nonce | id | body), the whole 32-byte
+        # tag (a command's; at most MAX_CHECK bytes of body).
         def check(self, msg):
-            """True when msg is body | HMAC-SHA256(key, nonce | id | body), the whole
-            32-byte tag (a command's; at most MAX_CHECK bytes of body)."""
             n = len(msg) - 32
             return 0 <= n <= MAX_CHECK and _check(self._ctx, self._prefix, msg, n) == 1
 
-else:
-    import struct
-
-    from boardlib.hmac256 import Hmac, same
-
-    class FrameSigner:  # type: ignore[no-redef]
-        def __init__(self, key, nonce, board_id):
-            if not 1 <= len(board_id) <= MAX_ID or len(nonce) != NONCE or len(key) > 64:
-                raise ValueError("nonce of 8 bytes, id of 1-32, key of at most 64")
-            self._mac = Hmac(bytes(key))
-            self._prefix = bytes(nonce) + bytes(board_id)
-
-        def seal(self, counter, wire, out):
-            body = struct.pack("<I", counter & 0xFFFFFFFF) + bytes(wire)
-            tag = self._mac.digest(self._prefix, body)[:TAG]
-            out[:len(body) + TAG] = body + tag
-            return len(body) + TAG
-
-        def check(self, msg):
-            n = len(msg) - 32
-            return 0 <= n <= MAX_CHECK and same(
-                self._mac.digest(self._prefix, bytes(msg[:n])), bytes(msg[n:]))
+else:  # CPython (the host tools): the same seal and check over hashlib, in boardlib.hmac256,
+    # so that the board's compiler never reads them
+    from boardlib.hmac256 import FrameSigner  # noqa: F401

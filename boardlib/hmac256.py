@@ -5,10 +5,12 @@
     same(tag, received_tag)                # comparison that takes the same time either way
 
 MicroPython's unix and ESP32 ports have hashlib.sha256 but no hmac; tests check this
-against CPython's hmac module.
+against CPython's hmac module. `FrameSigner` is boardlib.framesign's on CPython (the host
+tools): the board's is viper, in that module.
 """
 
 import hashlib
+import struct
 
 _BLOCK = 64  # SHA-256's block size in bytes
 
@@ -52,3 +54,29 @@ def same(a, b):
     for i in range(len(a)):
         diff |= a[i] ^ b[i]
     return diff == 0
+
+
+class FrameSigner:
+    """boardlib.framesign.FrameSigner for CPython: the same seal and check over hashlib."""
+
+    def __init__(self, key, nonce, board_id):
+        from boardlib import framesign
+
+        if (not 1 <= len(board_id) <= framesign.MAX_ID or len(nonce) != framesign.NONCE
+                or len(key) > 64):
+            raise ValueError("nonce of 8 bytes, id of 1-32, key of at most 64")
+        self._mac = Hmac(bytes(key))
+        self._prefix = bytes(nonce) + bytes(board_id)
+        self._tag = framesign.TAG
+        self._most = framesign.MAX_CHECK
+
+    def seal(self, counter, wire, out):
+        body = struct.pack("<I", counter & 0xFFFFFFFF) + bytes(wire)
+        tag = self._mac.digest(self._prefix, body)[:self._tag]
+        out[:len(body) + self._tag] = body + tag
+        return len(body) + self._tag
+
+    def check(self, msg):
+        n = len(msg) - 32
+        return 0 <= n <= self._most and same(
+            self._mac.digest(self._prefix, bytes(msg[:n])), bytes(msg[n:]))

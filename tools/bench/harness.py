@@ -351,8 +351,10 @@ LOAD_MODULES = (os.path.join("boardlib", "journal_load.py"),)
 MENU_MODULES = (os.path.join("firmware", "menu.py"),)
 # Never imported by the firmware: the board state as JSON, for the host tools and the
 # simulator (Game.state_json imports it when called); the ticks' arithmetic for CPython
-# (the board's modules take MicroPython's own from `time`).
-HOST_MODULES = (os.path.join("rules_core", "jsonout.py"), os.path.join("boardlib", "ticks.py"))
+# (the board's modules take MicroPython's own from `time`); CPython's HMAC and frame seal
+# (the board's seal is boardlib/framesign.py's viper).
+HOST_MODULES = (os.path.join("rules_core", "jsonout.py"), os.path.join("boardlib", "ticks.py"),
+                os.path.join("boardlib", "hmac256.py"))
 # A board imports the driver of its own display only (firmware/hw.py): the larger of the
 # two is counted.
 DISPLAY_DRIVERS = tuple(os.path.join("boardlib", name + ".py") for name in ("tm1637", "max7219"))
