@@ -46,7 +46,7 @@ from umqtt import simple
 
 from boardlib import link as _link
 from boardlib.framesign import OVERHEAD, FrameSigner
-from boardlib.netstream import JOIN, OFF, SUBSCRIBE, UP, WAIT, Later, forget
+from boardlib.netstream import JOIN, OFF, SUBSCRIBE, UP, WAIT, Later, buffers, forget
 
 try:
     from time import ticks_diff
@@ -219,6 +219,8 @@ class NetLink:
         self._sent = False  # LOGIN, SUBSCRIBE: the packet is sent, its answer awaited
         self._pid = 0
         self._one = bytearray(1)
+        # every connection's stream buffers, made now, while the heap is whole
+        self.bufs = buffers()
         if wlan is not None:
             _radio_on(wlan)
         self._raw_sock = None
@@ -345,7 +347,10 @@ class NetLink:
                 except MemoryError:  # no room to connect now: tried again after a while
                     self._fail(now_ms, _BROKER)
                     return
-            netdial.step(self, now_ms)
+            try:
+                netdial.step(self, now_ms)
+            except MemoryError:  # no room for this attempt: tried again after the back-off
+                self._drop(now_ms, _BROKER)
 
     def _enter(self, state, now_ms):
         self.state = state

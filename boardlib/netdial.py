@@ -181,7 +181,7 @@ def _dial(link, now_ms):
                     return
                 nettls.start(link, now_ms)
                 return
-            link._sock = Stream(link._raw_sock, link.clock)
+            link._sock = Stream(link._raw_sock, link.clock, bufs=link.bufs)
             link._enter(LOGIN, now_ms)
             login(link, now_ms)  # CONNECT goes at once
             return

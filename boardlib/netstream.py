@@ -1,8 +1,9 @@
 """What the network link's parts share: the socket umqtt reads and writes, its "not yet",
 the link's states, and the dropping of modules the link loads for a while.
 
-    from boardlib.netstream import UP, Later, Stream, forget
-    link._sock = Stream(raw_sock, clock)     # boardlib/netdial.py, boardlib/nettls.py
+    from boardlib.netstream import UP, Later, Stream, buffers, forget
+    bufs = buffers()                         # once, at power-up (boardlib/mqttlink.py)
+    link._sock = Stream(raw_sock, clock, bufs=bufs)   # boardlib/netdial.py, nettls.py
     forget("netdial")                        # its code goes once nothing holds it
 
 The network link (boardlib/mqttlink.py), its way up (boardlib/netdial.py) and its TLS
@@ -59,6 +60,13 @@ def forget(name):
         pass
 
 
+def buffers():
+    """A Stream's buffers (to send, received, a CONNECT recorded), made once by the link
+    at power-up, while the heap is still whole, and handed to the Stream of every
+    connection: a board that has played a while may have the bytes but no 1 KB block."""
+    return bytearray(_TX_BUF), bytearray(_RX_BUF), bytearray(_REC_BUF)
+
+
 class Later(Exception):
     """umqtt read an answer that has not arrived yet (the call is replayed when it has)."""
 
@@ -72,20 +80,19 @@ class Stream:
     yet raises Later: nothing ever waits. `ready()` says whether a whole MQTT packet has
     arrived, so that `check_msg()` is called only then."""
 
-    def __init__(self, sock, clock, tls=False):
+    def __init__(self, sock, clock, tls=False, bufs=None):
         self.sock = sock
         self.clock = clock
         self.tls = tls
         self.poller = select.poll()
         self.poller.register(sock, select.POLLIN)
-        self.tx = bytearray(_TX_BUF)
+        # the link's (buffers(), made once), else this stream's own
+        self.tx, self.rx, self.rec = bufs or buffers()
         self.tx_len = 0
         self.retry = 0  # TLS: the length of the write mbedtls has begun
-        self.rx = bytearray(_RX_BUF)
         self.rx_len = 0
         self.blocking = True
         self.received_at = clock()
-        self.rec = bytearray(_REC_BUF)
         self.rec_len = 0
         self.mode = _NORMAL
         self.replayed = 0

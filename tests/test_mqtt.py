@@ -365,6 +365,19 @@ def test_an_idle_connected_poll_allocates_nothing(broker):
                         USERS["t1"]) == 0
 
 
+def test_a_connection_without_room_is_tried_again_and_reuses_the_links_buffers(broker):
+    """No room for the connection (MemoryError on the way up, as on a board whose heap is
+    in pieces) fails that attempt with Err 72 and the back-off, never a poll (which would
+    starve the watchdog); once there is room the link comes up, and every connection's
+    stream uses the buffers the link made once at power-up (a reconnection needs no 1 KB
+    block)."""
+    errors, states, up, on_buffers = device_value(
+        "micropython", "net_cases", "connect_without_room", broker.port, "t1", USERS["t1"])
+    assert errors == [72, 72, 72]
+    assert states == [6]  # WAIT: the back-off (boardlib/netstream.py)
+    assert up and on_buffers == [True, True]
+
+
 @pytest.fixture
 def tls_broker(tmp_path):
     """The broker with a TLS listener too, its certificate from a CA made here by openssl;

@@ -91,6 +91,57 @@ def idle_poll_alloc(port, user, password):
     return bytes_per_idle_poll(link, 1000)
 
 
+def connect_without_room(port, user, password):
+    """A link whose way up finds no room (the connection's objects raise MemoryError, as
+    on a board whose heap is in pieces) for its first three attempts, then connects; then
+    loses the connection and makes it again. Returns [the errors the failed attempts
+    reported, the link's state after them, connected in the end, each connection's stream
+    on the buffers the link made once]."""
+    micropython_only("umqtt")
+    import time
+
+    from boardlib import mqttlink, netdial, netstream
+    from tools.sim.board.wlan import FakeWLAN
+
+    net = {"ssid": "club", "password": "pinboard", "host": "127.0.0.1", "port": port,
+           "user": user, "pass": password, "tls": False, "key": "00" * 16, "id": user}
+    link = mqttlink.NetLink(net, FakeWLAN(time.ticks_ms), time.ticks_ms())
+    real = netdial.Stream
+    left = [3]
+    errors = []
+
+    def no_room(*args, **kw):
+        if left[0]:
+            left[0] -= 1
+            raise MemoryError("memory allocation failed, allocating 1024 bytes")
+        return real(*args, **kw)
+
+    netdial.Stream = no_room
+    on_buffers = []
+    try:
+        deadline = time.ticks_add(time.ticks_ms(), 30000)
+        states = []
+        while link.state != netstream.UP and time.ticks_diff(deadline, time.ticks_ms()) > 0:
+            link.poll(time.ticks_ms())  # the MemoryError never comes out of a poll
+            code = link.take_notice()
+            if code:
+                errors.append(code)
+                states.append(link.state)
+            time.sleep_ms(10)
+        on_buffers.append(link._sock is not None and link._sock.tx is link.bufs[0])
+        link._drop(time.ticks_ms(), 0)  # the connection is lost: it is made again
+        deadline = time.ticks_add(time.ticks_ms(), 30000)
+        while link.state != netstream.UP and time.ticks_diff(deadline, time.ticks_ms()) > 0:
+            link.poll(time.ticks_ms())
+            time.sleep_ms(10)
+        sock = link._sock
+        on_buffers.append(sock is not None and sock.tx is link.bufs[0]
+                          and sock.rx is link.bufs[1])
+    finally:
+        netdial.Stream = real
+    return [errors, sorted(set(states)), link.state == netstream.UP, on_buffers]
+
+
 def cut_journal(image, keep):
     """Cut the game's journal on a simulated board's flash (`image`, a --state folder's
     flash.img) to its first `keep` events, in both copies: a board that comes back from a
