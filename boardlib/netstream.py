@@ -31,7 +31,7 @@ except ImportError:  # CPython: the integer itself
     const = int
 
 
-_TX_BUF = const(1024)
+_TX_BUF = const(512)  # a CONNECT (_REC_BUF) or three of the longest messages
 _RX_BUF = const(256)
 _REC_BUF = const(320)  # a CONNECT: client id, last will, user and password (netconfig limits)
 _NORMAL = const(0)  # Stream's modes (boardlib/netdial.py sets them)
