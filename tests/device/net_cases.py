@@ -54,6 +54,23 @@ def case_net_settings_round_trip_on_flash():
     check(net["key"] == "ab" * 32 and net["id"] == "t1", "values")
 
 
+def case_a_note_without_room_leaves_the_board_to_say_so():
+    """The game did not fit beside the link and the heap has not even the buffer of the
+    file that would start the board without it (littlefs takes one at open): start_without
+    returns, and the power-up shows Err 93 (firmware/powerup.py), instead of raising."""
+    micropython_only("umqtt")
+    from boardlib import mqttlink
+
+    def no_room(*args):
+        raise MemoryError("memory allocation failed, allocating 252 bytes")
+
+    mqttlink.open = no_room  # the module's own name comes before the built-in
+    try:
+        mqttlink.start_without(93, no_room=scratch_dir() + "/net.noroom")
+    finally:
+        del mqttlink.open
+
+
 def bytes_per_idle_poll(link, polls):
     """What one poll of a connected, idle link allocates, over `polls` polls after 20 to
     settle (unix port: gc.mem_alloc)."""
