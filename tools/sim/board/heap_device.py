@@ -17,7 +17,9 @@ stand-ins made before counting: on the board they are C.
 With `--frozen`, the modules in that ROMFS image come first on the path, as the ESP32's
 frozen modules do (tools/sim/board/frozenrom.py).
 
-`code` prints `held BYTES` (gc.mem_alloc() after a collection, less the same before) and
+`code` prints `held BYTES` (gc.mem_alloc() after a collection, less the same before; with
+`net`, the network stream's buffers too, which the link makes once when it is built,
+boardlib.netstream.buffers, and holds for good) and
 `modules` (every module that came in and stays loaded: the firmware's own and umqtt; the
 stand-ins, this script and its helpers are loaded before the count, so the figure holds
 none of the simulator's code); with `net`, `dial BYTES`: what the link's way up
@@ -76,12 +78,19 @@ def load(net):
     _scoring(RULES_TABLE[0][1])
 
 
+_KEPT = []
+
+
 def held(net):
     _stub_machine()
     had = set(sys.modules)
     gc.collect()
     before = gc.mem_alloc()
     load(net)
+    if net:  # the stream's buffers, made once when the link is built and held for good
+        from boardlib.netstream import buffers
+
+        _KEPT.append(buffers())
     gc.collect()
     print("held", gc.mem_alloc() - before)
     # every module the count took in: the firmware's alone (tests/test_boot_modules.py)
