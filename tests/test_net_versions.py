@@ -428,9 +428,9 @@ def test_a_networked_board_from_sources_runs_out_of_the_esp32_heap(boards):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "the frame seal's compilation finds no room where the link is built; compiled first, "
-    "the link is built but the new game is about 4 KB short of room beside it "
-    "(docs/performance.md, \"The network link's heap\")"))
+    "the link is built, but the new game then finds no 252 bytes in one piece beside it, "
+    "and connecting needs about 3 KB more (docs/performance.md, \"The networked board on "
+    "the ESP32's heap, step by step\")"))
 def test_a_networked_board_deployed_as_mpy_fits_the_esp32_heap(boards):
     """Deployed as `make deploy` ships it (.mpy files), the networked board comes online on
     that heap and plays."""
