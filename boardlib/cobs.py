@@ -80,6 +80,11 @@ if _ON_MICROPYTHON:
         return out
 
 
+# encode_into with every argument given: on MicroPython the machine code itself (one call
+# where encode_into makes two; a caller on the hot path takes this one)
+encode_to = _encode_viper if _ON_MICROPYTHON else encode_into
+
+
 def decode_in_place(buf, length):
     """Decode ``buf[:length]`` (no delimiter) over itself; returns the raw length or -1.
 

@@ -112,6 +112,11 @@ _GAME_HEAD = const(18)  # game u16, game_id, boot_id, stamp u32
 _REMEMBERED = const(8)  # commands whose answers are kept for repeats
 _SLOT = const(8)  # per remembered command: seq (2), CRC (4), answer kind, error code
 _BAD_REPORT_MS = const(1000)
+_STATE_AT = const(21)  # _HEADER + _GAME_HEAD: where a game frame's own fields begin
+_EVENT_AT = const(21)
+# A frame's COBS straight into the viper encoder where there is one (one call, not two)
+_encode = cobs.encode_to
+_BYTES = (bytes, bytearray, memoryview)  # a history given as its records' bytes
 
 
 class Link:
@@ -217,55 +222,71 @@ class Link:
         CRC-32 of the game's event records (``game.history``, a rules_core.game.History
         kept in chunks, or the records as bytes), so that the host can tell whether it
         holds every event the state counts."""
-        length = len(payload)
-        if length > _MAX_PAYLOAD - _GAME_HEAD - 6:
-            raise ValueError("state payload too long: %d bytes" % length)
-        at = self._game_head()
-        raw = self._raw
-        kind = type(history)
-        if kind is bytes or kind is bytearray or kind is memoryview:
-            count = len(history)
+        if len(payload) > _MAX_PAYLOAD - _GAME_HEAD - 6:
+            raise ValueError("state payload too long: %d bytes" % len(payload))
+        # (few locals, each slot used for one thing after another: a frame over 11 words
+        # comes from the heap at every call, docs/performance.md)
+        self._game_head()
+        if type(history) in _BYTES:  # the records as bytes
+            kind = len(history)
         else:  # a game's History: its count, not a call of its __len__
-            count = history.count * _RECORD
-        struct.pack_into("<H", raw, at, (count // _RECORD) & 0xFFFF)
-        if count:  # the CRC straight into the frame: no 32-bit int is made
-            self._events_crc(history, count, raw, at + 2)
+            kind = history.count * _RECORD
+        raw = self._raw
+        now_ms = kind // _RECORD
+        raw[_STATE_AT] = now_ms & 0xFF  # the count, u16 LE
+        raw[_STATE_AT + 1] = (now_ms >> 8) & 0xFF
+        if kind:  # the CRC straight into the frame: no 32-bit int is made
+            self._events_crc(history, kind)
         else:
-            raw[at + 2:at + 6] = b"\x00\x00\x00\x00"
-        at += 6
-        raw[at:at + length] = payload
-        return self._send(_STATE, at + length - _HEADER)
+            raw[_STATE_AT + 2:_STATE_AT + 6] = b"\x00\x00\x00\x00"
+        now_ms = _STATE_AT + 6 + len(payload)
+        raw[_STATE_AT + 6:now_ms] = payload
+        raw[0] = _STATE
+        return self._seal(now_ms - _HEADER)
 
-    def _events_crc(self, history, count, out, at):
-        """The CRC-32 of history[:count] into out[at:at + 4]: the register kept from the
+    def _events_crc(self, history, count):
+        """The CRC-32 of history[:count] into the STATE frame: the register kept from the
         last STATE runs on over the records appended since, when it is of this history
         and the history has not been cut since (history_cuts); else from the start."""
         reg = self._crc_reg
-        cuts = self.history_cuts
         start = self._crc_len
-        if (cuts < 0 or cuts != self._crc_cuts or history is not self._crc_of
-                or count < start):
+        if (self.history_cuts < 0 or self.history_cuts != self._crc_cuts
+                or history is not self._crc_of or count < start):
             reg[0] = reg[1] = 0xFFFF
             start = 0
-            self._crc_of = history if cuts >= 0 else None
-            self._crc_cuts = cuts
-        kind = type(history)
-        if kind is bytes or kind is bytearray or kind is memoryview:
+            self._crc_of = history if self.history_cuts >= 0 else None
+            self._crc_cuts = self.history_cuts
+        self._crc_len = count
+        if type(history) in _BYTES:
             crc32_more(history, start, count, reg)
         else:  # the chunks the records are in, a run at a time
             history.each(start, count, crc32_more, reg)
-        self._crc_len = count
-        crc32_reg_put(reg, out, at)
+        crc32_reg_put(reg, self._raw, _STATE_AT + 2)
 
     def send_event(self, index, record, player, points, to, now_ms, resent=False):
         """Event ``index`` of the game's history (1 = first): its record exactly as the
         game applied it (rules_core.events), and what it made: shooter, points and who
         got them (0, 0, 0 when ``resent`` answers CMD_EVENT: only the record is known)."""
-        at = self._game_head()
-        raw = self._raw
-        struct.pack_into("<H4sBhBB", raw, at, index & 0xFFFF, record, player & 0xFF,
-                         max(-32768, min(32767, points)), to & 0xFF, 1 if resent else 0)
-        return self._send(_SHOT, at + 11 - _HEADER)
+        if points < -32768:
+            points = -32768
+        elif points > 32767:
+            points = 32767
+        # byte by byte into the frame, not struct.pack_into: with its ten arguments on
+        # the stack the frame came from the heap at every call (docs/performance.md)
+        self._game_head()
+        self._raw[_EVENT_AT] = index & 0xFF
+        self._raw[_EVENT_AT + 1] = (index >> 8) & 0xFF
+        self._raw[_EVENT_AT + 2] = record[0]  # (a slice takes one word more of the frame)
+        self._raw[_EVENT_AT + 3] = record[1]
+        self._raw[_EVENT_AT + 4] = record[2]
+        self._raw[_EVENT_AT + 5] = record[3]
+        self._raw[_EVENT_AT + 6] = player & 0xFF
+        self._raw[_EVENT_AT + 7] = points & 0xFF
+        self._raw[_EVENT_AT + 8] = (points >> 8) & 0xFF
+        self._raw[_EVENT_AT + 9] = to & 0xFF
+        self._raw[_EVENT_AT + 10] = 1 if resent else 0
+        self._raw[0] = _SHOT
+        return self._seal(_GAME_HEAD + 11)
 
     def send_undo(self, history_len, now_ms):
         """The last event was taken back: ``history_len`` events are left."""
@@ -509,20 +530,31 @@ class Link:
         return self._send(_HEARTBEAT, 16)
 
     def _send(self, kind, payload_len):
+        self._raw[0] = kind
+        return self._seal(payload_len)
+
+    def _seal(self, payload_len):
+        """Send the frame in _raw whose kind is set: its sequence number, CRC and COBS
+        (the game frames call this one: one call less, and their frames stay small)."""
         raw = self._raw
-        raw[0] = kind
-        raw[1] = self._seq & 0xFF
-        raw[2] = self._seq >> 8
-        body = _HEADER + payload_len
-        crc32_put(raw, body, raw, body)
-        tx = self._tx
-        tx[0] = 0  # a leading delimiter ends any text the REPL wrote in between
-        end = cobs.encode_into(raw, body + _CRC, tx, 1)
-        tx[end] = 0
-        self._seq = (self._seq + 1) & 0xFFFF
-        wire = self._tx_views.get(end + 1)
-        if wire is None:  # one view per frame length, made once: no slice per frame
-            wire = self._tx_views[end + 1] = self._tx_view[:end + 1]
+        kind = self._seq
+        raw[1] = kind & 0xFF
+        raw[2] = kind >> 8
+        self._seq = (kind + 1) & 0xFFFF
+        payload_len += _HEADER  # the body
+        crc32_put(raw, payload_len, raw, payload_len)
+        # (_tx[0] is a leading delimiter, made once: it ends any text the REPL wrote in
+        # between)
+        kind = _encode(raw, payload_len + _CRC, self._tx, 1)
+        self._tx[kind] = 0
+        kind += 1
+        raw = self._tx_views.get(kind)
+        if raw is None:  # one view per frame length, made once: no slice per frame
+            raw = self._tx_views[kind] = self._tx_view[:kind]
+        return self._write(raw)
+
+    def _write(self, wire):
+        # (apart from _send: with its try block their frame would come from the heap)
         try:
             self._stream.write(wire)
         except OSError:  # a full or unplugged UART loses this frame; the seq shows the gap

@@ -106,15 +106,18 @@ class History:
         """call(chunk, a, b, arg) over the records' bytes start..end (offsets as in
         tobytes()), a chunk at a time: chunk[a:b] is that run. Nothing is allocated:
         call may be boardlib.crc32.crc32_more, arg its register."""
-        chunks = self.chunks
-        while start < end:
-            i = start // _RECORD_BYTES
-            a = start - i * _RECORD_BYTES
-            b = end - i * _RECORD_BYTES
-            if b > _RECORD_BYTES:
-                b = _RECORD_BYTES
-            call(chunks[i], _RECORDS_AT + a, _RECORDS_AT + b, arg)
-            start += b - a
+        # (offsets from chunk i's first record: with no more locals than these, the
+        # frame stays within what MicroPython keeps on the C stack, 11 words)
+        i = start // _RECORD_BYTES
+        start -= i * _RECORD_BYTES
+        end -= i * _RECORD_BYTES
+        while end > _RECORD_BYTES:  # runs to the end of their chunk
+            call(self.chunks[i], _RECORDS_AT + start, _RECORDS_AT + _RECORD_BYTES, arg)
+            i += 1
+            start = 0
+            end -= _RECORD_BYTES
+        if start < end:
+            call(self.chunks[i], _RECORDS_AT + start, _RECORDS_AT + end, arg)
 
     def parts(self):
         """The checkpoints (count // CHECKPOINT_EVERY + 1 of them), then the records, as
