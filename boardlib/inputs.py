@@ -208,19 +208,17 @@ class SpotSensors:
             return self.down  # the same report, and no filter or fault timer due yet
         if not self._primed:
             return self._prime(raw, now_ms)
-        return self._update(raw, now_ms)
-
-    # The update's work, in functions whose frames fit on the C stack: MicroPython takes
-    # a bigger frame (more than 11 words: locals, stack, 3 a try block; py/objfun.c) from
-    # the heap at every call, which costs more than a call (docs/performance.md). The
-    # spots are masks, a bit each, and only the bits something happens to are visited
-    # (`low = m & -m`, INDEX[low]).
-
-    def _update(self, raw, now_ms):
-        changed = raw ^ self._raw
+        # The update's work. It is split into functions whose frames fit on the C stack:
+        # MicroPython takes a bigger frame (more than 11 words: locals, stack, 3 a try
+        # block; py/objfun.c) from the heap at every call, which costs more than a call
+        # (docs/performance.md); and no more of them than that, since a call of a Python
+        # function costs as much as a dozen attribute reads. The spots are masks, a bit
+        # each, and only the bits something happens to are visited (`low = m & -m`,
+        # INDEX[low]).
+        standing_mask = raw ^ self._raw  # (the frame's slot again: the spots changed)
         self._raw = raw
-        if changed:  # their glitch timers start again; the flap limit counts them
-            self._changes(changed, now_ms)
+        if standing_mask:  # their glitch timers start again; the flap limit counts them
+            self._changes(standing_mask, now_ms)
         self._soon = _FAR_MS  # the soonest a timer below runs out, from now
         if self.flapping & raw:  # (a flapping spot with no pin: only a change helps)
             self._flaps(self.flapping & raw, now_ms)
@@ -228,15 +226,15 @@ class SpotSensors:
         # this update is timed from the next, as it would be one by one). `_stuck_at` is
         # never later than the first of them runs out (a spot standing again leaves it
         # early: then it is worked out again, which changes nothing).
-        changed = ~raw & ~self._standing & ~self.fault & self._all
-        if not changed:
+        standing_mask = ~raw & ~self._standing & ~self.fault & self._all
+        if not standing_mask:
             self._stuck_at = None
         elif self._stuck_at is None or ticks_diff(now_ms, self._stuck_at) >= 0:
-            self._stuck(changed, now_ms)
+            self._stuck(standing_mask, now_ms)
         # The glitch filter: spots whose report is not what counts yet (flapping aside)
-        changed = (raw ^ self._standing) & ~self.flapping
-        if changed:
-            self._glitch(changed, raw, now_ms)
+        standing_mask = (raw ^ self._standing) & ~self.flapping
+        if standing_mask:
+            self._glitch(standing_mask, raw, now_ms)
         if self._stuck_at is not None and ticks_diff(self._stuck_at, now_ms) < self._soon:
             self._soon = ticks_diff(self._stuck_at, now_ms)
         self._due = ticks_add(now_ms, self._soon)
@@ -247,25 +245,24 @@ class SpotSensors:
         return self.down
 
     def _changes(self, changed, now_ms):
-        since = self._raw_since
+        """Spots whose report changed: their glitch timers start again, and each change
+        counts towards the flap limit."""
         while changed:
             low = changed & -changed
             changed ^= low
-            since[INDEX[low]] = now_ms
-            self._count_change(INDEX[low], low, now_ms)
-
-    def _count_change(self, i, low, now_ms):
-        elapsed = ticks_diff(now_ms, self._window_start[i])
-        if elapsed < 0 or elapsed >= self.flap_window_ms:
-            self._window_start[i] = now_ms
-            self._changes_in[i] = 1
-            return
-        if self._changes_in[i] < self.flap_limit:  # capped: a line may flap for days
-            self._changes_in[i] += 1
-        if self._changes_in[i] >= self.flap_limit and self._codes[i] != _FAULT_FLAP:
-            self._codes[i] = _FAULT_FLAP  # also over a stuck fault: flapping is worse
-            self.fault |= low
-            self.flapping |= low
+            i = INDEX[low]
+            self._raw_since[i] = now_ms
+            age = ticks_diff(now_ms, self._window_start[i])
+            if age < 0 or age >= self.flap_window_ms:
+                self._window_start[i] = now_ms
+                self._changes_in[i] = 1
+                continue
+            if self._changes_in[i] < self.flap_limit:  # capped: a line may flap for days
+                self._changes_in[i] += 1
+            if self._changes_in[i] >= self.flap_limit and self._codes[i] != _FAULT_FLAP:
+                self._codes[i] = _FAULT_FLAP  # also over a stuck fault: flapping is worse
+                self.fault |= low
+                self.flapping |= low
 
     def _flaps(self, todo, now_ms):
         """Flapping spots with a pin: released once it has stood the flap window without
@@ -296,13 +293,11 @@ class SpotSensors:
             if raw & low:
                 if self._codes[INDEX[low]]:
                     self._clear_fault(INDEX[low])
-            else:
-                self._time_stuck(INDEX[low])
-
-    def _time_stuck(self, i):
-        at = ticks_add(self._raw_since[i], self.stuck_ms)
-        if self._stuck_at is None or ticks_diff(at, self._stuck_at) < 0:
-            self._stuck_at = at
+                continue
+            # fallen: timed for the stuck fault (`age` again: when it will be stuck)
+            age = ticks_add(self._raw_since[INDEX[low]], self.stuck_ms)
+            if self._stuck_at is None or ticks_diff(age, self._stuck_at) < 0:
+                self._stuck_at = age
 
     def _stuck(self, lying, now_ms):
         """Spots down for stuck_ms are stuck; `_stuck_at` becomes when the next is."""

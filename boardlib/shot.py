@@ -147,17 +147,18 @@ class ShotAssembler:
             self._primed = True
             self._down = down
             return
-        changed = down ^ self._down
+        changed = down ^ self._down  # (then the spots before: the frame stays small)
         if not changed:
             return
-        before = self._down
-        self._down = down
         if not self.busy:
             if not (changed & down):
+                self._down = down
                 return  # pins being stood up between shots are no activity
             self.busy = True
-            self._clear_shot(before & down, now_ms, before)
+            changed = self._down
+            self._clear_shot(changed & down, now_ms, changed)
             self._faulted = fault_mask
+        self._down = down
         self._counted |= down & ~self._blocked
         self._quiet_since = now_ms
 

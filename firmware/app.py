@@ -111,6 +111,8 @@ class App:
         self.numbering = GameNumbering()
         self.store = GameStore(board.data_dir, codec=self.numbering)
         self.store.between = self._feed_between
+        self._store_record = self.store.record  # (bound once: the event path's append)
+        self._journaled = None  # the record _journal() appends
         # The last game replaced while it had events, until the host says it has it all
         # (CMD_LOGGED): a new game never takes a game away before it is logged.
         self.kept_numbering = GameNumbering()
@@ -366,16 +368,14 @@ class App:
         event = assembler.poll(now_ms)
         if event:
             self._take(event, now_ms)
-        left = assembler.left  # what timer() would say after the poll, -1 for None
-        self._settle_at = ticks_add(now_ms, _FAR_MS if left < 0 else left)
-        self._castle()
-
-    def _castle(self):
-        """Pins set? Between shots the spots without a pin go to the display (docs/inputs.md);
-        nothing while a shot is in progress."""
-        empty = 0 if self.assembler.busy or self._down < 0 else self._down
-        if empty != self.screens.empty:
-            self.screens.empty = empty
+        event = assembler.left  # what timer() would say after the poll, -1 for None
+        self._settle_at = ticks_add(now_ms, _FAR_MS if event < 0 else event)
+        # Pins set? Between shots the spots without a pin go to the display
+        # (docs/inputs.md); nothing while a shot is in progress. (Here, not in a function
+        # of its own: a call costs as much as a dozen attribute reads.)
+        event = 0 if assembler.busy or self._down < 0 else self._down
+        if event != self.screens.empty:
+            self.screens.empty = event
             self.screens.dirty = True
 
     def _poll_spots(self, now_ms):
@@ -419,27 +419,25 @@ class App:
     def _poll_buttons(self, now_ms):
         """The buttons that are pressed or still settling (_buttons_busy's bits), each
         with its press or hold and its timer; then the soonest of those timers."""
-        pressed = self._read_buttons()
-        todo = pressed | self._buttons_busy
-        self._buttons_busy = pressed
+        todo = self._buttons_busy
+        self._buttons_busy = self._read_buttons()  # pressed now; the settling join below
+        todo |= self._buttons_busy
         self._soonest = _FAR_MS  # the soonest button timer, in ms from now
         while todo:
             low = todo & -todo
             todo ^= low
-            self._button_update(low, pressed & low, now_ms)
+            # (the button's press or hold and its timer, here rather than in a function
+            # of its own: a call costs as much as a dozen attribute reads; the frame
+            # stays within 11 words, which `_buttons_busy & low` (pressed) helps)
+            button = self.buttons[_INDEX[low]]
+            kind = button.update(self._buttons_busy & low, now_ms)
+            if kind:
+                self._button(_INDEX[low], kind, now_ms)
+            if not button.idle:
+                self._buttons_busy |= low
+                if 0 <= button.left < self._soonest:
+                    self._soonest = button.left
         self._buttons_at = ticks_add(now_ms, self._soonest)
-
-    def _button_update(self, low, pressed, now_ms):
-        """The share of a poll of button _INDEX[low]: its press or hold, and its timer.
-        (Apart from _poll_buttons: together their frame would come from the heap.)"""
-        button = self.buttons[_INDEX[low]]
-        pressed = button.update(pressed, now_ms)  # (the frame's slot again: the kind)
-        if pressed:
-            self._button(_INDEX[low], pressed, now_ms)
-        if not button.idle:
-            self._buttons_busy |= low
-            if 0 <= button.left < self._soonest:
-                self._soonest = button.left
 
     def _take(self, event, now_ms):
         if self.asked is not None and event:
@@ -562,7 +560,8 @@ class App:
     def _record_event(self, game, record):
         """store.record, as _store does it, without making a bound method or a tuple."""
         self._upkeep_at = self._feed_at
-        record = self._journal(game, record)  # (the frame's slot again: the error)
+        self._journaled = record
+        record = self._journal()  # (the frame's slot again: the error)
         if record is not None:
             self._store_failed(record)
             return
@@ -571,11 +570,12 @@ class App:
             self._storage_changed()
         self._compaction_due()
 
-    def _journal(self, game, record):
-        """store.record(game, record): None, or the OSError it raised. (A function of its
-        own: a try block takes three words of a frame, which must stay small.)"""
+    def _journal(self):
+        """store.record(game, the record _record_event was given): None, or the OSError
+        it raised. (A function of its own, without arguments: a try block with `as` takes
+        six words of a frame, which must stay within 11 for the C stack.)"""
         try:
-            self.store.record(game, record)
+            self._store_record(self.game, self._journaled)
         except OSError as exc:
             return exc
         return None
