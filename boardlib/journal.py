@@ -213,17 +213,13 @@ class GameStore:
         length byte, the record, and the CRC-32 of both salted with the generation and
         the frame's number."""
         size = self._size_of(record)
-        buffers = self._frames.get(size) or self._new_frame(size)
-        self._fill(buffers[0], record, size)
-        return buffers[1]
-
-    def _fill(self, buf, record, size):
-        buf[9: 9 + size] = record
-        self._salt(buf)
-        crc32_put(buf, 9 + size, buf, 9 + size)
-
-    def _salt(self, buf):
-        struct.pack_into("<II", buf, 0, self.generation, self.records)
+        frame = self._frames.get(size) or self._new_frame(size)
+        size += 9  # (the frame's end, before the CRC)
+        frame[0][9:size] = record
+        # the salt: generation and frame number (few locals: the frame stays small)
+        struct.pack_into("<II", frame[0], 0, self.generation, self.records)
+        crc32_put(frame[0], size, frame[0], size)
+        return frame[1]
 
     def _size_of(self, record):
         kind = type(record)  # (isinstance with a tuple of types would make the tuple)
