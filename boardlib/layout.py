@@ -140,19 +140,24 @@ def shot_points(buf, player, points, to, foul=None, capped=False):
         _check_int(points, "points")
     if foul is None:
         foul = to != player
-    mine = (player - 1) * _HALF
-    got = (to - 1) * _HALF
-    if foul and got == mine:  # ddbu: a foul scores nothing for anyone
-        _put4(buf, _HALF - mine, _BLANK)
+    # (the arguments' slots again, the cells of the shooter's and the getter's halves,
+    # and the points clipped here: a frame over 11 words comes from the heap at every
+    # call, and so would this one's with two more locals or one more argument)
+    player = (player - 1) * _HALF
+    to = (to - 1) * _HALF
+    if foul and to == player:  # ddbu: a foul scores nothing for anyone
+        _put4(buf, _HALF - player, _BLANK)
     else:
-        _number(buf, got, _HALF, points, 99 if capped else 999)
+        capped = 99 if capped else 999  # the most it shows
+        if points > capped:
+            points = capped
+        _number(buf, to, _HALF, points)
         if points >= 0:
-            _plus(buf, got, capped)
-        if got == mine:
-            _put4(buf, _HALF - mine, _BLANK)
-    if foul or got != mine:
-        # (in small functions: a frame over 11 words comes from the heap at every call)
-        _put4(buf, mine, _FOUL if foul else _OPEN)
+            _plus(buf, to, capped == 99)
+        if to == player:
+            _put4(buf, _HALF - player, _BLANK)
+    if foul or to != player:
+        _put4(buf, player, _FOUL if foul else _OPEN)
 
 
 def _plus(buf, first, capped):
