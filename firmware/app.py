@@ -568,7 +568,9 @@ class App:
         if self.storage_error and not self.store.needs_snapshot:
             self.storage_error = 0
             self._storage_changed()
-        self._compaction_due()
+        # (_compaction_due, inline: a call costs as much as a dozen attribute reads)
+        if self.store.behind() and not self.storage_error:
+            self._upkeep_at = ticks_add(self._now, 1)  # type: ignore[type-var]
 
     def _journal(self):
         """store.record(game, the record _record_event was given): None, or the OSError

@@ -124,7 +124,8 @@ class Screens:
         (In small functions: a frame bigger than 11 words comes from the heap at every
         call, docs/performance.md.) `unset`: the spots that had no pin when the shot
         began, shown first ("no 2 4", docs/inputs.md)."""
-        self.clear()
+        self._count = 0  # (clear(), inline)
+        self.dirty = True
         if unset and game.last_player:
             self.flash(UNSET, (game.last_player << 8) | unset, now_ms)
         if game.last_player and (game.last_points or game.last_foul):
