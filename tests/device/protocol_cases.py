@@ -439,6 +439,42 @@ def case_idle_poll_allocates_nothing():
     check(lk.rx_bad == 1, "the overlong frame counted")
 
 
+def case_game_frames_take_no_frame_from_the_heap():
+    # docs/performance.md, "Cutting the shot": the calls that build and send the SHOT and
+    # STATE frames keep their frames within the 11 words MicroPython keeps on the C stack
+    # (py/objfun.c); a bigger one is taken from the heap at every call, which in a heap
+    # full of loaded code costs a search. The heap in use while the frame is written,
+    # against before the call, shows any.
+    micropython_only("gc.mem_alloc")
+    import gc
+
+    from rules_core.game import Game
+
+    class Probe:
+        def __init__(self):
+            self.in_use = [0]
+
+        def write(self, buf):
+            self.in_use[0] = gc.mem_alloc()
+
+    probe = Probe()
+    lk = link.Link(probe, 0, boot_id=bytes(4))
+    game = Game("ddbu", distance=(40, 40))
+    state = bytes(27)
+    record = b"\x01\x03\x00\x00"
+    for pins in (3, 5):  # once before: what a frame's first send makes is made
+        game.shot(pins=pins)
+        lk.history_cuts = game.cuts
+        gc.collect()
+        before = gc.mem_alloc()
+        lk.send_event(game.history.count, record, 1, 2, 1, 0)
+        event = probe.in_use[0] - before
+        before = gc.mem_alloc()
+        lk.send_state(state, 0, game.history)
+        both = (event, probe.in_use[0] - before)
+    check(both == (0, 0), "bytes from the heap while SHOT and STATE were sent: %r" % (both,))
+
+
 def firmware_answers(state_dir, chunks):
     """The real firmware on the simulated board, its serial link a stream fed with `chunks`
     (hex), each followed by a ping 0xBEEF; returns everything it sent, in hex."""
