@@ -111,8 +111,6 @@ class App:
         self.numbering = GameNumbering()
         self.store = GameStore(board.data_dir, codec=self.numbering)
         self.store.between = self._feed_between
-        self._store_record = self.store.record  # (bound once: the event path's append)
-        self._journaled = None  # the record _journal() appends
         # The last game replaced while it had events, until the host says it has it all
         # (CMD_LOGGED): a new game never takes a game away before it is logged.
         self.kept_numbering = GameNumbering()
@@ -560,8 +558,7 @@ class App:
     def _record_event(self, game, record):
         """store.record, as _store does it, without making a bound method or a tuple."""
         self._upkeep_at = self._feed_at
-        self._journaled = record
-        record = self._journal()  # (the frame's slot again: the error)
+        record = self._journal(game, record)  # (the frame's slot again: the error)
         if record is not None:
             self._store_failed(record)
             return
@@ -572,12 +569,11 @@ class App:
         if self.store.behind() and not self.storage_error:
             self._upkeep_at = ticks_add(self._now, 1)  # type: ignore[type-var]
 
-    def _journal(self):
-        """store.record(game, the record _record_event was given): None, or the OSError
-        it raised. (A function of its own, without arguments: a try block with `as` takes
-        six words of a frame, which must stay within 11 for the C stack.)"""
+    def _journal(self, game, record):
+        """store.record(game, record): None, or the OSError it raised. (A function of its
+        own: a try block takes three words of a frame, which must stay small.)"""
         try:
-            self._store_record(self.game, self._journaled)
+            self.store.record(game, record)
         except OSError as exc:
             return exc
         return None
