@@ -71,10 +71,12 @@ def test_esp32_estimates_follow_from_the_instruction_counts(smoke):
            else bench_esp32.ESP32_CYCLES_PER_INSTR)
     per_us = 240 / cpi
     # the idle figure is the board's 10 ms tick (the FreeRTOS tick), scheduler included
+    # (within 1 %, or half the step they are rounded to: 0.1 us and 0.01 ms, which a
+    # smoke run's small counts can exceed 1 % of)
     assert smoke["esp32_tick_us_est"] == pytest.approx(smoke["tick_instr"] / per_us,
-                                                       rel=0.01)
+                                                       rel=0.01, abs=0.05)
     assert smoke["esp32_shot_ms_est"] == pytest.approx(smoke["shot_instr"] / per_us / 1000,
-                                                       rel=0.01)
+                                                       rel=0.01, abs=0.005)
     # a tick of an idle board is a little; a scored shot much more, early or late
     assert 0 < smoke["tick_instr"] < smoke["shot_instr"]
     assert smoke["shot_instr"] == max(smoke["shot_early_instr"], smoke["shot_late_instr"])
