@@ -34,6 +34,28 @@ def test_boot_runs_boot_py_then_main_py_and_ctrl_c_interrupts_it(tmp_path):
         twin.wait_output("KeyboardInterrupt")
 
 
+def test_ctrl_c_while_the_chip_starts_is_held_not_a_crash(tmp_path):
+    # A host that sends Ctrl-C while the board resets (mpremote, deploy right after their
+    # own reset): a board's UART holds the byte until MicroPython runs; the twin must not
+    # interrupt the interpreter's own start-up, which would kill the chip's process.
+    flash(tmp_path, firmware=False, files={"main.py": program("counting_main.py")})
+    with booted(tmp_path) as twin:
+        twin.wait_output("main.py runs, cause 1")
+        with open(twin.usb_path, "r+b", buffering=0) as port:
+            for _ in range(3):
+                mark = len(twin.output)
+                twin.power_cycle()
+                end = time.monotonic() + 1.5
+                while time.monotonic() < end:  # through the whole start-up
+                    port.write(b"\x03")
+                    time.sleep(0.02)
+                out = bytes(twin.output[mark:])
+                assert b"Traceback" not in out or b"main.py" in out, out
+                assert b"ets Jul 29 2019" in out and twin._proc.poll() is None, out
+        out = mpremote(twin.usb_path, "exec", "print('still', 6 * 7)")
+        assert out.returncode == 0 and "still 42" in out.stdout, out.stdout + out.stderr
+
+
 def test_raw_soft_reset_skips_main_py_a_friendly_one_runs_it(tmp_path):
     flash(tmp_path, firmware=False, files={"main.py": program("counting_main.py")})
     with booted(tmp_path) as twin:

@@ -144,6 +144,7 @@ class Twin:
         self._resetting = None  # the chip that asked for a reset: its UART is deaf
         self._ctl = None
         self._last_sigint = 0.0
+        self._running = None  # the chip whose MicroPython has started (its "U" event)
         self._closed = False
         self._master, self._slave = pty.openpty()
         tty.setraw(self._master)
@@ -363,7 +364,10 @@ class Twin:
             return  # the chip is in reset: the UART is not listening
         start = 0
         for i, byte in enumerate(data):
-            if byte == 3 and _sigint_caught(proc.pid):
+            # Ctrl-C interrupts only a MicroPython that has started and listens for it;
+            # before, the process is the interpreter starting up (whose own SIGINT
+            # handler is no MicroPython's) and the byte is data, held as a UART holds it
+            if byte == 3 and proc is self._running and _sigint_caught(proc.pid):
                 self._write_chip(proc, data[start:i])
                 start = i + 1
                 now = time.monotonic()
@@ -398,7 +402,9 @@ class Twin:
 
     def _event(self, proc, line):
         kind, _, arg = line.partition(" ")
-        if kind == "F":
+        if kind == "U":
+            self._running = proc
+        elif kind == "F":
             self.wdt_fed = time.monotonic()
         elif kind == "W":
             self.wdt_ms = int(arg)

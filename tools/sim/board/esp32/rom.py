@@ -333,6 +333,9 @@ def main(argv):
     hardware = Hardware(opts["--display"], float(opts["--line-nf"]), inputs, ctl_in, ctl_out,
                         opts["--link"], esptime.uptime_us)
     hardware.radio_switch = espnet.set_up
+    # MicroPython runs and takes Ctrl-C itself from here: before, the twin's interrupt
+    # would hit the interpreter's start-up (a board's UART only holds the byte meanwhile)
+    hardware.send("U")
     esptime.idle = hardware.settle
     port_rom = None
     if opts["--port-rom"]:  # read while the host's files are still the root
