@@ -52,8 +52,11 @@ def test_deploy_over_a_running_game_resumes_it(tmp_path, mpy):
             assert copied > 40 and kept < 5, out.stdout
         else:  # the very files it has are kept; main.py, which the hold set aside, comes back
             assert copied == 1 and kept > 40, out.stdout
-        # copied, reset into the new firmware, which started by itself
-        assert twin.resets[-1] == "HARD" and "WDT" not in twin.resets, twin.resets
+        # copied, reset into the new firmware, which started by itself; no watchdog ran
+        # while deploy worked (on a slow machine the watchdog may beat the hold itself,
+        # which deploy then sends again: tools/board/deploy.py, `hold`)
+        resets = twin.resets
+        assert resets[-1] == "HARD" and "WDT" not in resets[resets.index("HARD"):], resets
         twin.wait_display(lambda text: "HArd" in text, timeout=60, since=mark)
         twin.wait_display(lambda text: text == scores, timeout=60, since=mark)
         assert play_shot(twin, fallen=(4,)) != scores  # the game goes on
