@@ -364,23 +364,6 @@ class NetLink:
         self._resolver = None
         forget("netdns")
 
-    def _up(self, now_ms):
-        """Subscribed: the link is up. The status, the waiting hello, the game's last shots
-        and its state go out."""
-        sock = self._sock
-        client = self.client
-        self._failures = 0
-        self.connects += 1
-        self._pinged_at = now_ms
-        client.publish(self.topic_status, b"online " + hexlify(self.nonce), True)
-        if self._hello is not None:
-            client.publish(self.topic_events, self._hello)
-            self._hello = None
-        sock.flush()
-        self._resend_shots(now_ms)
-        if self._state is not None:
-            self.link.send_state(self._state[0], now_ms, self._state[1])
-
     def _resend_shots(self, now_ms):
         link = self.link
         if self._ring_id != link.game_id:
@@ -489,29 +472,6 @@ class NetLink:
     def _refuse(self):
         self.refused += 1
         self._unreported += 1
-
-
-# The network link's modules (this one and what it loads) and its MQTT client.
-_MODULES = ("mqttlink", "netstream", "netdial", "netdns", "nettls", "framesign")
-
-
-def let_go(board, code):
-    """A board whose heap holds the network link but not the game besides
-    (firmware/run.py): the link goes (its modules, its WiFi), the serial link stays, and
-    the board plays without the network, `code` shown once (docs/esp32.md, "The heap")."""
-    net = board.net
-    board.net = None
-    links = getattr(board.link, "links", None)  # Both: the serial link first
-    board.link = links[0] if links is not None else None
-    board.config_error = board.config_error or code
-    try:
-        net.wlan.active(False)  # WiFi's buffers back to ESP-IDF
-    except Exception:  # noqa: BLE001 - a radio that will not stop: it is off our hands
-        pass
-    for name in _MODULES:
-        forget(name)
-    sys.modules.pop("umqtt.simple", None)
-    sys.modules.pop("umqtt", None)
 
 
 def start_without(code, no_room="/net.noroom"):

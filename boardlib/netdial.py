@@ -28,6 +28,7 @@ import errno
 import select
 import socket as _socket
 import sys
+from binascii import hexlify
 
 from umqtt import simple
 
@@ -273,4 +274,22 @@ def _subscribe(link, now_ms):
     link._sock.rec = None  # what the replays checked against: not needed once up
     link._enter(UP, now_ms)
     forget("netdial")
-    link._up(now_ms)
+    _up(link, now_ms)
+
+
+def _up(link, now_ms):
+    """Subscribed: the link is up. The status, the waiting hello, the game's last shots
+    and its state go out. (Here, not in the link: it runs once a connection.)"""
+    sock = link._sock
+    client = link.client
+    link._failures = 0
+    link.connects += 1
+    link._pinged_at = now_ms
+    client.publish(link.topic_status, b"online " + hexlify(link.nonce), True)
+    if link._hello is not None:
+        client.publish(link.topic_events, link._hello)
+        link._hello = None
+    sock.flush()
+    link._resend_shots(now_ms)
+    if link._state is not None:
+        link.link.send_state(link._state[0], now_ms, link._state[1])
