@@ -67,6 +67,9 @@ def _links(parts, cfg, root):
     wlan = parts.wlan() if "net" in cfg else None
     if wlan is None:  # no net settings (or, simulated, no WiFi to join)
         return None, serial, 0
+    import gc
+
+    gc.collect()  # what the serial link's compilation left is free before the link's blocks
     try:
         from boardlib.mqttlink import Both, NetLink
 

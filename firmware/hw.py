@@ -103,20 +103,29 @@ def bare_display():
     """The display alone, its kind read from board.cfg as plain JSON (the TM1637 modules
     when it cannot be read): for Err 93 when the board itself does not fit the heap."""
     cfg = {"display": "tm1637", "colon_marker": False}
+    given = read_given()
+    if given.get("display") in ("tm1637", "max7219"):
+        cfg["display"] = given["display"]
+    cfg["colon_marker"] = given.get("colon_marker") is True
+    made = display(cfg)
+    if _FIRST and _FIRST[0] is None:
+        _FIRST[0] = (cfg["display"], cfg["colon_marker"])
+    return made
+
+
+def read_given():
+    """board.cfg as plain JSON, unchecked (a dict; empty when there is no file or it is not
+    a JSON object): what power-up needs to know before the board is built."""
     try:
         import json
 
         with open(profile.CONFIG_PATH) as f:
             given = json.load(f)
-        if given.get("display") in ("tm1637", "max7219"):
-            cfg["display"] = given["display"]
-        cfg["colon_marker"] = given.get("colon_marker") is True
-    except Exception:  # noqa: BLE001 - no file, not JSON: the default display
+        if isinstance(given, dict):
+            return given
+    except Exception:  # noqa: BLE001 - no file, not JSON: nothing given
         pass
-    made = display(cfg)
-    if _FIRST and _FIRST[0] is None:
-        _FIRST[0] = (cfg["display"], cfg["colon_marker"])
-    return made
+    return {}
 
 
 # What firmware.assemble asks of the ESP32, as this module's own names (the module is the

@@ -32,6 +32,15 @@ _APP_MODULES = ("firmware.app", "firmware.screens", "firmware.sound", "boardlib.
 BOOT_MODULES = ("firmware.powerup", "firmware.hw", "firmware.assemble",
                 "firmware.boards.esp32_devkit", "boardlib.config", "boardlib.netconfig")
 
+# A networked board's room for the application (made before its code is loaded) and for the
+# game (read after), kept from power-up, while the heap is still in large pieces, and let go
+# just before each is made: the network link's and the board's blocks, made in between, leave
+# the rest of the heap in pieces too small for them (docs/performance.md, "The networked
+# board on the ESP32's heap, step by step").
+_APP_ROOM = 2048
+_GAME_ROOM = 5120
+_ROOM = []  # [game's room, application's room] while they are kept
+
 
 def boot(board, clock):
     """The App with its game loaded and the watchdog armed, or a str when the game does
@@ -52,9 +61,12 @@ def boot(board, clock):
     try:
         from firmware.app import App
 
+        _let_room_go()  # the application's
         app = App(board)
+        _let_room_go()  # the game's
         app.boot(clock())
     except MemoryError as exc:  # the code and the game do not fit this board's heap
+        del _ROOM[:]
         try:  # the pins' interrupts would keep the half-made application
             board.watch_inputs(None, None)
         except Exception:  # noqa: BLE001 - pins without interrupts: nothing held
@@ -110,18 +122,42 @@ def _build():
         no_net = _net_first()
         from firmware import hw
 
+        networked = not no_net and "net" in hw.read_given()
+        if networked:
+            # The frame seal is compiled from its source (viper, docs/esp32.md): first,
+            # while the heap is whole, so that its compilation's pieces do not split what
+            # the board keeps later.
+            import boardlib.framesign  # noqa: F401
         hw.made_first()  # the display before the rest: Err 93 always has one to show on
+        if networked:
+            _ROOM.append(bytearray(_GAME_ROOM))
+            _ROOM.append(bytearray(_APP_ROOM))
         import rules_core  # noqa: F401
 
         if no_net:
             hw.NETWORK = False
         board = hw.build()
     except MemoryError as exc:  # not even the board fits: the display alone says so
+        del _ROOM[:]
         _no_room_to_build(exc)
     if no_net:
         board.config_error = board.config_error or errors.NO_MEMORY
     forget(BOOT_MODULES)
+    if _ROOM:
+        import gc
+
+        gc.collect()  # the builders' code is free before the application's comes
     return board
+
+
+def _let_room_go():
+    """The last room kept (_ROOM) is let go and collected: a free block for what comes
+    next."""
+    if _ROOM:
+        _ROOM.pop()
+        import gc
+
+        gc.collect()
 
 
 def _net_first(no_room="/net.noroom"):
