@@ -474,24 +474,6 @@ class NetLink:
         self._unreported += 1
 
 
-def start_without(code, no_room="/net.noroom"):
-    """The game did not fit beside the link (firmware/run.py): say so, leave `no_room`, and
-    start the board again at once (a soft reset), which then goes without the link and shows
-    `code` once. What the link and the half-made application leave in the heap (names,
-    pieces) would be in the game's way of a second try here. Returns (and the board halts)
-    when the flash takes no file, or the heap not even the file's buffer: Err 93 is then
-    shown for good, not a traceback on a blank display."""
-    print("pinboard: no memory for the network link: playing without it (Err %d)" % code)
-    try:
-        with open(no_room, "w") as f:
-            f.write("the game did not fit beside the network link\n")
-    except (OSError, MemoryError):
-        return
-    import machine
-
-    machine.soft_reset()
-
-
 def _radio_on(wlan):
     """The station interface on, once: `active(True)` waits for the WiFi driver to start
     (ports/esp32/network_wlan.c), which belongs at start-up, not in a poll. Power saving

@@ -75,8 +75,8 @@ def boot(board, clock):
         if board.net is None:
             errors.halt(board, exc, errors.NO_MEMORY_SCREEN)
         # The game comes first: a networked board starts again at once without its
-        # network link (boardlib.mqttlink.start_without, which leaves /net.noroom)
-        sys.modules["boardlib.mqttlink"].start_without(errors.NO_MEMORY)
+        # network link (start_without, which leaves /net.noroom)
+        start_without(errors.NO_MEMORY)
         # the flash took no file: no second start
         errors.halt(board, exc, errors.NO_MEMORY_SCREEN)
     board.arm_watchdog()  # after the journal replay: a slow boot must not reset the board
@@ -138,7 +138,9 @@ def _build():
             hw.NETWORK = False
         board = hw.build()
     except MemoryError as exc:  # not even the board fits: the display alone says so
-        del _ROOM[:]
+        if _ROOM:  # beside the rooms kept for the link's sake: again, without the link
+            del _ROOM[:]
+            start_without(errors.NO_MEMORY)
         _no_room_to_build(exc)
     if no_net:
         board.config_error = board.config_error or errors.NO_MEMORY
@@ -148,6 +150,25 @@ def _build():
 
         gc.collect()  # the builders' code is free before the application's comes
     return board
+
+
+def start_without(code, no_room="/net.noroom"):
+    """The game (or the board, beside the rooms kept for it) did not fit beside the network
+    link: say so, leave `no_room`, and start the board again at once (a soft reset), which
+    then goes without the link and shows `code` once. What the link and the half-made
+    application leave in the heap (names, pieces) would be in the game's way of a second
+    try here. Returns (and the board halts) when the flash takes no file, or the heap not
+    even the file's buffer: Err 93 is then shown for good, not a traceback on a blank
+    display."""
+    print("pinboard: no memory for the network link: playing without it (Err %d)" % code)
+    try:
+        with open(no_room, "w") as f:
+            f.write("the game did not fit beside the network link\n")
+    except (OSError, MemoryError):
+        return
+    import machine
+
+    machine.soft_reset()
 
 
 def _let_room_go():
@@ -162,7 +183,7 @@ def _let_room_go():
 
 def _net_first(no_room="/net.noroom"):
     """True (once) when the last start found no room for the game beside the network link
-    (boardlib.mqttlink.start_without left `no_room`): this start goes without it."""
+    (start_without left `no_room`): this start goes without it."""
     import os
 
     try:

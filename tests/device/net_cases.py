@@ -58,17 +58,17 @@ def case_a_note_without_room_leaves_the_board_to_say_so():
     """The game did not fit beside the link and the heap has not even the buffer of the
     file that would start the board without it (littlefs takes one at open): start_without
     returns, and the power-up shows Err 93 (firmware/powerup.py), instead of raising."""
-    micropython_only("umqtt")
-    from boardlib import mqttlink
+    micropython_only("the power-up's soft reset")
+    from firmware import powerup
 
     def no_room(*args):
         raise MemoryError("memory allocation failed, allocating 252 bytes")
 
-    mqttlink.open = no_room  # the module's own name comes before the built-in
+    powerup.open = no_room  # the module's own name comes before the built-in
     try:
-        mqttlink.start_without(93, no_room=scratch_dir() + "/net.noroom")
+        powerup.start_without(93, no_room=scratch_dir() + "/net.noroom")
     finally:
-        del mqttlink.open
+        del powerup.open
 
 
 def bytes_per_idle_poll(link, polls):
