@@ -11,9 +11,9 @@
 
 import time as _real
 
-_PERIOD = 1 << 30
-_MASK = _PERIOD - 1
-_HALF = _PERIOD >> 1
+from boardlib.ticks import esp32_ticks_add, esp32_ticks_diff
+
+_MASK = (1 << 30) - 1
 
 _state = {"start_ms": 0, "offset_ms": 0, "t0": _real.ticks_us()}
 
@@ -44,19 +44,10 @@ def ticks_us():
 ticks_cpu = ticks_us
 
 
-# The ESP32's ticks arithmetic, written out: the unix port's own time.ticks_diff and
-# ticks_add wrap at its small-int range (2**62 on 64 bits), not at the ESP32's 2**30.
-def ticks_diff(a, b):
-    d = (a - b) & _MASK
-    if d >= _HALF:
-        d -= _PERIOD
-    return d
-
-
-def ticks_add(t, delta):
-    if delta < -_HALF or delta >= _HALF:
-        raise OverflowError("ticks interval overflow")
-    return (t + delta) & _MASK
+# The ESP32's ticks arithmetic: the unix port's own time.ticks_diff and ticks_add wrap at
+# its small-int range (2**62 on 64 bits), not at the ESP32's 2**30.
+ticks_diff = esp32_ticks_diff
+ticks_add = esp32_ticks_add
 
 
 # Called at every sleep_ms (rom.py: the display lines settle while the board waits).
