@@ -255,45 +255,46 @@ class App:
         keeps on the C stack where it can (11 words, py/objfun.c): a bigger frame comes
         out of the heap at every call (docs/performance.md)."""
         self._now = now_ms
-        if self.changed[0] or ticks_diff(now_ms, self._inputs_at) >= 0:
+        diff = ticks_diff  # (a local: a module's global is a lookup at every use)
+        if self.changed[0] or diff(now_ms, self._inputs_at) >= 0:
             self._which = _INPUTS
             self.poll_inputs(now_ms)
         link = self.link
         # bytes from the host: the stream's any(), C on the board
-        if link is not None and (ticks_diff(now_ms, self._link_at) >= 0 or self._link_bytes()):
+        if link is not None and (diff(now_ms, self._link_at) >= 0 or self._link_bytes()):
             self._which = _LINK
             self.service_link(now_ms)
         screens = self.screens
-        if screens.dirty or ticks_diff(now_ms, screens.due) >= 0:
+        if screens.dirty or diff(now_ms, screens.due) >= 0:
             self._which = _DISPLAY
             self.refresh_display(now_ms)
-        if ticks_diff(now_ms, self._upkeep_at) >= 0:
+        if diff(now_ms, self._upkeep_at) >= 0:
             self._which = _UPKEEP
             self._upkeep_at = ticks_add(now_ms, _FAR_MS)
             self.upkeep(now_ms)
-        if ticks_diff(now_ms, self._feed_at) >= 0:
+        if diff(now_ms, self._feed_at) >= 0:
             self._feed(now_ms)
         if self._sounding:  # a buzzer call: its steps are deadlines too
             self._sound(now_ms)
         # the soonest of the parts' times
         if screens.dirty:
             return 0
-        wait = ticks_diff(self._feed_by, now_ms)
-        left = ticks_diff(self._inputs_at, now_ms)
+        wait = diff(self._feed_by, now_ms)
+        left = diff(self._inputs_at, now_ms)
         if left < wait:
             wait = left
         if link is not None:
-            left = ticks_diff(self._link_at, now_ms)
+            left = diff(self._link_at, now_ms)
             if left < wait:
                 wait = left
-        left = ticks_diff(screens.due, now_ms)
+        left = diff(screens.due, now_ms)
         if left < wait:
             wait = left
-        left = ticks_diff(self._upkeep_at, now_ms)
+        left = diff(self._upkeep_at, now_ms)
         if left < wait:
             wait = left
         if self._sounding:
-            left = ticks_diff(self.buzzer.due, now_ms)
+            left = diff(self.buzzer.due, now_ms)
             if left < wait:
                 wait = left
         if wait < 0:
@@ -343,17 +344,20 @@ class App:
         changed = self.changed
         groups = changed[0] | self._every_step  # (pins that cannot interrupt: every step)
         changed[0] = 0
-        if groups & _SPOTS or ticks_diff(now_ms, self._spots_at) >= 0:
+        diff = ticks_diff  # (a local: a module's global is a lookup at every use)
+        if groups & _SPOTS or diff(now_ms, self._spots_at) >= 0:
             self._poll_spots(now_ms)
-        if groups & _BUTTONS_CHANGED or ticks_diff(now_ms, self._buttons_at) >= 0:
+        if groups & _BUTTONS_CHANGED or diff(now_ms, self._buttons_at) >= 0:
             self._poll_buttons(now_ms)
-        if self._moved or ticks_diff(now_ms, self._settle_at) >= 0:
+        if self._moved or diff(now_ms, self._settle_at) >= 0:
             self._settle(now_ms)
         at = self._spots_at
-        if ticks_diff(self._buttons_at, at) < 0:
-            at = self._buttons_at
-        if ticks_diff(self._settle_at, at) < 0:
-            at = self._settle_at
+        groups = self._buttons_at  # (the frame's slot again)
+        if diff(groups, at) < 0:
+            at = groups
+        groups = self._settle_at
+        if diff(groups, at) < 0:
+            at = groups
         if self.check is not None:  # a button opened the wiring check: every tick from now
             at = ticks_add(now_ms, _BUSY_MS)
         self._inputs_at = now_ms if self._every_step else at
@@ -381,7 +385,10 @@ class App:
         down = sensors.update(self._read_spots(), now_ms)
         if sensors.fault != self._faults:
             self._faults_changed(now_ms)
-        if down != self._down or self.assembler.busy:  # it only cares about changes
+        # The assembler cares only about a change of the down mask, and while a shot is in
+        # progress about spots that flap: a report the glitch filter has not passed yet
+        # (a pin falling or standing, 40 ms before it counts) moves nothing there.
+        if down != self._down or (sensors.flapping and self.assembler.busy):
             self._down = down
             self.assembler.spots(down, now_ms, sensors.flapping)
             self._moved = 1

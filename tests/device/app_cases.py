@@ -336,3 +336,37 @@ def shot_allocates_nothing(state):
     expected = bytearray(8)  # the scores, as the display facade last wrote them
     layout.scores(expected, app.game.score[0], app.game.score[1], app.game.turn)
     return app.game.shots - before, list(app.game.score), app.display._shown == expected
+
+
+def _count_calls(obj, name):
+    """Have obj.name counted (a list of one count); the calls go on to the method."""
+    method = getattr(obj, name)
+    count = [0]
+
+    def counting(*args):
+        count[0] += 1
+        return method(*args)
+
+    setattr(obj, name, counting)
+    return count
+
+
+def quiet_polls(state):
+    """A pin falls and is stood up again, then `ok`: how often the shot's assembler is told
+    of the spots, and how often the display's modules are written, while the game's
+    scores change once."""
+    sim, app = reboot(state)
+    t = play(app, 0, 3000)  # the boot's messages are over
+    told = _count_calls(app.assembler, "spots")
+    shots = app.game.shots
+    sim.set_spot(2, False)
+    t = play(app, t, t + 100)  # counted down 40 ms after the fall
+    sim.set_spot(2, True)
+    t = play(app, t, t + 300)  # standing again 40 ms after it stands
+    spots_told = told[0]
+    sim.set_button(OK, True)
+    t = play(app, t, t + 100)
+    sim.set_button(OK, False)
+    t = play(app, t, t + 200)
+    return {"spots_told": spots_told, "shots": app.game.shots - shots,
+            "score": list(app.game.score)}
