@@ -86,24 +86,21 @@ class Display:
         _move_dot(out, 7, 5)
 
     def _write(self, halves):
+        """halves: bit 0 the left module (cells 0-3), bit 1 the right one (4-7)."""
         # (apart from show(): a try block takes three words of a frame that must stay
         # within 11, or it comes from the heap at every call)
         try:
-            self._write_modules(halves)
+            if self._chip is not None:
+                self._chip.write(self._out)
+            elif self._left is not None:
+                if halves & 1:
+                    self._left.write(self._left_cells)
+                if halves & 2:
+                    self._right.write(self._right_cells)
         except OSError:
             return False
         self.pending = False
         return True
-
-    def _write_modules(self, halves):
-        """halves: bit 0 the left module (cells 0-3), bit 1 the right one (4-7)."""
-        if self._chip is not None:
-            self._chip.write(self._out)
-        elif self._left is not None:
-            if halves & 1:
-                self._left.write(self._left_cells)
-            if halves & 2:
-                self._right.write(self._right_cells)
 
     def refresh(self):
         """Write the next frame even if it is the same as the last one."""

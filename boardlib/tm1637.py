@@ -77,7 +77,10 @@ class TM1637:
         self._acks = 0  # while a write runs: the bytes acknowledged so far
         self._frame = bytearray(1 + _GRIDS)
         self._four = memoryview(self._frame)[:_FRAME]
+        # The display control byte every write ends with, made when the brightness or
+        # on/off changes rather than at every write.
         self._control_frame = bytearray(1)
+        self._set_control()
 
     def write(self, segs, pos=0):
         """Write segment bytes to grids pos.. (up to 6 on the chip, 4 on the modules).
@@ -85,11 +88,22 @@ class TM1637:
         Returns True when the chip acknowledged every byte. Raises ValueError for grids
         outside the chip, writing nothing.
         """
+        if pos == 0 and len(segs) == 4:  # a module of the board: unrolled, in this call
+            frame = self._frame
+            rev = _REV
+            frame[0] = _ADDRESS_0
+            pos = segs[0]  # (the argument's slot again: each byte in turn)
+            frame[1] = rev[pos & 15] << 4 | rev[pos >> 4]
+            pos = segs[1]
+            frame[2] = rev[pos & 15] << 4 | rev[pos >> 4]
+            pos = segs[2]
+            frame[3] = rev[pos & 15] << 4 | rev[pos >> 4]
+            pos = segs[3]
+            frame[4] = rev[pos & 15] << 4 | rev[pos >> 4]
+            return self._send3(self._four)
         count = len(segs)
         if pos < 0 or pos + count > _GRIDS:
             raise ValueError("grids %d..%d outside 0..%d" % (pos, pos + count - 1, _GRIDS - 1))
-        if count == 4 and pos == 0:  # a module of the board: unrolled, no loop to run
-            return self._write4(segs)
         return self._write_at(segs, pos)
 
     def _write_at(self, segs, pos):
@@ -98,20 +112,6 @@ class TM1637:
         for i in range(len(segs)):
             frame[i + 1] = reverse(segs[i])
         return self._send3(memoryview(frame)[: len(segs) + 1])
-
-    def _write4(self, segs):
-        frame = self._frame
-        rev = _REV
-        frame[0] = _ADDRESS_0
-        byte = segs[0]
-        frame[1] = rev[byte & 15] << 4 | rev[byte >> 4]
-        byte = segs[1]
-        frame[2] = rev[byte & 15] << 4 | rev[byte >> 4]
-        byte = segs[2]
-        frame[3] = rev[byte & 15] << 4 | rev[byte >> 4]
-        byte = segs[3]
-        frame[4] = rev[byte & 15] << 4 | rev[byte >> 4]
-        return self._send3(self._four)
 
     def brightness(self, level=None):
         """Set the brightness 0-7 (and send it); with no argument return it."""
@@ -155,7 +155,6 @@ class TM1637:
     def _send3(self, frame):
         """A write's three frames: the data command, `frame` (the address and the
         grids), display control: as three _send calls, in one."""
-        self._set_control()
         self._acks = 0
         try:
             self._start()
@@ -169,7 +168,11 @@ class TM1637:
             self._stop()
         except OSError:  # the bus timed out: CLK held low (no module, a short)
             pass
-        return self._acked(len(frame) + 2)
+        frame = len(frame) + 2  # (the slot again: the bytes sent; _acked, inline)
+        if self._acks == frame:
+            return True
+        self.missing_acks += frame - self._acks
+        return False
 
     def _acked(self, sent):
         if self._acks == sent:
