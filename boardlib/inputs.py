@@ -60,6 +60,8 @@ class Button:
     def __init__(self, debounce_ms=20, hold_ms=800):
         self.debounce_ms = _check_ms("debounce_ms", debounce_ms)
         self.hold_ms = _check_ms("hold_ms", hold_ms, 1)
+        # a press's hold is timed from the contact, and comes no sooner than its debounce
+        self._hold_after = hold_ms if hold_ms > debounce_ms else debounce_ms
         self.reset()
 
     def reset(self):
@@ -79,14 +81,11 @@ class Button:
         the hold or the release, and update() counts it then as from when it was over."""
         if self._raw != self._pressed:
             if self._raw:  # a press in its debounce: the hold, timed from the contact
-                return self._hold_after() - ticks_diff(now_ms, self._raw_since)
+                return self._hold_after - ticks_diff(now_ms, self._raw_since)
             return self.debounce_ms - ticks_diff(now_ms, self._raw_since)
         if self._raw and not self._held:
             return self.hold_ms - ticks_diff(now_ms, self._pressed_since)
         return None
-
-    def _hold_after(self):
-        return self.hold_ms if self.hold_ms > self.debounce_ms else self.debounce_ms
 
     def update(self, pressed, now_ms):
         """`idle` (a plain attribute, cheap to read) is True after an update that leaves
@@ -114,7 +113,7 @@ class Button:
         if raw != self._pressed:
             age = ticks_diff(now_ms, self._raw_since)
             if age < self.debounce_ms:
-                self.left = (self._hold_after() if raw else self.debounce_ms) - age
+                self.left = (self._hold_after if raw else self.debounce_ms) - age
                 return NONE
             self._pressed = raw
             if raw:

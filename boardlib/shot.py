@@ -43,7 +43,7 @@ What a shot is (HARDWARE.md, "How a shot is seen"):
 Results wait in a small queue; `poll()` hands out one per call (call it every poll).
 """
 
-from boardlib.inputs import HOLD, NONE, PRESS
+from boardlib.inputs import NONE  # noqa: F401 - poll()'s "nothing", as the results' name
 from rules_core.events import FOUL_ORDINARY, KIND_SHOT, MAX_OTHER
 from rules_core.settings import CASINO, RULES_IDS, second_foul, with_trait
 
@@ -75,6 +75,11 @@ CASINO_RULES = with_trait(CASINO)
 SHOT = const(4)
 MENU = const(5)
 
+# boardlib.inputs' NONE, PRESS and HOLD, as constants of this module (an imported name is
+# a lookup at every use; tests/test_shot.py checks that they agree)
+_NONE = const(0)
+_PRESS = const(1)
+_HOLD = const(2)
 _QUEUE = const(8)  # results waiting for poll(); a 5 ms poll never has more than two
 _ENTRY = const(6)  # kind, pins, carom, foul presses, foul holds, spots unset at the start
 _MAX_MARKS = const(9)  # more fouls than this in one shot is a stuck finger, not a rule
@@ -164,28 +169,32 @@ class ShotAssembler:
 
     def button(self, which, kind, now_ms):
         """Take one Button result: `which` is CAROM, FOUL, OK or UNDO; NONE is ignored."""
-        if kind == NONE:
+        if kind == _NONE:
             return
-        if kind != PRESS and kind != HOLD:
+        if kind != _PRESS and kind != _HOLD:
             raise ValueError("button kind must be PRESS or HOLD, not %r" % (kind,))
         if which == CAROM or which == FOUL:
             if not self.busy:
                 self.busy = True
                 self._clear_shot(self._down, now_ms, self._down)
             if which == CAROM:
-                mark = 2 if kind == HOLD else 1
-                if mark > self._carom:
-                    self._carom = mark
-            elif kind == HOLD:
-                self._holds = min(self._holds + 1, _MAX_MARKS)
-            else:
-                self._presses = min(self._presses + 1, _MAX_MARKS)
+                if kind == _HOLD:
+                    self._carom = 2
+                elif not self._carom:
+                    self._carom = 1
+            elif kind == _HOLD:
+                if self._holds < _MAX_MARKS:
+                    self._holds += 1
+            elif self._presses < _MAX_MARKS:
+                self._presses += 1
             self._quiet_since = now_ms
         elif which == OK:
-            if kind == HOLD:
+            if kind == _HOLD:
                 self._push(MENU, False)
-            elif self.busy:
-                self._finish()
+            elif self.busy:  # the shot ends (_finish, inline: a call costs a dozen reads)
+                self._push(SHOT, True)
+                self.busy = False
+                self._clear_shot(0, 0)
             else:
                 self._push(SHOT, False)
         elif which == UNDO:
@@ -232,7 +241,7 @@ class ShotAssembler:
             else:
                 self.left = self.settle_ms - gone
         if not self.waiting:
-            return NONE
+            return _NONE
         if self.waiting > 1:
             self.left = 0
         at = self._head * _ENTRY

@@ -201,6 +201,15 @@ def test_held_buttons_read_as_each_rules_id_says():
     assert shot.BUTTON_NAMES[shot.CAROM] == "carom" and shot.BUTTON_NAMES[shot.UNDO] == "undo"
 
 
+def test_the_assemblers_button_kinds_are_the_buttons():
+    # boardlib.shot keeps the Button results as constants of its own (no lookup of an
+    # imported name per press): they must be boardlib.inputs' own
+    from boardlib import inputs, shot
+
+    assert (shot._NONE, shot._PRESS, shot._HOLD) == (inputs.NONE, inputs.PRESS, inputs.HOLD)
+    assert shot.NONE == inputs.NONE
+
+
 def test_the_record_the_board_makes_is_the_one_the_rules_encode():
     # The board writes a shot's record itself (no tuple of foul names); it must be the
     # very record events.encode_shot makes of shot_for(), or refuse where it refuses.
