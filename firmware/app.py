@@ -256,47 +256,53 @@ class App:
         out of the heap at every call (docs/performance.md)."""
         self._now = now_ms
         diff = ticks_diff  # (a local: a module's global is a lookup at every use)
-        if self.changed[0] or diff(now_ms, self._inputs_at) >= 0:
+        # Each part's time is read once: a part that does not run leaves its own time as
+        # it was, and no part moves the time of one checked before it (the inputs', the
+        # link's and the display's are theirs alone), so what is left of each is the wait.
+        wait = diff(self._inputs_at, now_ms)
+        if wait <= 0 or self.changed[0]:
             self._which = _INPUTS
             self.poll_inputs(now_ms)
+            wait = diff(self._inputs_at, now_ms)
         link = self.link
-        # bytes from the host: the stream's any(), C on the board
-        if link is not None and (diff(now_ms, self._link_at) >= 0 or self._link_bytes()):
-            self._which = _LINK
-            self.service_link(now_ms)
-        screens = self.screens
-        if screens.dirty or diff(now_ms, screens.due) >= 0:
-            self._which = _DISPLAY
-            self.refresh_display(now_ms)
-        if diff(now_ms, self._upkeep_at) >= 0:
-            self._which = _UPKEEP
-            self._upkeep_at = ticks_add(now_ms, _FAR_MS)
-            self.upkeep(now_ms)
-        if diff(now_ms, self._feed_at) >= 0:
-            self._feed(now_ms)
-        if self._sounding:  # a buzzer call: its steps are deadlines too
-            self._sound(now_ms)
-        # the soonest of the parts' times
-        if screens.dirty:
-            return 0
-        wait = diff(self._feed_by, now_ms)
-        left = diff(self._inputs_at, now_ms)
-        if left < wait:
-            wait = left
         if link is not None:
             left = diff(self._link_at, now_ms)
+            # bytes from the host: the stream's any(), C on the board
+            if left <= 0 or self._link_bytes():
+                self._which = _LINK
+                self.service_link(now_ms)
+                left = diff(self._link_at, now_ms)
             if left < wait:
                 wait = left
+        screens = self.screens
         left = diff(screens.due, now_ms)
+        if screens.dirty or left <= 0:
+            self._which = _DISPLAY
+            self.refresh_display(now_ms)
+            left = diff(screens.due, now_ms)
         if left < wait:
             wait = left
         left = diff(self._upkeep_at, now_ms)
+        if left <= 0:
+            self._which = _UPKEEP
+            self._upkeep_at = ticks_add(now_ms, _FAR_MS)
+            self.upkeep(now_ms)
+            left = diff(self._upkeep_at, now_ms)
         if left < wait:
             wait = left
-        if self._sounding:
-            left = diff(self.buzzer.due, now_ms)
-            if left < wait:
-                wait = left
+        if diff(now_ms, self._feed_at) >= 0:
+            self._feed(now_ms)
+        left = diff(self._feed_by, now_ms)
+        if left < wait:
+            wait = left
+        if self._sounding:  # a buzzer call: its steps are deadlines too
+            self._sound(now_ms)
+            if self._sounding:
+                left = diff(self.buzzer.due, now_ms)
+                if left < wait:
+                    wait = left
+        if screens.dirty:  # (upkeep may have put a storage error up)
+            return 0
         if wait < 0:
             return 0
         return wait if wait < _IDLE_MS else _IDLE_MS
