@@ -182,6 +182,10 @@ class SpotSensors:
         self.fault = 0  # spots with any fault: stuck or flapping
         self.flapping = 0  # spots whose reports cannot be trusted: never down
         self._quiet = -1  # the mask of a settled, fault-free, all-standing poll; -1: none
+        # The spots whose report changed at the last update that saw a change, and when:
+        # their glitch timers run out together (pins fall and stand up together).
+        self._fresh = 0
+        self._fresh_at = 0
         for i in range(self.count):
             self._codes[i] = _FAULT_NONE
             self._changes_in[i] = 0
@@ -246,6 +250,8 @@ class SpotSensors:
     def _changes(self, changed, now_ms):
         """Spots whose report changed: their glitch timers start again, and each change
         counts towards the flap limit."""
+        self._fresh = changed
+        self._fresh_at = now_ms
         while changed:
             low = changed & -changed
             changed ^= low
@@ -280,6 +286,20 @@ class SpotSensors:
     def _glitch(self, todo, raw, now_ms):
         """Spots whose report has held glitch_ms count as it says (a stuck one that
         stands again works again; one that falls is timed for the stuck fault)."""
+        if not todo & ~self._fresh and not todo & raw & self.fault:
+            # All of them changed at `_fresh_at` (the usual case: the pins of a shot), and
+            # none stands again with a fault to clear: one age for them all, no loop.
+            age = ticks_diff(now_ms, self._fresh_at)
+            if age < self.glitch_ms:
+                if self.glitch_ms - age < self._soon:
+                    self._soon = self.glitch_ms - age
+                return
+            self._standing ^= todo
+            if todo & ~raw:  # fallen: timed for the stuck fault, as below
+                age = ticks_add(self._fresh_at, self.stuck_ms)
+                if self._stuck_at is None or ticks_diff(age, self._stuck_at) < 0:
+                    self._stuck_at = age
+            return
         while todo:
             low = todo & -todo
             todo ^= low
