@@ -236,8 +236,22 @@ class SpotSensors:
             self._stuck(standing_mask, now_ms)
         # The glitch filter: spots whose report is not what counts yet (flapping aside)
         standing_mask = (raw ^ self._standing) & ~self.flapping
-        if standing_mask:
+        if standing_mask & ~self._fresh or standing_mask & raw & self.fault:
             self._glitch(standing_mask, raw, now_ms)
+        elif standing_mask:
+            # All of them changed at `_fresh_at` (the usual case: the pins of a shot), and
+            # none stands again with a fault to clear: one age for them all, no loop and
+            # no call (_glitch's work for them).
+            age = ticks_diff(now_ms, self._fresh_at)
+            if age < self.glitch_ms:
+                if self.glitch_ms - age < self._soon:
+                    self._soon = self.glitch_ms - age
+            else:
+                self._standing ^= standing_mask
+                if standing_mask & ~raw:  # fallen: timed for the stuck fault
+                    age = ticks_add(self._fresh_at, self.stuck_ms)
+                    if self._stuck_at is None or ticks_diff(age, self._stuck_at) < 0:
+                        self._stuck_at = age
         if self._stuck_at is not None and ticks_diff(self._stuck_at, now_ms) < self._soon:
             self._soon = ticks_diff(self._stuck_at, now_ms)
         self._due = ticks_add(now_ms, self._soon)
@@ -286,20 +300,6 @@ class SpotSensors:
     def _glitch(self, todo, raw, now_ms):
         """Spots whose report has held glitch_ms count as it says (a stuck one that
         stands again works again; one that falls is timed for the stuck fault)."""
-        if not todo & ~self._fresh and not todo & raw & self.fault:
-            # All of them changed at `_fresh_at` (the usual case: the pins of a shot), and
-            # none stands again with a fault to clear: one age for them all, no loop.
-            age = ticks_diff(now_ms, self._fresh_at)
-            if age < self.glitch_ms:
-                if self.glitch_ms - age < self._soon:
-                    self._soon = self.glitch_ms - age
-                return
-            self._standing ^= todo
-            if todo & ~raw:  # fallen: timed for the stuck fault, as below
-                age = ticks_add(self._fresh_at, self.stuck_ms)
-                if self._stuck_at is None or ticks_diff(age, self._stuck_at) < 0:
-                    self._stuck_at = age
-            return
         while todo:
             low = todo & -todo
             todo ^= low
