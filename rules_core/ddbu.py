@@ -35,9 +35,15 @@ def _scored(g, a):
     player = g.turn
     credited = 2 * POPCOUNT[a & 0x1F] + (4 if a > 0x1F else 0)
     credited = g.gain(player, credited, True)  # capped at the distance (ruling)
-    g.add_series(player, credited)
+    # (g.add_series and g.set_last, inline: a call costs as much as a dozen reads)
+    g.series += credited
+    if g.series > g.high[player - 1]:
+        g.high[player - 1] = g.series
     g.reds = g.reds + 1 if a > 0x1F and not a & 0x1F else 0  # a lone red
-    g.set_last(player, credited, player, False)
+    g.last_player = player
+    g.last_points = credited
+    g.last_to = player
+    g.last_foul = False
     if g.score[player - 1] >= g.distance[player - 1]:
         _reached(g, player)
 

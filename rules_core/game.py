@@ -35,7 +35,7 @@ from rules_core.common import (
     TIE,
     GameError,
 )
-from rules_core.events import KIND_ADJUST, KIND_SHOT, MAX_DELTA, MAX_OTHER, RECORD_SIZE, EventError
+from rules_core.events import KIND_ADJUST, MAX_DELTA, RECORD_SIZE, EventError
 from rules_core.savedstate import SAVE_SIZE
 from rules_core.settings import OPENING, PAST, RULES_IDS, RULES_TABLE, check_settings
 
@@ -53,6 +53,14 @@ def _scoring(rules_module):
 
 
 _STATUS_NAMES = ("playing", "break", "finished")
+# rules_core.common's and rules_core.events' numbers the event path reads, as constants of
+# this module (an imported name is a lookup at every use; tests/test_rules.py checks them)
+_PLAYING = const(0)
+_BREAK = const(1)
+_FINISHED = const(2)
+_RECORD_SIZE = const(4)
+_KIND_SHOT = const(1)
+_MAX_OTHER = const(15)
 
 _MAX_COUNT = const(0xFFFF)
 CHECKPOINT_EVERY = const(32)
@@ -344,11 +352,11 @@ class Game:
         this way. The rules check the record before they change anything; an event that
         would take a count past the board's limits is taken back from the last
         checkpoint (rare: no copy of the state is made for it at every event)."""
-        if type(record) is not bytes and type(record) is not bytearray:
+        if type(record) is not bytearray and type(record) is not bytes:  # (the board's first)
             record = _as_record(record)
-        if len(record) != RECORD_SIZE:
+        if len(record) != _RECORD_SIZE:
             raise GameError("a record is %d bytes, got %d" % (RECORD_SIZE, len(record)))
-        if self.status == FINISHED:
+        if self.finished:
             raise GameError("the game is finished: only undo is accepted")
         n = self.history.count
         if n >= _MAX_COUNT:
@@ -362,8 +370,12 @@ class Game:
     def _keep(self, record, n):
         """Write the record just applied as event n (from 0) and, every CHECKPOINT_EVERY
         events, a checkpoint. Byte by byte: a slice would be an object made per event."""
-        chunk = self._chunk(n >> _CHUNK_SHIFT)
-        at = _RECORDS_AT + (n & (_CHUNK_EVENTS - 1)) * RECORD_SIZE
+        chunk = self.history.chunks  # (_chunk, inline: a call costs a dozen reads)
+        at = n >> _CHUNK_SHIFT
+        if at == len(chunk):
+            chunk.append(bytearray(_CHUNK_BYTES))
+        chunk = chunk[at]
+        at = _RECORDS_AT + (n & (_CHUNK_EVENTS - 1)) * _RECORD_SIZE
         chunk[at] = record[0]
         chunk[at + 1] = record[1]
         chunk[at + 2] = record[2]
@@ -411,10 +423,13 @@ class Game:
         of the game's id (nothing allocated)."""
         kind = record[at]
         a = record[at + 1]
-        if kind == KIND_SHOT:
-            if (a >> 5) & 3 > 2 or record[at + 3] > MAX_OTHER:  # (bit 7: the unset mark)
+        if kind == _KIND_SHOT:
+            if (a >> 5) & 3 > 2 or record[at + 3] > _MAX_OTHER:  # (bit 7: the unset mark)
                 raise EventError("bad shot record")
-            self._begin()
+            self.announce = 0  # (_begin, inline)
+            self.capped = False
+            if self.status == _BREAK:
+                self.status = _PLAYING  # play resumes after the break
             self.shots += 1
             self._rules_shot(self, record, at)
         elif kind == KIND_ADJUST:
@@ -425,8 +440,8 @@ class Game:
     def _begin(self):
         self.announce = 0
         self.capped = False
-        if self.status == BREAK:
-            self.status = PLAYING  # play resumes after the break
+        if self.status == _BREAK:
+            self.status = _PLAYING  # play resumes after the break
 
     def _adjust(self, player, delta):
         i = player - 1
@@ -448,8 +463,8 @@ class Game:
         score = self.score
         high = self.high
         return (max(score[0], score[1], high[0], high[1]) > _MAX_COUNT
-                or max(self.innings[0], self.innings[1], self.series) > _MAX_COUNT
-                or max(self.shots, self.last_points) > _MAX_COUNT)
+                or max(self.innings[0], self.innings[1], self.series, self.shots,
+                       self.last_points) > _MAX_COUNT)
 
     # ----- helpers for the rules modules --------------------------------------------------
 

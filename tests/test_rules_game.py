@@ -254,3 +254,14 @@ def test_winner_codes_and_last_are_null_until_set():
     g = game("russian", 100)
     assert g.state()["last"] is None
     assert g.state()["winner"] is None
+
+
+def test_the_event_paths_constants_are_the_shared_ones():
+    # rules_core.game keeps the numbers its event path reads as constants of its own (no
+    # lookup of an imported name per event): they must be rules_core's shared ones
+    from rules_core import common, game
+
+    assert (game._PLAYING, game._BREAK, game._FINISHED) == (
+        common.PLAYING, common.BREAK, common.FINISHED)
+    assert (game._RECORD_SIZE, game._KIND_SHOT, game._MAX_OTHER) == (
+        events.RECORD_SIZE, events.KIND_SHOT, events.MAX_OTHER)
