@@ -129,7 +129,12 @@ class Screens:
         if unset and game.last_player:
             self.flash(UNSET, (game.last_player << 8) | unset, now_ms)
         if game.last_player and (game.last_points or game.last_foul):
-            self._points(game, now_ms)
+            # the shot's points; 0x4000: the shot counted less than it made (capped at the
+            # distance). (Here, not in a function: a call costs a dozen attribute reads.)
+            unset = ((game.last_player << 12) | (game.last_to << 10)
+                     | (512 if game.last_foul else 0) | (0x4000 if game.capped else 0))
+            self.flash(_POINTS, unset | (game.last_points if game.last_points < 0x1FF
+                                         else 0x1FF), now_ms)
         if game.announce:
             self._announced(game, game.announce, now_ms)
         if game.status == BREAK:
@@ -138,13 +143,6 @@ class Screens:
         else:
             self.break_started = None
         self.dirty = True
-
-    def _points(self, game, now_ms):
-        points = game.last_points
-        arg = (game.last_player << 12) | (game.last_to << 10) | (512 if game.last_foul else 0)
-        if game.capped:  # the shot counted less than it made: capped at the distance
-            arg |= 0x4000
-        self.flash(_POINTS, arg | (points if points < 0x1FF else 0x1FF), now_ms)
 
     def _announced(self, game, announce, now_ms):
         i = 0
@@ -173,7 +171,11 @@ class Screens:
             return  # these scores are on the glass already: the common case, kept cheap
         self._refresh(game, now_ms)
         self.dirty = False
-        self.due = self._next_change(game, now_ms)
+        if self._count and self.override is None and not self.display.pending:
+            # a message is up: the picture changes when it ends (_next_change, inline)
+            self.due = ticks_add(now_ms, _MESSAGE_MS - ticks_diff(now_ms, self._shown_at))
+        else:
+            self.due = self._next_change(game, now_ms)
 
     def _next_change(self, game, now_ms):
         """When the picture changes with nothing happening: a message ends, the break
@@ -273,7 +275,7 @@ class Screens:
             layout.text(self.buf, self.reset_text)
         elif kind == UNSET:
             layout.castle(self.buf, arg & 0x1F, arg >> 8, "no")
-        if kind < ERR:
+        if kind < ERR and game.marks_ball:
             kind = game.marked()  # (the frame's slot again: the player with the marked ball)
             if kind:
                 layout.mark_ball(self.buf, kind)  # where the message leaves the cell free

@@ -176,6 +176,9 @@ class Game:
         d1, d2 = distance
         self.rules = rules
         self.rid = RULES_IDS.index(rules)
+        # the rules mark a ball (ceb): marked() has an answer other than 0 (a plain
+        # attribute, cheap to ask where the display draws the ring)
+        self.marks_ball = bool(RULES_TABLE[self.rid][3] & OPENING)
         self._rules_shot = _scoring(RULES_TABLE[self.rid][1])  # this game's rules' shot
         self.distance = [d1, d2]
         self.best_of = sets
@@ -228,7 +231,7 @@ class Game:
         RULES.md section 2 (CEB 21.1): the player who did not open the current set. The
         opener of set k (from 0) is `first` in even sets (CEB 11.7: openings alternate);
         a finished match keeps the marking of its last set."""
-        if not RULES_TABLE[self.rid][3] & OPENING:
+        if not self.marks_ball:
             return 0
         current = self.sets[0] + self.sets[1]
         if self.status == FINISHED:
