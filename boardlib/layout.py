@@ -74,7 +74,6 @@ _POW10 = (1, 10, 100, 1000, 10000, 100000)
 # every character at every call).
 _FOUL = bytes(font.encode_char(ch) for ch in "FouL")
 _OPEN = bytes(font.encode_char(ch) for ch in "oPEn")
-_BLANK = bytes(4)
 
 
 def scores(buf, s1, s2, turn, marked=0):
@@ -143,36 +142,38 @@ def shot_points(buf, player, points, to, foul=None, capped=False):
     # (the arguments' slots again, the cells of the shooter's and the getter's halves,
     # and the points clipped here: a frame over 11 words comes from the heap at every
     # call, and so would this one's with two more locals or one more argument)
+    # The words, the blank half and the "+" are put here, not by functions of their own:
+    # a call costs as much as a dozen reads, and this is drawn after every shot.
     player = (player - 1) * _HALF
     to = (to - 1) * _HALF
     if foul and to == player:  # ddbu: a foul scores nothing for anyone
-        _put4(buf, _HALF - player, _BLANK)
+        buf[_HALF - player] = 0  # the other half blank
+        buf[_HALF + 1 - player] = 0
+        buf[_HALF + 2 - player] = 0
+        buf[_HALF + 3 - player] = 0
     else:
         capped = 99 if capped else 999  # the most it shows
         if points > capped:
             points = capped
         _number(buf, to, _HALF, points)
-        if points >= 0:
-            _plus(buf, to, capped == 99)
-        if to == player:
-            _put4(buf, _HALF - player, _BLANK)
+        if points >= 0:  # the "+" before the first digit (`points` again: its cell)
+            points = to
+            while buf[points] == 0:
+                points += 1
+            buf[points - 1] = _PLUS
+            if capped == 99:
+                buf[points - 2] = _BAR
+        if to == player:  # the other half blank
+            buf[_HALF - player] = 0
+            buf[_HALF + 1 - player] = 0
+            buf[_HALF + 2 - player] = 0
+            buf[_HALF + 3 - player] = 0
     if foul or to != player:
-        _put4(buf, player, _FOUL if foul else _OPEN)
-
-
-def _plus(buf, first, capped):
-    while buf[first] == 0:
-        first += 1
-    buf[first - 1] = _PLUS
-    if capped:
-        buf[first - 2] = _BAR
-
-
-def _put4(buf, at, word):
-    buf[at] = word[0]  # (unrolled: drawn after every shot)
-    buf[at + 1] = word[1]
-    buf[at + 2] = word[2]
-    buf[at + 3] = word[3]
+        foul = _FOUL if foul else _OPEN
+        buf[player] = foul[0]
+        buf[player + 1] = foul[1]
+        buf[player + 2] = foul[2]
+        buf[player + 3] = foul[3]
 
 
 def remaining20(buf, player, remaining):
