@@ -103,8 +103,13 @@ class Display:
         return True
 
     def refresh(self):
-        """Write the next frame even if it is the same as the last one."""
+        """Write the next frame even if it is the same as the last one: every cell of it
+        (a MAX7219 otherwise sends only the digits that changed)."""
         self.pending = True
+        if self._chip is not None:
+            forget = getattr(self._chip, "forget", None)
+            if forget is not None:
+                forget()
 
     def brightness(self, level=None):
         """Brightness 0-7 on both module kinds; with no argument return it."""

@@ -62,15 +62,35 @@ class MAX7219:
         self._register(_REG_INTENSITY, brightness)
         self._brightness = brightness
         self._register(_REG_SHUTDOWN, 1)
+        # What each digit's register holds, as last written (raw, cell order), and whether
+        # that is known: not before the first write, after forget(), nor after a write
+        # that a bus error cut short.
+        self._sent = bytearray(8)
+        self._whole = True
 
     def write(self, segs):
-        """Show segment bytes (font order), left to right; at most `digits` of them."""
+        """Show segment bytes (font order), left to right; at most `digits` of them. Only
+        the digits whose byte changed since the last write are sent (a register keeps its
+        byte), unless the chip's digits are unknown (`forget`)."""
         count = len(segs)
         if count > self.digits:
             raise ValueError("%d cells for a %d-digit module" % (count, self.digits))
-        for i in range(count):
+        whole = self._whole
+        self._whole = True  # until the write is through (a bus error may cut it short)
+        i = 0
+        while i < count:  # (not a for loop: its iterator takes four words of the frame)
             byte = segs[i]
-            self._register(self.digits - i, _TO_RAW[byte & 0x7F] | (byte & 0x80))
+            byte = _TO_RAW[byte & 0x7F] | (byte & 0x80)
+            if whole or byte != self._sent[i]:
+                self._register(self.digits - i, byte)
+                self._sent[i] = byte
+            i += 1
+        self._whole = count < self.digits  # the digits after these: not known
+
+    def forget(self):
+        """The digits' registers are not known (the module lost power, say): the next
+        write sends them all."""
+        self._whole = True
 
     def brightness(self, level=None):
         """Set the intensity 0-15; with no argument return it."""

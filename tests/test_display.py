@@ -122,6 +122,18 @@ def test_a_bus_error_is_survived_and_the_frame_written_next_time(results):
     assert tuple(results["flaky"]) == (False, " " * 8, True, "   5   6.")
 
 
+def test_a_max7219_is_sent_only_the_digits_that_changed(results):
+    # docs/performance.md: a register keeps its byte, so a frame goes out as the digits
+    # whose byte changed; after refresh() (a module that lost power) and after a write a
+    # bus error cut short, all of them
+    first, one_cell, refreshed, cut_short, again = results["max_changed_digits"]
+    assert first == [[8, 7, 6, 5, 4, 3, 2, 1], " . 12  34"]
+    assert one_cell == [[1], " . 12  35"]  # the rightmost cell is digit register 1
+    assert refreshed == [[8, 7, 6, 5, 4, 3, 2, 1], " . 12  35"]
+    assert cut_short[0] == [8, 6, 5]  # digits that changed, the third write failing
+    assert again == [[8, 7, 6, 5, 4, 3, 2, 1], "   1   2."]
+
+
 def test_clock_modules_show_the_turn_on_the_colon_when_asked(results):
     without, with_marker = results["clock_modules"][:6], results["clock_modules"][6:]
     assert without == ["  25 130", "  25 130", "brK  4:30",  # the marker is lost...

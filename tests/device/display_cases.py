@@ -116,6 +116,56 @@ def flaky():
     return (first, seen, second, screen.visible())
 
 
+class FailingOnce:
+    """An SPI bus whose `fail_at`-th write raises OSError (then it works again)."""
+
+    def __init__(self, spi, fail_at):
+        self.spi = spi
+        self.left = fail_at
+
+    def write(self, buf):
+        self.left -= 1
+        if self.left == 0:
+            raise OSError(5)
+        self.spi.write(buf)
+
+
+def max_changed_digits():
+    """The MAX7219's digit registers each show sends: [(registers, what the chip shows)]
+    for a first frame, one cell changed, the same frame after refresh(), a write cut
+    short by a bus error, and the same frame shown again after it."""
+    display, screen = max_rig(MAX7219)
+    chip = display._chip
+    sent = []
+    register = chip._register
+
+    def counting(address, data):
+        if 1 <= address <= 8:  # a digit's register
+            sent.append(address)
+        register(address, data)
+
+    chip._register = counting
+    out = []
+    buf = bytearray(8)
+
+    def show():
+        del sent[:]
+        display.show(buf)
+        out.append([list(sent), screen.visible()])
+
+    layout.scores(buf, 12, 34, 1)
+    show()
+    layout.scores(buf, 12, 35, 1)
+    show()
+    display.refresh()
+    show()
+    chip.spi = FailingOnce(chip.spi, 3)
+    layout.scores(buf, 1, 2, 2)
+    show()
+    show()
+    return out
+
+
 def clock_modules():
     """Colon-only TM1637 modules, with and without moving the marker to the colon."""
     out = []
@@ -198,4 +248,5 @@ def run(calls):
         "facade_tm1637": facade(tm1637_display()),
         "facade_max7219": facade(max7219_display()),
         "flaky": flaky(),
+        "max_changed_digits": max_changed_digits(),
     }
