@@ -365,15 +365,16 @@ class Game:
         if n >= _MAX_COUNT:
             raise GameError("the game has reached the board's limit of %d events" % _MAX_COUNT)
         self._run(record, 0)
-        if self._over_limits():
+        # (The board's limits and the record kept, here rather than in calls of their own:
+        # a call costs as much as a dozen attribute reads, and this runs at every event.)
+        if (max(self.score[0], self.score[1], self.high[0], self.high[1]) > _MAX_COUNT
+                or max(self.innings[0], self.innings[1], self.series, self.shots,
+                       self.last_points) > _MAX_COUNT):
             self._restore(n)
             raise GameError("the game has reached the board's limit of %d" % _MAX_COUNT)
-        self._keep(record, n)
-
-    def _keep(self, record, n):
-        """Write the record just applied as event n (from 0) and, every CHECKPOINT_EVERY
-        events, a checkpoint. Byte by byte: a slice would be an object made per event."""
-        chunk = self.history.chunks  # (_chunk, inline: a call costs a dozen reads)
+        # The record just applied is event n (from 0), and every CHECKPOINT_EVERY events
+        # a checkpoint is written. Byte by byte: a slice would be an object made per event.
+        chunk = self.history.chunks
         at = n >> _CHUNK_SHIFT
         if at == len(chunk):
             chunk.append(bytearray(_CHUNK_BYTES))
@@ -461,13 +462,6 @@ class Game:
                                 "the distance is reached by play" % (self.distance[i], player))
         self._begin()
         self.score[i] = new
-
-    def _over_limits(self):
-        score = self.score
-        high = self.high
-        return (max(score[0], score[1], high[0], high[1]) > _MAX_COUNT
-                or max(self.innings[0], self.innings[1], self.series, self.shots,
-                       self.last_points) > _MAX_COUNT)
 
     # ----- helpers for the rules modules --------------------------------------------------
 

@@ -265,3 +265,18 @@ def test_the_event_paths_constants_are_the_shared_ones():
         common.PLAYING, common.BREAK, common.FINISHED)
     assert (game._RECORD_SIZE, game._KIND_SHOT, game._MAX_OTHER) == (
         events.RECORD_SIZE, events.KIND_SHOT, events.MAX_OTHER)
+
+
+def test_an_event_past_the_boards_limit_is_refused_and_changes_nothing():
+    # a count the board stores in 16 bits never passes 65535: the event that would take
+    # one past it is refused, and the game is what it was before it (russian: a score may
+    # pass the distance, and an adjust may take it there)
+    g = Game("russian", distance=(100, 100))
+    g.adjust(1, 32767)
+    g.adjust(1, 32767)
+    before = g.state()
+    with pytest.raises(GameError):
+        g.shot(pins=spots(1, 2))  # the score would pass 65535
+    assert g.state() == before and g.history.count == 2
+    g.shot(pins=0)  # a miss still plays
+    assert g.history.count == 3
