@@ -220,8 +220,28 @@ class SpotSensors:
         # INDEX[low]).
         standing_mask = raw ^ self._raw  # (the frame's slot again: the spots changed)
         self._raw = raw
-        if standing_mask:  # their glitch timers start again; the flap limit counts them
-            self._changes(standing_mask, now_ms)
+        if standing_mask:
+            # Their glitch timers start again, and each change counts towards the flap
+            # limit. (`low` is a spot's bit, then its index: the frame stays small.)
+            self._fresh = standing_mask
+            self._fresh_at = now_ms
+            while standing_mask:
+                low = standing_mask & -standing_mask
+                standing_mask ^= low
+                low = INDEX[low]
+                self._raw_since[low] = now_ms
+                age = ticks_diff(now_ms, self._window_start[low])
+                if age < 0 or age >= self.flap_window_ms:
+                    self._window_start[low] = now_ms
+                    self._changes_in[low] = 1
+                    continue
+                if self._changes_in[low] < self.flap_limit:  # capped: a line may flap for days
+                    self._changes_in[low] += 1
+                if (self._changes_in[low] >= self.flap_limit
+                        and self._codes[low] != _FAULT_FLAP):
+                    self._codes[low] = _FAULT_FLAP  # also over a stuck fault: flapping is worse
+                    self.fault |= 1 << low
+                    self.flapping |= 1 << low
         self._soon = _FAR_MS  # the soonest a timer below runs out, from now
         if self.flapping & raw:  # (a flapping spot with no pin: only a change helps)
             self._flaps(self.flapping & raw, now_ms)
@@ -260,28 +280,6 @@ class SpotSensors:
         self._quiet = raw if raw == self._all and self._standing == raw and not self.fault else -1
         self.next_at = None if self._quiet == raw else self._due
         return self.down
-
-    def _changes(self, changed, now_ms):
-        """Spots whose report changed: their glitch timers start again, and each change
-        counts towards the flap limit."""
-        self._fresh = changed
-        self._fresh_at = now_ms
-        while changed:
-            low = changed & -changed
-            changed ^= low
-            i = INDEX[low]
-            self._raw_since[i] = now_ms
-            age = ticks_diff(now_ms, self._window_start[i])
-            if age < 0 or age >= self.flap_window_ms:
-                self._window_start[i] = now_ms
-                self._changes_in[i] = 1
-                continue
-            if self._changes_in[i] < self.flap_limit:  # capped: a line may flap for days
-                self._changes_in[i] += 1
-            if self._changes_in[i] >= self.flap_limit and self._codes[i] != _FAULT_FLAP:
-                self._codes[i] = _FAULT_FLAP  # also over a stuck fault: flapping is worse
-                self.fault |= low
-                self.flapping |= low
 
     def _flaps(self, todo, now_ms):
         """Flapping spots with a pin: released once it has stood the flap window without
