@@ -269,7 +269,7 @@ class SpotSensors:
             else:
                 self._standing ^= standing_mask
                 if standing_mask & ~raw:  # fallen: timed for the stuck fault
-                    age = ticks_add(self._fresh_at, self.stuck_ms)
+                    age = ticks_add(self._fresh_at, self.stuck_ms)  # type: ignore[type-var]
                     if self._stuck_at is None or ticks_diff(age, self._stuck_at) < 0:
                         self._stuck_at = age
         if self._stuck_at is not None and ticks_diff(self._stuck_at, now_ms) < self._soon:

@@ -352,22 +352,21 @@ class App:
         changed[0] = 0
         diff = ticks_diff  # (a local: a module's global is a lookup at every use)
         # (The spots and the assembler's settling here, not in functions of their own: a
-        # call costs as much as a dozen attribute reads. The frame's slots serve one thing
-        # after another: a frame over 11 words comes from the heap at every call.)
+        # call costs as much as a dozen attribute reads. `at` serves one thing after
+        # another: a frame over 11 words comes from the heap at every call.)
         if groups & _SPOTS or diff(now_ms, self._spots_at) >= 0:
-            changed = self.sensors
-            at = changed.update(self._read_spots(), now_ms)  # the spots down
-            if changed.fault != self._faults:
+            at = self.sensors.update(self._read_spots(), now_ms)  # the spots down
+            if self.sensors.fault != self._faults:
                 self._faults_changed(now_ms)
             # The assembler cares only about a change of the down mask, and while a shot
             # is in progress about spots that flap: a report the glitch filter has not
             # passed yet (a pin falling or standing, 40 ms before it counts) moves nothing
             # there.
-            if at != self._down or (changed.flapping and self.assembler.busy):
+            if at != self._down or (self.sensors.flapping and self.assembler.busy):
                 self._down = at
-                self.assembler.spots(at, now_ms, changed.flapping)
+                self.assembler.spots(at, now_ms, self.sensors.flapping)
                 self._moved = 1
-            at = changed.next_at
+            at = self.sensors.next_at
             self._spots_at = ticks_add(now_ms, _FAR_MS) if at is None else at
         if groups & _BUTTONS_CHANGED or diff(now_ms, self._buttons_at) >= 0:
             self._poll_buttons(now_ms)
@@ -375,15 +374,14 @@ class App:
             # The assembler's result, if it has one; then when it next has something to
             # do by itself (the shot in progress settles, a result waits).
             self._moved = 0
-            changed = self.assembler
-            at = changed.poll(now_ms)
+            at = self.assembler.poll(now_ms)
             if at:
                 self._take(at, now_ms)
-            at = changed.left  # what timer() would say after the poll, -1 for None
+            at = self.assembler.left  # what timer() would say after the poll, -1 for None
             self._settle_at = ticks_add(now_ms, _FAR_MS if at < 0 else at)
             # Pins set? Between shots the spots without a pin go to the display
             # (docs/inputs.md); nothing while a shot is in progress.
-            at = 0 if changed.busy or self._down < 0 else self._down
+            at = 0 if self.assembler.busy or self._down < 0 else self._down
             if at != self.screens.empty:
                 self.screens.empty = at
                 self.screens.dirty = True
