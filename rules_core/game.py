@@ -25,9 +25,7 @@ larger than a chunk (docs/performance.md). It reads as the bytes of its records:
 from rules_core import events, savedstate
 from rules_core.common import (
     A_BREAK,
-    A_DISTANCE,
     A_FINISHED,
-    A_TWENTY,
     ANNOUNCE_NAMES,
     BREAK,
     FINISHED,
@@ -61,6 +59,8 @@ _FINISHED = const(2)
 _RECORD_SIZE = const(4)
 _KIND_SHOT = const(1)
 _MAX_OTHER = const(15)
+_A_TWENTY = const(0x001)
+_A_DISTANCE = const(0x004)
 
 _MAX_COUNT = const(0xFFFF)
 CHECKPOINT_EVERY = const(32)
@@ -477,23 +477,23 @@ class Game:
                 points = room
                 self.capped = True
         self.score[i] += points
-        if points:
-            self._progress(player)
-        return points
-
-    def _progress(self, player):
+        if not points:
+            return points
         # Seed 000 13.3: "20 remaining" once, "distance reached" once. A shot that jumps from
-        # more than 20 to the distance announces only the distance.
-        bit = 1 << (player - 1)
-        left = self.distance[player - 1] - self.score[player - 1]
-        if left <= 0:
-            if not self.said_distance & bit:
-                self.said_distance |= bit
-                self.said_twenty |= bit
-                self.announce |= A_DISTANCE << (player - 1)
-        elif left <= 20 and not self.said_twenty & bit:
-            self.said_twenty |= bit
-            self.announce |= A_TWENTY << (player - 1)
+        # more than 20 to the distance announces only the distance. (Here, not in a call
+        # of its own: a call costs a dozen reads. `player` is the player's bit, `cap` the
+        # points left.)
+        player = 1 << i
+        cap = self.distance[i] - self.score[i]
+        if cap <= 0:
+            if not self.said_distance & player:
+                self.said_distance |= player
+                self.said_twenty |= player
+                self.announce |= _A_DISTANCE << i
+        elif cap <= 20 and not self.said_twenty & player:
+            self.said_twenty |= player
+            self.announce |= _A_TWENTY << i
+        return points
 
     def set_last(self, player, points, to, foul):
         self.last_player = player

@@ -265,6 +265,7 @@ def test_the_event_paths_constants_are_the_shared_ones():
         common.PLAYING, common.BREAK, common.FINISHED)
     assert (game._RECORD_SIZE, game._KIND_SHOT, game._MAX_OTHER) == (
         events.RECORD_SIZE, events.KIND_SHOT, events.MAX_OTHER)
+    assert (game._A_TWENTY, game._A_DISTANCE) == (common.A_TWENTY, common.A_DISTANCE)
 
 
 def test_an_event_past_the_boards_limit_is_refused_and_changes_nothing():
