@@ -21,11 +21,17 @@ power cut nor one damaged spot on the flash costs a scored event.
 Two copies, `a/` and `b/` in the store's directory, each its own directory and so its own
 littlefs metadata pair. Every write goes to both, copy a first:
 
-- `game.snp`, `game.bak`  the two snapshot slots: magic, generation, length, CRC-32,
-  then the codec's bytes (written piece by piece as the codec gives them: no copy of a
-  long game in the heap). Snapshots alternate between them: the higher generation is the
-  current snapshot, the other the one before it (if both copies of the current one are
-  damaged, the game resumes one generation back, with TRUNCATED, rather than not at all).
+- `game.his`  the history's whole chunks (rules_core.game.History: 128 events and their
+  checkpoints, 624 bytes), one after the other, each written once, at the compaction
+  after the game passed its end: a snapshot leaves them out, so that a compaction writes
+  only the game's state and the chunk it is in, however long the game.
+- `game.snp`, `game.bak`  the two snapshot slots: magic, generation, length, the chunks
+  it leaves to `game.his` and the CRC-32 of their bytes, CRC-32 of the header and the
+  payload, then the codec's bytes (written piece by piece as the codec gives them: no
+  copy of a long game in the heap). Snapshots alternate between them: the higher
+  generation is the current snapshot, the other the one before it (if both copies of the
+  current one are damaged, the game resumes one generation back, with TRUNCATED, rather
+  than not at all). Older firmware's snapshots (`PBS1`, the whole history) read as well.
 - `game.jrn`  journal: magic, the generation of the snapshot it follows and a CRC-32 of
   both, then one frame per event: length byte, the event record exactly as the game
   applied it, CRC-32 of both salted with the generation and the frame's number (a frame
@@ -47,8 +53,9 @@ steps:
    copies were not alike, both are rewritten as a fresh generation.
 
 Compaction (`maintain()` or `maintain_piece()` once the journal is full, or `record()` if an
-event finds it full) writes, in each copy in turn, the next generation's snapshot over the
-older snapshot slot and starts an empty journal of the new generation; `maintain_piece()`
+event finds it full) writes, in each copy in turn, the history's chunks the copy's
+`game.his` lacks, the next generation's snapshot over the older snapshot slot, and starts
+an empty journal of the new generation; `maintain_piece()`
 does it a piece at a call, each beginning at most one flash block, and `record()` finishes
 a compaction under way before it appends. littlefs replaces a
 file's contents only when it is closed, whole, so no rename is needed (a rename costs
@@ -77,10 +84,14 @@ CORRUPT = 3  # files were there but no game could be read back from them
 # is none of them): replaying it calls game.undo().
 UNDO_RECORD = b"\x00\x00\x00\x00"
 
-_SNAP_MAGIC = b"PBS1"
+_SNAP_MAGIC = b"PBS1"  # older firmware: the whole history in the snapshot
+_SPLIT_MAGIC = b"PBS2"  # the history's whole chunks in game.his
 _JOURNAL_MAGIC = b"PBJ2"
 _OLD_JOURNAL_MAGIC = b"PBJ1"  # older firmware: the header had no CRC
 _SNAP_HEADER = const(16)  # magic, generation, payload length, CRC-32
+_SPLIT_HEADER = const(24)  # magic, generation, length, chunks, their CRC-32, CRC-32
+_CHUNK_EVENTS = const(128)  # rules_core.game's (tests/test_journal.py checks it)
+_CHUNK_SHIFT = const(7)
 _JOURNAL_HEADER = const(12)  # magic, generation, CRC-32 of both
 _OLD_JOURNAL_HEADER = const(8)
 _FRAME_EXTRA = const(5)  # length byte + CRC-32
@@ -97,6 +108,7 @@ _SNP = "game.snp"
 _TMP = "game.tmp"
 _JRN = "game.jrn"
 _BAK = "game.bak"
+_HIS = "game.his"
 # Older firmware kept one copy in the store's directory itself, and a damaged journal as
 # game.bad: read, then removed.
 _OLD_FILES = (_SNP, _TMP, _BAK, _JRN, "game.bad")
@@ -107,9 +119,11 @@ _PAD = "settle.pad"
 # bytes): at most one sector erased, 45 ms, and 16 page programs, 6.4 ms (W25Q32JV
 # typical; docs/persistence.md, "Compaction in pieces").
 _PIECE = const(1024)
-_WRITE = const(0)  # a compaction's stages, per copy
-_CLOSE = const(1)
-_JOURNAL = const(2)
+_HISTORY = const(0)  # a compaction's stages, per copy
+_HCLOSE = const(1)
+_WRITE = const(2)
+_CLOSE = const(3)
+_JOURNAL = const(4)
 
 
 def _default_codec():
@@ -152,6 +166,14 @@ class GameStore:
         self._game = None  # the game last stored, for maintain()
         self._last_frame = _FRAME_EXTRA + 4  # size of the last frame appended
         self._job = None  # the compaction under way (_Compaction), if any
+        # The history's whole chunks that the snapshots leave to game.his: the CRC-32 of
+        # chunks 0..i after each chunk i (the game's, as the last compaction found them;
+        # _crc_game and _crc_cuts say which game, and after how many of its undos), and
+        # per copy how many of them its game.his holds.
+        self._crcs = []
+        self._crc_game = None
+        self._crc_cuts = 0
+        self._filed = [0, 0]
         # Called between the pieces of a compaction done all at once (compact(), or
         # record() finishing one): the board feeds its watchdog there.
         self.between = None
@@ -168,15 +190,15 @@ class GameStore:
             path = self._paths[names] = self.dirpath + "/" + "/".join(names)
         return path
 
-    def _parts(self, game):
+    def _parts(self, game, filed):
         if self._codec is None:
             self._codec = _default_codec()
-        return self._codec.parts(game)
+        return self._codec.parts(game, filed)
 
-    def _unpack(self, data):
+    def _unpack(self, data, fill):
         if self._codec is None:
             self._codec = _default_codec()
-        return self._codec.unpack(data)
+        return self._codec.unpack(data, fill)
 
     # ---- writing -----------------------------------------------------------------------
 
@@ -320,7 +342,8 @@ class GameStore:
         self._close_journals()
         self.needs_snapshot = True
         self._game = game
-        parts = self._parts(game)
+        filed = self._file_chunks(game)
+        parts = self._parts(game, filed)
         if not self.generation:
             # Not loaded first: step past whatever is stored, so that no journal left
             # from an earlier game can ever pass for this game's.
@@ -329,16 +352,17 @@ class GameStore:
         # half-way is never followed by a different snapshot of the same generation.
         self.generation += 1
         gen = self.generation
-        header = bytearray(_SNAP_HEADER)
-        header[0:4] = _SNAP_MAGIC
+        header = bytearray(_SPLIT_HEADER)
+        header[0:4] = _SPLIT_MAGIC
         length = 0
         for part in parts:
             length += len(part)
-        struct.pack_into("<II", header, 4, gen, length)
-        check = crc32(memoryview(header)[4:12])
+        struct.pack_into("<IIII", header, 4, gen, length, filed,
+                         self._crcs[filed - 1] if filed else 0)
+        check = crc32(memoryview(header)[4:20])
         for part in parts:
             check = crc32(part, check)
-        struct.pack_into("<I", header, 12, check)
+        struct.pack_into("<I", header, 20, check)
         jheader = bytearray(_JOURNAL_HEADER)
         jheader[0:4] = _JOURNAL_MAGIC
         struct.pack_into("<I", jheader, 4, gen)
@@ -346,7 +370,40 @@ class GameStore:
         self._make_copies()
         if len(self._slots) != len(_COPIES):
             self._slots = [_older_name(self._path(name)) for name in _COPIES]
-        self._job = _Compaction(header, parts, jheader)
+        job = self._job = _Compaction(header, parts, jheader)
+        job.chunks = game.history.chunks
+        job.filed = filed
+        job.next_copy(self._filed[0])
+
+    def _file_chunks(self, game):
+        """How many of the history's chunks the next snapshot leaves to game.his: every
+        whole one (an undo can make one whole no longer). _crcs is brought up to date;
+        a copy whose game.his holds chunks that are no longer the game's gets them again
+        from the first that differs."""
+        crcs = self._crcs
+        chunks = game.history.chunks
+        whole = game.history.count >> _CHUNK_SHIFT
+        if game is not self._crc_game or game.cuts != self._crc_cuts:
+            # Another game, or the history was cut since: the chunks kept are checked
+            # again (their CRC; at most once a compaction after an undo)
+            check = 0
+            i = 0
+            while i < len(crcs) and i < whole:
+                check = crc32(chunks[i], check)
+                if check != crcs[i]:
+                    break
+                i += 1
+            del crcs[i:]
+            self._crc_game = game
+            self._crc_cuts = game.cuts
+        del crcs[whole:]
+        while len(crcs) < whole:
+            crcs.append(crc32(chunks[len(crcs)], crcs[-1] if crcs else 0))
+        filed = self._filed
+        for i in range(len(filed)):
+            if filed[i] > len(crcs):
+                filed[i] = len(crcs)
+        return whole
 
     def _finish_compaction(self):
         """The pieces left of a compaction under way, one after the other (with the
@@ -369,11 +426,32 @@ class GameStore:
         job = self._job
         i = job.copy
         try:
+            if job.stage == _HISTORY:
+                # the chunks this copy's game.his lacks, one a piece (624 bytes: at most
+                # one block begun); written where they go, after the ones it holds
+                j = self._filed[i]
+                if job.file is None:
+                    job.file = open(self._path(_COPIES[i], _HIS), "r+b" if j else "wb")
+                    if j:
+                        job.file.seek(j * len(job.chunks[0]))
+                job.file.write(job.chunks[j])
+                self._filed[i] = j + 1  # (counted once the file is closed: below)
+                if j + 1 >= job.filed:
+                    job.stage = _HCLOSE
+                return
+            if job.stage == _HCLOSE:
+                # committed: from here the copy's game.his holds them (the current
+                # snapshot's chunks are before them, as they were)
+                f = job.file
+                job.file = None
+                f.close()
+                job.stage = _WRITE
+                return
             if job.stage == _WRITE:
                 if job.file is None:
                     job.file = open(self._path(_COPIES[i], self._slots[i]), "wb")
                     job.file.write(job.header)
-                    job.check = crc32(memoryview(job.header)[4:12])
+                    job.check = crc32(memoryview(job.header)[4:20])
                 if job.write_piece():
                     job.stage = _CLOSE
                 return
@@ -409,13 +487,16 @@ class GameStore:
             journal = open(path, "ab")
             job.journals.append(journal)
         except OSError:
+            if job.stage <= _HCLOSE:
+                self._filed[i] = 0  # unknown: written again whole next time
             if job.file is not None:
                 _close(job.file)
             _close_all(job.journals)
             self._job = None
             raise
         if i + 1 < len(_COPIES):
-            job.next_copy()
+            job.copy += 1
+            job.next_copy(self._filed[i + 1])
             return
         self._job = None
         self.records = 0
@@ -441,12 +522,13 @@ class GameStore:
         self._drop_compaction()
         self._close_journals()
         for copy in _COPIES:
-            for name in (_SNP, _TMP, _BAK, _JRN):
+            for name in (_SNP, _TMP, _BAK, _JRN, _HIS):
                 _remove(self._path(copy, name))
         for name in _OLD_FILES:
             _remove(self._path(name))
         self.needs_snapshot = True
         self._game = None
+        self._filed = [0, 0]
 
     # ---- internals ---------------------------------------------------------------------
 
@@ -571,16 +653,18 @@ class _Compaction:
             sources.append(bytes(part) if type(part) is bytearray else part)
         self.sources = sources
         self.journals = []  # the copies' new journals, open
-        self.file = None  # the snapshot being written
+        self.file = None  # the history or snapshot being written
         self.copy = 0  # in _COPIES
-        self.stage = _WRITE
+        self.chunks = None  # the game's history's chunks, and how many go to game.his
+        self.filed = 0
+        self.stage = _HISTORY
         self.part = 0  # the next byte to write: part, offset in it
         self.offset = 0
         self.check = 0  # the CRC of what this copy's snapshot has been given so far
 
-    def next_copy(self):
-        self.copy += 1
-        self.stage = _WRITE
+    def next_copy(self, has):
+        """Start on the copy self.copy, whose game.his holds `has` chunks."""
+        self.stage = _HISTORY if has < self.filed else _WRITE
         self.part = 0
         self.offset = 0
 
@@ -608,7 +692,7 @@ class _Compaction:
 
     def whole(self):
         """True if the snapshot written is the one its header's CRC describes."""
-        return self.check == struct.unpack_from("<I", self.header, 12)[0]
+        return self.check == struct.unpack_from("<I", self.header, 20)[0]
 
 
 def _close_all(files):
@@ -646,7 +730,7 @@ def _claimed_generation(path):
             head = f.read(8)
     except OSError:
         return -1
-    if len(head) < 8 or head[0:4] != _SNAP_MAGIC:
+    if len(head) < 8 or (head[0:4] != _SNAP_MAGIC and head[0:4] != _SPLIT_MAGIC):
         return -1
     return struct.unpack_from("<I", head, 4)[0]
 

@@ -17,10 +17,12 @@ from boardlib.crc32 import crc32
 from boardlib.journal import (
     _BAK,
     _COPIES,
+    _HIS,
     _JOURNAL_MAGIC,
     _JRN,
     _OLD_JOURNAL_MAGIC,
     _SNAP_MAGIC,
+    _SPLIT_MAGIC,
     CORRUPT,
     NONE,
     OK,
@@ -39,6 +41,7 @@ except ImportError:  # CPython: the integer itself
 # The sizes of boardlib.journal's format (compile-time constants there, which MicroPython
 # keeps out of the module's names: so given again; tests/test_journal.py checks them).
 _SNAP_HEADER = const(16)
+_SPLIT_HEADER = const(24)
 _JOURNAL_HEADER = const(12)
 _OLD_JOURNAL_HEADER = const(8)
 _MAX_RECORD = const(64)
@@ -70,6 +73,8 @@ def load(store):
     store._close_journals()
     store._old_layout_gone = False
     store._slots = []
+    store._filed = [0] * len(_COPIES)  # (what _unpack finds in the copies' game.his)
+    store._crcs = []
     found = _find_snapshots(store)
     store.generation = found.proven
     game, base = _choose_base(store, found)
@@ -159,18 +164,117 @@ def _first_that_unpacks(store, snapshots, found):
         if gen == refused:
             continue  # the other copy's, the same bytes: refused the same way
         data = _read_file(path)
-        payload = None if data is None else _parse_snapshot(data)[1]
-        if payload is None:  # damaged where only its header was compared
+        parsed = (0, None) if data is None else _parse_snapshot(data)
+        if parsed[1] is None:  # damaged where only its header was compared
             found.damaged = True
             continue
         refused = gen
         try:
-            return store._unpack(payload), gen
+            game = _unpack(store, path, parsed)
+            if game is not None:
+                return game, gen
         except MemoryError:
             raise  # not bad data: the game on flash is fine and must not be replaced
         except Exception:  # any rejection by the codec means this copy is unusable
-            found.damaged = True
+            pass
+        found.damaged = True
     return None, 0
+
+
+class _Fill:
+    """The history's chunks from a copy's game.his, for the codec's unpack (fill(chunk,
+    i)): each read into the game's own chunk, their CRC-32 run on and compared with the
+    snapshot's at the last. crcs: the CRC after each chunk (GameStore._crcs)."""
+
+    def __init__(self, path, chunks, crc):
+        self.path = path
+        self.chunks = chunks
+        self.crc = crc
+        self.crcs = []
+        self.file = None
+        self.failed = False
+        self.size = 0  # a chunk's bytes
+
+    def __call__(self, chunk, i):
+        n = 0
+        try:
+            if self.file is None:
+                self.file = open(self.path, "rb")
+            n = self.file.readinto(chunk)
+        except OSError:  # no such file, or unreadable: as damaged
+            pass
+        self.size = len(chunk)
+        check = crc32(chunk, self.crcs[-1] if self.crcs else 0)
+        self.crcs.append(check)
+        if n != len(chunk) or i != len(self.crcs) - 1 or i >= self.chunks or (
+                i == self.chunks - 1 and check != self.crc):
+            self.failed = True
+            raise ValueError("game.his does not hold the snapshot's history")
+
+    def close(self):
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+
+def _unpack(store, path, parsed):
+    """The game of a snapshot that checked out (_parse_snapshot's), with the chunks of its
+    history that it leaves to game.his read from the first copy whose game.his holds them
+    (the snapshot's own first); None if none does. Notes in the store which copies' files
+    hold them (GameStore._filed, _crcs: what the next compaction need not write again)."""
+    payload, chunks, crc = parsed[1], parsed[2], parsed[3]
+    if not chunks:
+        return store._unpack(payload, None)
+    where = path.rsplit("/", 1)[0]
+    places = [store._path(name) for name in _COPIES]
+    if where in places:  # (a snapshot of the copies' layout: always)
+        places.remove(where)
+        places.insert(0, where)
+    for where in places:
+        fill = _Fill(where + "/" + _HIS, chunks, crc)
+        try:
+            game = store._unpack(payload, fill)
+        except ValueError:
+            if not fill.failed:
+                raise  # the snapshot's own part refused: no other game.his helps
+            continue
+        finally:
+            fill.close()
+        if len(fill.crcs) != chunks:
+            return None  # (a codec that asked for fewer chunks than the snapshot says)
+        store._crcs = fill.crcs
+        store._crc_game = game
+        store._crc_cuts = game.cuts
+        for i in range(len(_COPIES)):
+            there = store._path(_COPIES[i])
+            if there == where or _history_holds(there + "/" + _HIS, chunks * fill.size,
+                                                 crc):
+                store._filed[i] = chunks
+        return game
+    return None
+
+
+def _history_holds(path, length, crc):
+    """True if the file's first `length` bytes have CRC-32 `crc` (streamed)."""
+    try:
+        with open(path, "rb") as f:
+            return _crc_of(f, length, 0) == crc
+    except OSError:
+        return False
+
+
+def _crc_of(f, length, check):
+    """The CRC-32 of the next `length` bytes of file f, run on from `check`, in small
+    pieces; None if the file ends before."""
+    piece = bytearray(256)
+    while length:
+        n = f.readinto(piece)
+        if not n:
+            return None
+        n = min(n, length)
+        check = crc32(memoryview(piece)[:n], check)
+        length -= n
+    return check
 
 
 def _replay_and_repair(store, game, base, found):
@@ -216,6 +320,9 @@ def _catch_up(store, found, base, journal):
     they did, or a copy's journal was the start of it and got the rest appended."""
     if found.damaged or found.old_layout or _header_size(journal) != _JOURNAL_HEADER:
         return False
+    for filed in store._filed:  # a copy's game.his lacks chunks: a fresh generation
+        if filed != len(store._crcs):
+            return False
     if len(found.copies) != len(_COPIES):
         return False
     for snap_gen, data in found.copies:
@@ -244,25 +351,20 @@ def _scan_snapshot(path, found=None):
     except OSError:
         return 0, None
     try:
-        header = f.read(_SNAP_HEADER)
-        if len(header) < _SNAP_HEADER or header[0:4] != _SNAP_MAGIC:
+        header = f.read(4)
+        hsize = _snapshot_header_size(header)
+        if not hsize:
             return 0, False
-        gen, length, crc = struct.unpack_from("<III", header, 4)
-        if size != _SNAP_HEADER + length or size > _MAX_FILE:
+        header += f.read(hsize - 4)
+        if len(header) < hsize:
+            return 0, False
+        gen, length = struct.unpack_from("<II", header, 4)
+        if size != hsize + length or size > _MAX_FILE:
             return 0, False
         if found is not None and found.header == header:
             return gen, True
-        check = crc32(memoryview(header)[4:12])
-        piece = bytearray(256)
-        left = length
-        while left:
-            n = f.readinto(piece)
-            if not n:
-                return 0, False
-            n = min(n, left)
-            check = crc32(memoryview(piece)[:n], check)
-            left -= n
-        if check != crc:
+        check = _crc_of(f, length, crc32(memoryview(header)[4:hsize - 4]))
+        if check != struct.unpack_from("<I", header, hsize - 4)[0]:
             return 0, False
         if found is not None and found.header is None:
             found.header = header
@@ -273,17 +375,32 @@ def _scan_snapshot(path, found=None):
         f.close()
 
 
+def _snapshot_header_size(data):
+    """The size of a snapshot's header by its magic (0: not a snapshot)."""
+    if data[0:4] == _SPLIT_MAGIC:
+        return _SPLIT_HEADER
+    if data[0:4] == _SNAP_MAGIC:
+        return _SNAP_HEADER
+    return 0
+
+
 def _parse_snapshot(data):
-    """(generation, payload) of a valid snapshot file, else (0, None)."""
-    if len(data) < _SNAP_HEADER or len(data) > _MAX_FILE or data[0:4] != _SNAP_MAGIC:
-        return 0, None
-    gen, length, crc = struct.unpack_from("<III", data, 4)
-    if len(data) != _SNAP_HEADER + length:
-        return 0, None
-    payload = memoryview(data)[_SNAP_HEADER:]  # no copy of a long game's history
-    if crc32(payload, crc32(memoryview(data)[4:12])) != crc:
-        return 0, None
-    return gen, payload
+    """(generation, payload, chunks left to game.his, their CRC-32) of a valid snapshot
+    file, else (0, None, 0, 0)."""
+    hsize = _snapshot_header_size(data)
+    if not hsize or len(data) < hsize or len(data) > _MAX_FILE:
+        return 0, None, 0, 0
+    gen, length = struct.unpack_from("<II", data, 4)
+    if len(data) != hsize + length:
+        return 0, None, 0, 0
+    payload = memoryview(data)[hsize:]  # no copy of a long game's history
+    if crc32(payload, crc32(memoryview(data)[4:hsize - 4])) != struct.unpack_from(
+            "<I", data, hsize - 4)[0]:
+        return 0, None, 0, 0
+    if hsize == _SNAP_HEADER:  # older firmware's: the whole history in the payload
+        return gen, payload, 0, 0
+    chunks, crc = struct.unpack_from("<II", data, 12)
+    return gen, payload, chunks, crc
 
 
 def _header_size(data):

@@ -838,15 +838,17 @@ class GameNumbering:
 
         self.game_id[:] = os.urandom(8)
 
-    def parts(self, game):
+    def parts(self, game, filed=0):
         # in pieces, written one after the other: a long game needs no large block of heap
-        return (b"ID", self.game_id, struct.pack("<H", self.number)) + snapshot.parts(game)
+        # (filed: the history's chunks the store keeps in a file of its own)
+        return (b"ID", self.game_id, struct.pack("<H", self.number)) + snapshot.parts(
+            game, filed)
 
-    def unpack(self, data):
+    def unpack(self, data, fill=None):
         if len(data) < 2:
             raise ValueError("stored game too short")
         at = 12 if bytes(data[0:2]) == b"ID" else 2  # an old game (game number 0x4449 ...
-        game = snapshot.unpack(memoryview(data)[at:])  # ... aside) has no identity yet
+        game = snapshot.unpack(memoryview(data)[at:], fill)  # ... aside) has no identity
         self.number = struct.unpack_from("<H", data, at - 2)[0]
         if at == 2:
             self.new_identity()

@@ -127,23 +127,25 @@ class History:
         if start < end:
             call(self.chunks[i], _RECORDS_AT + start, _RECORDS_AT + end, arg)
 
-    def parts(self):
+    def parts(self, first=0):
         """The checkpoints (count // CHECKPOINT_EVERY + 1 of them), then the records, as
-        views of the chunks: what rules_core.snapshot.parts writes. Their bytes stay as
-        they are until the game's next event (an undo changes none)."""
+        views of the chunks from chunk `first` on: what rules_core.snapshot.parts writes
+        (the chunks before `first` go to a file of their own: boardlib.journal). Their
+        bytes stay as they are until the game's next event (an undo changes none)."""
         out = []
-        left = (self.count // CHECKPOINT_EVERY + 1) * SAVE_SIZE
-        for chunk in self.chunks:
-            if left <= 0:
-                break
-            out.append(memoryview(chunk)[:min(left, _RECORDS_AT)])
+        chunks = self.chunks
+        left = (self.count // CHECKPOINT_EVERY + 1) * SAVE_SIZE - first * _RECORDS_AT
+        i = first
+        while left > 0 and i < len(chunks):
+            out.append(memoryview(chunks[i])[:min(left, _RECORDS_AT)])
             left -= _RECORDS_AT
-        left = self.count * RECORD_SIZE
-        for chunk in self.chunks:
-            if left <= 0:
-                break
-            out.append(memoryview(chunk)[_RECORDS_AT:_RECORDS_AT + min(left, _RECORD_BYTES)])
+            i += 1
+        left = (self.count - first * _CHUNK_EVENTS) * RECORD_SIZE
+        i = first
+        while left > 0 and i < len(chunks):
+            out.append(memoryview(chunks[i])[_RECORDS_AT:_RECORDS_AT + min(left, _RECORD_BYTES)])
             left -= _RECORD_BYTES
+            i += 1
         return out
 
     def record(self, n):
@@ -245,18 +247,19 @@ class Game:
     def _load(self, data, public_only=False, at=0):
         savedstate.load(self, data, public_only, at)
 
-    def _take(self, marks, records):
+    def _take(self, marks, records, first=0):
         """The checkpoints and the records of a saved game (views of its snapshot:
-        rules_core.snapshot), copied into the history's chunks, a chunk at a time."""
+        rules_core.snapshot) from chunk `first` on, copied into the history's chunks, a
+        chunk at a time (the chunks before `first` are made and filled already)."""
         i = 0
         while i * _RECORDS_AT < len(marks) or i * _RECORD_BYTES < len(records):
-            chunk = self._chunk(i)
+            chunk = self._chunk(first + i)
             part = marks[i * _RECORDS_AT:(i + 1) * _RECORDS_AT]
             chunk[:len(part)] = part
             part = records[i * _RECORD_BYTES:(i + 1) * _RECORD_BYTES]
             chunk[_RECORDS_AT:_RECORDS_AT + len(part)] = part
             i += 1
-        self.history.count = len(records) // RECORD_SIZE
+        self.history.count = first * _CHUNK_EVENTS + len(records) // RECORD_SIZE
 
     def reserve(self):
         """Make room now for the next _RESERVE_EVENTS events and their checkpoint, so that

@@ -8,6 +8,7 @@ expected state comes from rules_core.Game playing the same events in memory.
 import os
 
 from boardlib import journal, journal_load
+from boardlib.crc32 import crc32
 from boardlib.journal import CORRUPT, NONE, OK, TRUNCATED, UNDO_RECORD, GameStore
 from device.support import Rng, check, read, scratch_dir, write
 from rules_core import Game, GameError
@@ -16,12 +17,13 @@ from rules_core import events as ev
 HEAPSIZE = "4M"
 
 _RULES = {"ddbu": ((120, 100), 1, ("foul",)), "ceb": ((60, 60), 3, ("foul", "quilles", "rouge")),
-          "russian": ((71, 71), 1, ("foul", "stop30"))}
+          "russian": ((71, 71), 1, ("foul", "stop30")),
+          "long": ((2000, 2000), 1, ("foul",))}  # ddbu: hundreds of events, chunks of them
 
 
 def new(rules):
     distance, sets, _ = _RULES[rules]
-    return Game(rules, distance=distance, sets=sets, first=1)
+    return Game("ddbu" if rules == "long" else rules, distance=distance, sets=sets, first=1)
 
 
 def step(game, rec):
@@ -155,9 +157,20 @@ def restore_all(root, saved):
 
 def generation_of(snapshot):
     """The generation in a snapshot file's header (-1: not a snapshot)."""
-    if snapshot is None or len(snapshot) < 8 or bytes(snapshot[0:4]) != b"PBS1":
+    if snapshot is None or len(snapshot) < 8 or bytes(snapshot[0:4]) not in (b"PBS1", b"PBS2"):
         return -1
     return int.from_bytes(bytes(snapshot[4:8]), "little")
+
+
+def pbs1(gen, payload):
+    """A snapshot file as firmware before game.his wrote it: b"PBS1", generation, length,
+    CRC-32 of those and the payload (the whole game, rules_core.snapshot.pack)."""
+    head = bytearray(16)
+    head[0:4] = b"PBS1"
+    head[4:8] = gen.to_bytes(4, "little")
+    head[8:12] = len(payload).to_bytes(4, "little")
+    head[12:16] = crc32(payload, crc32(head[4:12])).to_bytes(4, "little")
+    return bytes(head) + bytes(payload)
 
 
 def newest_snapshot(files, copy):
@@ -182,18 +195,25 @@ def case_roundtrip():
 
 
 def case_snapshot_file_is_the_packed_game():
-    # written piece by piece, the snapshot on flash is still header + snapshot.pack(game)
+    # written piece by piece, the snapshot on flash is still header + snapshot.pack(game),
+    # less the history's whole chunks, which are in game.his
     from rules_core import snapshot
 
     root = scratch_dir()
-    recs = make_events("ceb", 150, 3)
-    game = stored(root, "ceb", recs, maintain=False)
+    recs = make_events("long", 200, 3)
+    game = stored(root, "long", recs, maintain=False)
     GameStore(root).new_game(game)  # a compaction of the whole game
-    packed = snapshot.pack(game)
+    whole = game.history.count // 128
+    check(whole >= 1, "the game fills a chunk of its history")
+    packed = snapshot.pack(game, whole)
+    chunks = b"".join(bytes(c) for c in game.history.chunks[:whole])
     for copy in COPIES:
-        data = read(root + "/" + copy + "/game.snp")
-        check(data[16:] == packed, copy + ": the snapshot is not snapshot.pack(game)")
-        check(journal_load._parse_snapshot(data)[1] is not None, copy + ": header CRC")
+        data = read(root + "/" + copy + "/" + newest_snapshot(save_all(root), copy)[0])
+        check(data[24:] == packed, copy + ": the snapshot is not snapshot.pack(game, chunks)")
+        _, payload, filed, crc = journal_load._parse_snapshot(data)
+        check(payload is not None and bytes(payload) == packed, copy + ": header CRC")
+        check((filed, crc) == (whole, crc32(chunks)), copy + ": the chunks it leaves out")
+        check(read(root + "/" + copy + "/game.his") == chunks, copy + ": game.his")
 
 
 def case_load_after_every_event():
@@ -574,10 +594,133 @@ def case_old_layout_is_read_and_moved():
     snap = files["a/" + newest_snapshot(files, "a")[0]]
     journal = read(root + "/a/game.jrn")
     wipe(root)
-    write(root + "/game.snp", snap)
+    write(root + "/game.snp", pbs1(generation_of(snap), snap[24:]))  # (no whole chunk)
     write(root + "/game.jrn", b"PBJ1" + journal[4:8] + journal[HEADER:])
     back, status = load(root)
     check(status == OK and same(back, game), "old layout: status %r or lost" % status)
     check(not exists(root, "game.snp") and not exists(root, "game.jrn"), "old files kept")
     back, status = load(root)
     check(status == OK and same(back, game), "after the move")
+
+
+def shots(count, seed):
+    # plain shots, which a long game takes in any state
+    rng = Rng(seed)
+    return [ev.encode_shot((0, 1, 4, 5, 16, 31, 2)[rng.below(7)], rng.below(5) // 4, ())
+            for _ in range(count)]
+
+
+def history_files(root):
+    return [read(root + "/" + copy + "/game.his") for copy in COPIES]
+
+
+def case_format_before_the_history_file():
+    # a game stored by the firmware before game.his (tests/device/journal_sample_pbs1.py:
+    # its files as it wrote them) resumes exactly, goes on, and is then kept in game.his
+    import binascii
+
+    from device import journal_sample_pbs1 as sample
+
+    root = scratch_dir()
+    for copy in COPIES:
+        os.mkdir(root + "/" + copy)
+    for name in sample.FILES:
+        write(root + "/" + name, binascii.unhexlify(sample.FILES[name]))
+    records = sample.EVENTS
+    game = Game("ddbu", distance=sample.DISTANCE)
+    for k in range(0, len(records), 8):
+        step(game, binascii.unhexlify(records[k:k + 8]))
+    check(game.history.count >= 256, "the sample holds two chunks of history")
+    store = GameStore(root)
+    back, status = journal_load.load(store)
+    check(status == OK and same(back, game), "the older format: status %r or lost" % status)
+    for i, rec in enumerate(shots(150, 4)):
+        step(game, rec)
+        step(back, rec)
+        store.record(back, rec)
+        store.maintain()
+        if i % 50 == 49:
+            again, status = load(root)
+            check(status == OK and same(again, game), "event %d after the resume" % i)
+    store.close()
+    whole = game.history.count // 128
+    for copy in COPIES:
+        files = save_all(root)
+        check(files[copy + "/" + newest_snapshot(files, copy)[0]][0:4] == b"PBS2",
+              copy + ": the snapshot is not the new layout")
+        check(len(files[copy + "/game.his"]) == whole * 624, copy + ": game.his")
+    back, status = load(root)
+    for _ in range(200):  # back through what the older firmware stored
+        game.undo()
+        back.undo()
+    check(same(back, game), "undo after the move")
+
+
+def case_history_file_damaged_in_one_copy():
+    # a damaged, short or missing game.his in one copy: the other copy's, nothing lost;
+    # the load writes the damaged copy's again
+    root = scratch_dir()
+    recs = make_events("long", 360, 5)
+    game = stored(root, "long", recs)
+    saved = save_all(root)
+    check(game.history.count >= 256, "the game fills two chunks")
+    whole = saved["a/game.his"]
+    check(whole == saved["b/game.his"] and len(whole) == 624 * (game.history.count // 128),
+          "the copies' game.his")
+    flipped = bytearray(whole)
+    flipped[700] ^= 0x10
+    for i in range(len(COPIES)):
+        path = root + "/" + COPIES[i] + "/game.his"
+        for bad in (flipped, whole[:-1], whole[:624], None):
+            restore_all(root, saved)
+            if bad is None:
+                os.remove(path)
+            else:
+                write(path, bad)
+            back, status = load(root)
+            check(status == OK and same(back, game), "game.his of %s: lost" % COPIES[i])
+            check(history_files(root) == [whole, whole], "game.his not written again")
+            # (the other copy's can go now: the repaired one holds the history)
+            os.remove(root + "/" + COPIES[1 - i] + "/game.his")
+            back, status = load(root)
+            check(status == OK and same(back, game), "after the repair")
+
+
+def case_history_file_damaged_in_both_copies():
+    # no copy holds the history the snapshots leave out: nothing readable (Err 42), no
+    # exception; a new game starts on top
+    root = scratch_dir()
+    recs = make_events("long", 300, 8)
+    game = stored(root, "long", recs)
+    check(game.history.count >= 128, "the game fills a chunk")
+    for copy in COPIES:
+        data = bytearray(read(root + "/" + copy + "/game.his"))
+        data[100] ^= 1
+        write(root + "/" + copy + "/game.his", data)
+    check(load(root) == (None, CORRUPT), "a lost history must say CORRUPT")
+    store = GameStore(root)
+    journal_load.load(store)
+    fresh = new("ddbu")
+    store.new_game(fresh)
+    store.close()
+    back, status = load(root)
+    check(status == OK and same(back, fresh), "a new game after a lost history")
+
+
+def case_undo_back_across_a_chunk_end():
+    # a chunk kept in game.his changes again after undos back into it: every state
+    # reads back, also when the undos and the new events come between two compactions
+    root = scratch_dir()
+    for back_by in (3, 12, 40):
+        store, game = new_store(root, "long")
+        plan = shots(140, back_by) + [UNDO_RECORD] * back_by + shots(60, 100 + back_by)
+        for i in recording(store, game, plan, maintain=lambda i: i % 7 == 0):
+            if i >= 120:
+                back, status = load(root)
+                check(status == OK and same(back, game), "back by %d, event %d" % (back_by, i))
+        store.close()
+        back, status = load(root)
+        check(status == OK and same(back, game), "back by %d at the end" % back_by)
+        whole = game.history.count // 128
+        check(history_files(root)[0][:624 * whole] == b"".join(
+            bytes(c) for c in game.history.chunks[:whole]), "game.his is not the game's")
