@@ -397,12 +397,12 @@ class GameStore:
             self._crc_game = game
             self._crc_cuts = game.cuts
         del crcs[whole:]
-        while len(crcs) < whole:
-            crcs.append(crc32(chunks[len(crcs)], crcs[-1] if crcs else 0))
-        filed = self._filed
+        filed = self._filed  # (what a copy holds past the chunks kept is not the game's)
         for i in range(len(filed)):
             if filed[i] > len(crcs):
                 filed[i] = len(crcs)
+        while len(crcs) < whole:
+            crcs.append(crc32(chunks[len(crcs)], crcs[-1] if crcs else 0))
         return whole
 
     def _finish_compaction(self):

@@ -106,6 +106,32 @@ def test_power_cut_at_every_write_of_compactions_in_pieces(hostile_report):
                    resumed_as_recorded=cuts, played_on_after=continued)
 
 
+def crossing_game(seed=5):
+    """A game whose history fills its first chunk (128 events, kept in game.his once
+    whole) and is then undone back into it and played on: make_game's events with six
+    undos in a row where the history first reaches 130 events."""
+    events = make_game(seed=seed, shots=150)
+    game = Game("ddbu", distance=(500, 480), sets=1, first=1)
+    for i, e in enumerate(events):
+        if e == UNDO:
+            game.undo()
+        else:
+            game.apply(e)
+        if game.history.count == 130:
+            return events[:i + 1] + [UNDO] * 6 + events[i + 1:]
+    raise AssertionError("the game never reached 130 events")
+
+
+def test_power_cut_at_every_write_around_the_history_file(hostile_report):
+    # The history's first chunk goes into game.his, is undone back into and written
+    # again with other events, compacted in pieces as the board does.
+    events = crossing_game()
+    keys = reference_keys(events)
+    cuts, continued = sweep_and_check(events, keys, "pieces")
+    hostile_report("flash: power cut after every write, history file", cuts=cuts,
+                   resumed_as_recorded=cuts, played_on_after=continued)
+
+
 def sweep_and_check(events, keys, upkeep):
     """The power cut after every write (tests/device/powercut_cases.py, sweep), each
     resume checked; returns (cuts, cuts played on after)."""
