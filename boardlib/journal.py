@@ -166,6 +166,7 @@ class GameStore:
         self._game = None  # the game last stored, for maintain()
         self._last_frame = _FRAME_EXTRA + 4  # size of the last frame appended
         self._job = None  # the compaction under way (_Compaction), if any
+        self._b_behind = False  # copy b's journal has a frame not yet committed (_append)
         # The history's whole chunks that the snapshots leave to game.his: the CRC-32 of
         # chunks 0..i after each chunk i (the game's, as the last compaction found them;
         # _crc_game and _crc_cuts say which game, and after how many of its undos), and
@@ -264,11 +265,16 @@ class GameStore:
         return buffers
 
     def _append(self, frame):
+        # Copy b's frame is committed at the next maintain_piece() (the board's next
+        # step), or by the next append: the two copies' directories fill alike, and their
+        # metadata would otherwise be compacted (a sector erased each) in the same step.
         try:
+            if self._b_behind:
+                self._journal_b.flush()
             self._journal_a.write(frame)
             self._journal_a.flush()
             self._journal_b.write(frame)
-            self._journal_b.flush()
+            self._b_behind = True
         except OSError:
             self.needs_snapshot = True
             self._close_journals()
@@ -279,6 +285,11 @@ class GameStore:
         progress, so that a scored shot costs only its small append. Returns True if it
         wrote a snapshot. A flash failure is kept for the next record() to retry."""
         game = self._game
+        try:
+            if self._b_behind:
+                self._catch_up_b()
+        except OSError:  # the flash failed: record() retries the snapshot
+            return False
         if game is None or not self.behind():
             return False
         try:
@@ -307,19 +318,23 @@ class GameStore:
     def behind(self):
         """True when the flash wants work before the next event: a compaction is under
         way, or the journal cannot take another frame, or a snapshot is due."""
-        return self.needs_snapshot or (
+        return self._b_behind or self.needs_snapshot or (
             self._journal_bytes + self._last_frame > self.journal_limit)
 
     def maintain_piece(self):
         """One piece of maintain()'s work: a compaction is begun when the journal is full
         and then goes on by a piece at each call, each piece beginning at most one fresh
         block of the flash (a 4 KB sector erased: 45 ms, up to 400 ms on a worn chip).
-        Returns True while a compaction is under way: call again soon (the board does at
-        its next step, its inputs polled in between). Meanwhile the flash holds the game
+        Returns True while there is more to do (a compaction under way, or due after copy
+        b's last frame): call again soon (the board does at its next step, its inputs
+        polled in between). Meanwhile the flash holds the game
         as it was before the compaction, and record() finishes the compaction before it
         appends. A flash failure is kept for the next record() to retry, as maintain()'s."""
         job = self._job
         try:
+            if self._b_behind:  # the last event's frame into copy b: a step of its own
+                self._catch_up_b()
+                return self.behind()
             if job is None:
                 game = self._game
                 if game is None or not self.behind():
@@ -329,6 +344,16 @@ class GameStore:
         except OSError:
             return False
         return self._job is not None
+
+    def _catch_up_b(self):
+        """Commit copy b's last frame (_append)."""
+        self._b_behind = False
+        try:
+            self._journal_b.flush()
+        except OSError:
+            self.needs_snapshot = True
+            self._close_journals()
+            raise
 
     @property
     def compacting(self):
@@ -428,13 +453,25 @@ class GameStore:
         try:
             if job.stage == _HISTORY:
                 # the chunks this copy's game.his lacks, one a piece (624 bytes: at most
-                # one block begun); written where they go, after the ones it holds
+                # one block begun), after the ones it holds
                 j = self._filed[i]
+                chunk = job.chunks[j]
                 if job.file is None:
-                    job.file = open(self._path(_COPIES[i], _HIS), "r+b" if j else "wb")
+                    path = self._path(_COPIES[i], _HIS)
+                    if j and _size(path) != j * len(chunk):
+                        j = self._filed[i] = 0  # missing, or chunks past them: whole again
+                        chunk = job.chunks[0]
+                    job.file = open(path, "r+b" if j else "wb")
                     if j:
-                        job.file.seek(j * len(job.chunks[0]))
-                job.file.write(job.chunks[j])
+                        # Its first byte alone: littlefs copies the file's last block to a
+                        # fresh one here (one sector erased), and the rest of the chunk
+                        # then begins one block at most.
+                        job.file.seek(j * len(chunk))
+                        job.file.write(memoryview(chunk)[:1])
+                        job.offset = 1
+                        return
+                job.file.write(memoryview(chunk)[job.offset:])
+                job.offset = 0
                 self._filed[i] = j + 1  # (counted once the file is closed: below)
                 if j + 1 >= job.filed:
                     job.stage = _HCLOSE
@@ -583,6 +620,7 @@ class GameStore:
         self.needs_snapshot = False
 
     def _close_journals(self):
+        self._b_behind = False  # (closed: committed, or the flash failed)
         for journal in (self._journal_a, self._journal_b):
             if journal is not None:
                 _close(journal)
@@ -712,6 +750,13 @@ def _remove(path):
         os.remove(path)
     except OSError:  # not there, or the flash fails: nothing more to do
         pass
+
+
+def _size(path):
+    try:
+        return os.stat(path)[6]
+    except OSError:  # not there
+        return -1
 
 
 def _exists(path):
