@@ -166,7 +166,9 @@ class GameStore:
         self._game = None  # the game last stored, for maintain()
         self._last_frame = _FRAME_EXTRA + 4  # size of the last frame appended
         self._job = None  # the compaction under way (_Compaction), if any
-        self._b_behind = False  # copy b's journal has a frame not yet committed (_append)
+        # copy b's journal has frames not yet committed (_append): 2, or 1 once a
+        # maintain_piece() has passed since
+        self._b_behind = 0
         # The history's whole chunks that the snapshots leave to game.his: the CRC-32 of
         # chunks 0..i after each chunk i (the game's, as the last compaction found them;
         # _crc_game and _crc_cuts say which game, and after how many of its undos), and
@@ -265,16 +267,14 @@ class GameStore:
         return buffers
 
     def _append(self, frame):
-        # Copy b's frame is committed at the next maintain_piece() (the board's next
-        # step), or by the next append: the two copies' directories fill alike, and their
-        # metadata would otherwise be compacted (a sector erased each) in the same step.
+        # Copy b's frames are committed by maintain_piece() in a later step of the board
+        # (_catch_up_b): the two copies' directories fill alike, and littlefs would
+        # compact both (a sector erased each) at the same append.
         try:
-            if self._b_behind:
-                self._journal_b.flush()
             self._journal_a.write(frame)
             self._journal_a.flush()
             self._journal_b.write(frame)
-            self._b_behind = True
+            self._b_behind = 2
         except OSError:
             self.needs_snapshot = True
             self._close_journals()
@@ -318,7 +318,7 @@ class GameStore:
     def behind(self):
         """True when the flash wants work before the next event: a compaction is under
         way, or the journal cannot take another frame, or a snapshot is due."""
-        return self._b_behind or self.needs_snapshot or (
+        return self.needs_snapshot or (
             self._journal_bytes + self._last_frame > self.journal_limit)
 
     def maintain_piece(self):
@@ -326,13 +326,21 @@ class GameStore:
         and then goes on by a piece at each call, each piece beginning at most one fresh
         block of the flash (a 4 KB sector erased: 45 ms, up to 400 ms on a worn chip).
         Returns True while there is more to do (a compaction under way, or due after copy
-        b's last frame): call again soon (the board does at its next step, its inputs
+        b's frames): call again soon (the board does at its next step, its inputs
         polled in between). Meanwhile the flash holds the game
         as it was before the compaction, and record() finishes the compaction before it
         appends. A flash failure is kept for the next record() to retry, as maintain()'s."""
         job = self._job
         try:
-            if self._b_behind:  # the last event's frame into copy b: a step of its own
+            behind = self._b_behind
+            if behind:
+                # Copy b's frames, in a step of their own: not at the first call after
+                # the event (it can come in the event's own step, the board's upkeep at
+                # its watchdog's feed) unless a compaction is due (the board asks for
+                # that one a step after the event).
+                if behind > 1 and not self.behind():
+                    self._b_behind = 1
+                    return False
                 self._catch_up_b()
                 return self.behind()
             if job is None:
@@ -346,8 +354,8 @@ class GameStore:
         return self._job is not None
 
     def _catch_up_b(self):
-        """Commit copy b's last frame (_append)."""
-        self._b_behind = False
+        """Commit copy b's frames (_append)."""
+        self._b_behind = 0
         try:
             self._journal_b.flush()
         except OSError:
@@ -620,7 +628,7 @@ class GameStore:
         self.needs_snapshot = False
 
     def _close_journals(self):
-        self._b_behind = False  # (closed: committed, or the flash failed)
+        self._b_behind = 0  # (closed: committed, or the flash failed)
         for journal in (self._journal_a, self._journal_b):
             if journal is not None:
                 _close(journal)
