@@ -210,3 +210,33 @@ def case_a_game_changed_twice_under_a_compaction_is_compacted_again():
     check(status == GameStore.OK and back.history.tobytes() == game.history.tobytes(),
           "the game came back")
     os.umount("/s")
+
+
+def case_no_step_erases_two_sectors():
+    # The board's steps: an event (record()) in one, maintain_piece() once a step after it
+    # (the first possibly in the event's own step). The copies' directories get the same
+    # commits and fill alike: committed in one step, both would be compacted by littlefs
+    # in the same one (two sectors, about 98 ms). No step erases more than one.
+    from boardlib.journal import UNDO_RECORD
+    from rules_core import events
+
+    dev, store, game = long_game("/w", 0)
+    worst = []
+    for k in range(400):
+        erases = dev.erases
+        if k % 9 == 8:
+            game.undo()
+            store.record(game, UNDO_RECORD)
+        else:
+            rec = events.encode_shot(k % 7 + 1, k & 1, ())
+            game.apply(rec)
+            store.record(game, rec)
+        for step in range(k % 4 + 1):
+            if step:
+                erases = dev.erases
+            store.maintain_piece()  # (the first in the event's step)
+            worst.append(dev.erases - erases)
+    check(sum(worst) >= 20, "the flash erased only %d sectors" % sum(worst))
+    check(max(worst) == 1, "a step erased %d sectors" % max(worst))
+    store.close()
+    os.umount("/w")
