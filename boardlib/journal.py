@@ -469,15 +469,16 @@ class GameStore:
                     if j and _size(path) != j * len(chunk):
                         j = self._filed[i] = 0  # missing, or chunks past them: whole again
                         chunk = job.chunks[0]
+                    # Opened, and the chunk's first byte alone: littlefs commits a new
+                    # file to its directory here, or copies the file's last block to a
+                    # fresh one (a sector erased either way), and the rest of the chunk
+                    # then begins one block at most.
                     job.file = open(path, "r+b" if j else "wb")
                     if j:
-                        # Its first byte alone: littlefs copies the file's last block to a
-                        # fresh one here (one sector erased), and the rest of the chunk
-                        # then begins one block at most.
                         job.file.seek(j * len(chunk))
-                        job.file.write(memoryview(chunk)[:1])
-                        job.offset = 1
-                        return
+                    job.file.write(memoryview(chunk)[:1])
+                    job.offset = 1
+                    return
                 job.file.write(memoryview(chunk)[job.offset:])
                 job.offset = 0
                 self._filed[i] = j + 1  # (counted once the file is closed: below)
