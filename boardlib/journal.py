@@ -19,7 +19,9 @@ power cut nor one damaged spot on the flash costs a scored event.
         ...                              # step of the board's loop, inputs read between
 
 Two copies, `a/` and `b/` in the store's directory, each its own directory and so its own
-littlefs metadata pair. Every write goes to both, copy a first:
+littlefs metadata pair. Every write goes to both, copy a first (an event's frame is
+committed to copy b a step of the board later, by maintain_piece(): the copies'
+directories fill alike, and littlefs would compact both at the same append):
 
 - `game.his`  the history's whole chunks (rules_core.game.History: 128 events and their
   checkpoints, 624 bytes), one after the other, each written once, at the compaction
