@@ -10,7 +10,7 @@ flips one bit at a time at random in the used area of the image and resumes the 
 from tools.port import upy
 
 FLIPS = 60
-EVENTS = 60
+EVENTS = 200  # the history fills a chunk (130 events): game.his is in the used area too
 
 
 def run_experiment(flips, events, seed):
