@@ -168,9 +168,7 @@ class GameStore:
         self._game = None  # the game last stored, for maintain()
         self._last_frame = _FRAME_EXTRA + 4  # size of the last frame appended
         self._job = None  # the compaction under way (_Compaction), if any
-        # copy b's journal has frames not yet committed (_append): 2, or 1 once a
-        # maintain_piece() has passed since
-        self._b_behind = 0
+        self._b_behind = False  # copy b's journal has frames not yet committed (_append)
         # The history's whole chunks that the snapshots leave to game.his: the CRC-32 of
         # chunks 0..i after each chunk i (the game's, as the last compaction found them;
         # _crc_game and _crc_cuts say which game, and after how many of its undos), and
@@ -269,14 +267,14 @@ class GameStore:
         return buffers
 
     def _append(self, frame):
-        # Copy b's frames are committed by maintain_piece() in a later step of the board
-        # (_catch_up_b): the two copies' directories fill alike, and littlefs would
-        # compact both (a sector erased each) at the same append.
+        # Copy b's frames are committed by the next maintain_piece(), which the board calls
+        # in a later step (_catch_up_b): the two copies' directories fill alike, and
+        # littlefs would compact both (a sector erased each) at the same append.
         try:
             self._journal_a.write(frame)
             self._journal_a.flush()
             self._journal_b.write(frame)
-            self._b_behind = 2
+            self._b_behind = True
         except OSError:
             self.needs_snapshot = True
             self._close_journals()
@@ -334,15 +332,7 @@ class GameStore:
         appends. A flash failure is kept for the next record() to retry, as maintain()'s."""
         job = self._job
         try:
-            behind = self._b_behind
-            if behind:
-                # Copy b's frames, in a step of their own: not at the first call after
-                # the event (it can come in the event's own step, the board's upkeep at
-                # its watchdog's feed) unless a compaction is due (the board asks for
-                # that one a step after the event).
-                if behind > 1 and not self.behind():
-                    self._b_behind = 1
-                    return False
+            if self._b_behind:  # copy b's frames: a piece of their own
                 self._catch_up_b()
                 return self.behind()
             if job is None:
@@ -357,7 +347,7 @@ class GameStore:
 
     def _catch_up_b(self):
         """Commit copy b's frames (_append)."""
-        self._b_behind = 0
+        self._b_behind = False
         try:
             self._journal_b.flush()
         except OSError:
@@ -631,7 +621,7 @@ class GameStore:
         self.needs_snapshot = False
 
     def _close_journals(self):
-        self._b_behind = 0  # (closed: committed, or the flash failed)
+        self._b_behind = False  # (closed: committed, or the flash failed)
         for journal in (self._journal_a, self._journal_b):
             if journal is not None:
                 _close(journal)

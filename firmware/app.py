@@ -566,6 +566,8 @@ class App:
     def _record_event(self, game, record):
         """store.record, as _store does it, without making a bound method or a tuple."""
         self._upkeep_at = self._feed_at
+        if ticks_diff(self._upkeep_at, self._now) <= 0:  # (_store says why)
+            self._upkeep_at = ticks_add(self._now, 1)  # type: ignore[type-var]
         record = self._journal(game, record)  # (the frame's slot again: the error)
         if record is not None:
             self._store_failed(record)
@@ -589,8 +591,12 @@ class App:
     def _store(self, action, *args):
         """Run a store write; a flash failure becomes a storage error on the display and
         the link (the game goes on in memory), and a write that works clears it. Upkeep
-        is due after it (a compaction, or trying the flash again)."""
+        is due after it (a compaction, or trying the flash again), at the watchdog's
+        next feed and never in this step: the store commits copy b's frames there, in a
+        step apart from copy a's (docs/persistence.md, "Compaction in pieces")."""
         self._upkeep_at = self._feed_at
+        if ticks_diff(self._upkeep_at, self._now) <= 0:
+            self._upkeep_at = ticks_add(self._now, 1)  # type: ignore[type-var]
         try:
             action(*args)
         except OSError as exc:

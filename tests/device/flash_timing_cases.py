@@ -213,11 +213,11 @@ def case_a_game_changed_twice_under_a_compaction_is_compacted_again():
 
 
 def case_no_step_erases_two_sectors():
-    # The board's steps: an event (record()) in one, maintain_piece() once a step after it
-    # (the first possibly in the event's own step), every step while it asks for more.
-    # The copies' directories get the same commits and fill alike: committed in one
-    # step, both would be compacted by littlefs in the same one (two sectors, about 98
-    # ms). No step erases more than one.
+    # The board's steps: an event (record()) in one, then maintain_piece() once a step
+    # (its upkeep is never due in the event's own step: firmware.app), every step while
+    # it asks for more. The copies' directories get the same commits and fill alike:
+    # committed in one step, both would be compacted by littlefs in the same one (two
+    # sectors, about 98 ms). No step erases more than one.
     from boardlib.journal import UNDO_RECORD
     from rules_core import events
 
@@ -232,12 +232,12 @@ def case_no_step_erases_two_sectors():
             rec = events.encode_shot(k % 7 + 1, k & 1, ())
             game.apply(rec)
             store.record(game, rec)
+        worst.append(dev.erases - erases)  # the event's step
         step = 0
         going = True
         while going or step <= k % 4:  # (a compaction goes on a piece a step, to its end)
-            if step:
-                erases = dev.erases
-            going = store.maintain_piece()  # (the first in the event's step)
+            erases = dev.erases
+            going = store.maintain_piece()
             worst.append(dev.erases - erases)
             step += 1
     check(sum(worst) >= 20, "the flash erased only %d sectors" % sum(worst))

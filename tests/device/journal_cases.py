@@ -643,7 +643,8 @@ def case_format_before_the_history_file():
     for copy in COPIES:
         os.mkdir(root + "/" + copy)
     for name in sample.FILES:
-        write(root + "/" + name, binascii.unhexlify(sample.FILES[name]))
+        for copy in COPIES:
+            write(root + "/" + copy + "/" + name, binascii.unhexlify(sample.FILES[name]))
     records = sample.EVENTS
     game = Game("ddbu", distance=sample.DISTANCE)
     for k in range(0, len(records), 8):
