@@ -36,7 +36,7 @@ _HEAD_SIZE = 7
 _MAGIC_SPLIT = b"PB2"
 _HEAD_SPLIT = ">3sHHH"  # magic, history records, checkpoints, chunks left out
 _HEAD_SPLIT_SIZE = const(9)
-_CHUNK_EVENTS = const(128)  # rules_core.game's (tests/test_snapshot.py checks it)
+_CHUNK_EVENTS = const(128)  # rules_core.game's (tests/test_journal.py checks it)
 _CHUNK_MARKS = const(4)
 
 

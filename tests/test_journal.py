@@ -22,6 +22,16 @@ def test_the_reader_knows_the_writers_sizes():
     # const() names to itself): they must be the writer's.
     from boardlib import journal, journal_load
 
-    for name in ("_SNAP_HEADER", "_JOURNAL_HEADER", "_OLD_JOURNAL_HEADER", "_MAX_RECORD",
-                 "_MAX_FILE"):
+    for name in ("_SNAP_HEADER", "_SPLIT_HEADER", "_JOURNAL_HEADER", "_OLD_JOURNAL_HEADER",
+                 "_MAX_RECORD", "_MAX_FILE"):
         assert getattr(journal_load, name) == getattr(journal, name), name
+
+
+def test_the_store_and_the_snapshot_know_the_historys_chunks():
+    # game.his holds the history's chunks as rules_core.game makes them; the store and the
+    # snapshot count them with their own constants
+    from boardlib import journal
+    from rules_core import game, snapshot
+
+    assert 1 << journal._CHUNK_SHIFT == game._CHUNK_EVENTS == snapshot._CHUNK_EVENTS
+    assert snapshot._CHUNK_MARKS == game._CHUNK_MARKS
