@@ -439,8 +439,9 @@ class GameStore:
                 between()
 
     def _piece(self):
-        """The next piece of the compaction under way. Per copy, in order: the snapshot
-        over the copy's older snapshot slot, _PIECE bytes at a time; its close, which
+        """The next piece of the compaction under way. Per copy, in order: the history's
+        whole chunks its game.his lacks, appended a chunk a piece, and the file's close;
+        the snapshot over the copy's older snapshot slot, _PIECE bytes at a time; its close, which
         commits it (littlefs replaces a file's contents only when it is closed, whole, so
         until then a power cut leaves the older snapshot as it was; the newer one stays
         beside it: if both copies of the new one are ever damaged, the game goes back one
