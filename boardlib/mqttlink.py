@@ -44,9 +44,19 @@ from binascii import hexlify, unhexlify
 
 from umqtt import simple
 
-from boardlib import link as _link
 from boardlib.framesign import OVERHEAD, FrameSigner
-from boardlib.netstream import JOIN, OFF, SUBSCRIBE, UP, WAIT, Later, buffers, forget
+from boardlib.link import Link
+from boardlib.netstream import (
+    JOIN,
+    OFF,
+    RESOLVE,
+    SUBSCRIBE,
+    UP,
+    WAIT,
+    Later,
+    buffers,
+    forget,
+)
 
 try:
     from time import ticks_diff
@@ -63,6 +73,7 @@ except ImportError:  # CPython: the integer itself
 _COMMAND_REFUSED = const(63)
 _WIFI = const(71)
 _BROKER = const(72)
+_BROKER_NAME = const(75)
 _BACKOFF_MS = const(1000)
 _BACKOFF_MAX_MS = const(30000)
 _KEEPALIVE_S = const(30)
@@ -88,36 +99,6 @@ def _answers(name):
     taken from the Link the command came from."""
     # (str.startswith takes no tuple before MicroPython 1.25)
     return name[:4] == "cmd_" or name in ("ack", "nack", "replace")
-
-
-class _Frames:
-    """The inner Link's stream: frames it writes go to the NetLink, commands come from it."""
-
-    def __init__(self, net):
-        self.net = net
-        self.cmd = bytearray(_COMMAND_BUF)
-        self.cmd_len = 0
-
-    def write(self, wire):
-        self.net._frame_out(wire)
-        return len(wire)
-
-    def any(self):
-        return self.cmd_len
-
-    def readinto(self, buf):
-        n = min(len(buf), self.cmd_len)
-        buf[:n] = self.cmd[:n]
-        self.cmd[:self.cmd_len - n] = self.cmd[n:self.cmd_len]
-        self.cmd_len -= n
-        return n
-
-    def put(self, frame):
-        if self.cmd_len + len(frame) > _COMMAND_BUF:
-            return False
-        self.cmd[self.cmd_len:self.cmd_len + len(frame)] = frame
-        self.cmd_len += len(frame)
-        return True
 
 
 class Both:
@@ -177,7 +158,11 @@ class Both:
         return _NONE
 
 
-class NetLink:
+class NetLink(Link):
+    """The network link is itself the Link that makes its frames (boardlib.link): what
+    that Link writes to its stream (this object, `write`) is sealed and published, and the
+    commands proven here are what it reads (`readinto`)."""
+
     def __init__(self, net, wlan, now_ms, board_id=b"", clock=None, ca_path="/ca.der"):
         self.net = net
         self.ca_path = ca_path
@@ -199,9 +184,13 @@ class NetLink:
         # The host's commands are checked by the same signer (the whole tag).
         self._signer = FrameSigner(unhexlify(net["key"]), self.nonce, self._id_bytes)
         self.counter = 0
-        self._frames = _Frames(self)
+        # The commands proven here, waiting for the Link to read them (readinto)
+        self._cmd = bytearray(_COMMAND_BUF)
+        self._cmd_len = 0
         # The hello names the board as its topics and tag do: the host binds the three.
-        self.link = self._asked = _link.Link(self._frames, now_ms, board_id=self._id_bytes)
+        # (Its stream is this object, which has no any(): a board with the network link
+        # alone serves it every few ms, as it must to connect.)
+        Link.__init__(self, self, now_ms, board_id=self._id_bytes)
         self.client = simple.MQTTClient(
             self._id_bytes, net["host"], net["port"], user=net["user"].encode() or None,
             password=net["pass"].encode() or None, keepalive=_KEEPALIVE_S)
@@ -230,7 +219,7 @@ class NetLink:
         self._wait_ms = 0
         self._pinged_at = now_ms
         self._outbox = []
-        self._hello = None
+        self._greeting = None  # the sealed hello, waiting for the first connection
         self._state = None  # (packed state, history) last sent: the application's buffers
         # The current game's last _RING shots (send_event's arguments), oldest first from
         # _ring_at, in a buffer made once: a shot allocates nothing here
@@ -247,40 +236,16 @@ class NetLink:
         self.connects = 0
         self.dropped = 0  # frames lost while the link was down or the outbox full
 
-    def __getattr__(self, name):
-        if _answers(name):
-            return getattr(self.link, name)
-        raise AttributeError(name)
-
     # -- what the application calls (as on a Link) ------------------------------------------
-
-    @property
-    def game(self):
-        return self.link.game
-
-    @game.setter
-    def game(self, number):
-        self.link.game = number
-
-    @property
-    def game_id(self):
-        return self.link.game_id  # a bytearray the application fills in place
-
-    @game_id.setter
-    def game_id(self, shared):
-        self.link.game_id = shared
-
-    def send_hello(self, version, reset_cause, now_ms):
-        return self.link.send_hello(version, reset_cause, now_ms)
 
     def send_state(self, payload, now_ms, history=b""):
         # Kept, not copied: the application makes its state in these buffers, so they
         # hold the latest state whenever the link comes (back) up.
         self._state = (payload, history)
-        return self.link.send_state(payload, now_ms, history)
+        return Link.send_state(self, payload, now_ms, history)
 
     def send_event(self, index, record, player, points, to, now_ms, resent=False):
-        ident = self.link.game_id
+        ident = self.game_id
         if self._ring_id != ident:  # a new game: the old game's events are the host's
             self._ring_id[:] = ident
             self._ring_len = 0
@@ -291,13 +256,7 @@ class NetLink:
             self._ring_len += 1
         struct.pack_into(_SHOT, self._ring, at % _RING * _SLOT, index & 0xFFFF, record,
                          player & 0xFF, max(-32768, min(32767, points)), to & 0xFF)
-        return self.link.send_event(index, record, player, points, to, now_ms, resent)
-
-    def send_undo(self, history_len, now_ms):
-        return self.link.send_undo(history_len, now_ms)
-
-    def send_error(self, code, detail="", ref=_NO_REF):
-        return self.link.send_error(code, detail, ref)
+        return Link.send_event(self, index, record, player, points, to, now_ms, resent)
 
     def poll(self, now_ms):
         """One step of the network's work, then the first verified command (or NONE)."""
@@ -309,8 +268,8 @@ class NetLink:
         if self._unreported and ticks_diff(now_ms, self._reported_at) >= _REPORT_MS:
             self._unreported = 0
             self._reported_at = now_ms
-            self.link.send_error(_COMMAND_REFUSED, self.refused)
-        kind = self.link.poll(now_ms)
+            self.send_error(_COMMAND_REFUSED, self.refused)
+        kind = Link.poll(self, now_ms)
         if kind == _CMD_STATE:
             # The host asks for the full state: over MQTT that is the game's shots too,
             # since shots sent while it was away from the broker never reached it.
@@ -338,6 +297,8 @@ class NetLink:
         elif state == WAIT:
             if ticks_diff(now_ms, self._since) >= self._wait_ms:
                 self._enter(JOIN, now_ms)
+        elif state == RESOLVE and self._addr is None:
+            self._look_up(now_ms)
         elif state != OFF:
             # on the way up: the steps are a module of their own, loaded for it
             netdial = sys.modules.get("boardlib.netdial")
@@ -357,6 +318,25 @@ class NetLink:
         self._since = now_ms
         self._sent = False
 
+    def _look_up(self, now_ms):
+        """The broker's name looked up (boardlib/netdns.py), a step a poll, while the way
+        up's code (netdial) is dropped: its address (a str) brings that back."""
+        try:
+            if self._resolver is None:
+                from boardlib.netdns import Resolver
+
+                self._resolver = Resolver()
+                self._resolver.start(self.net["host"], self.wlan.ifconfig()[3], now_ms)
+                return
+            address = self._resolver.step(now_ms)
+        except (OSError, MemoryError):
+            self._resolved()
+            self._fail(now_ms, _BROKER_NAME)
+            return
+        if address is not None:
+            self._resolved()
+            self._addr = address
+
     def _resolved(self):
         """The lookup is over: its module goes (the next lookup loads it again)."""
         if self._resolver is not None:
@@ -365,12 +345,11 @@ class NetLink:
         forget("netdns")
 
     def _resend_shots(self, now_ms):
-        link = self.link
-        if self._ring_id != link.game_id:
+        if self._ring_id != self.game_id:
             return  # a game since replaced by a new one: the host has its end
         for i in range(self._ring_len):
             shot = struct.unpack_from(_SHOT, self._ring, (self._ring_at + i) % _RING * _SLOT)
-            link.send_event(shot[0], shot[1], shot[2], shot[3], shot[4], now_ms)
+            Link.send_event(self, shot[0], shot[1], shot[2], shot[3], shot[4], now_ms)
 
     def _serve(self, now_ms):
         sock = self._sock
@@ -431,14 +410,14 @@ class NetLink:
 
     # -- frames and commands ----------------------------------------------------------------
 
-    def _frame_out(self, wire):
-        # A COBS frame from the Link: 0x00, the code byte, then the kind (never 0, so
-        # COBS leaves it as it is).
+    def write(self, wire):
+        # A COBS frame from the Link (its stream's write): 0x00, the code byte, then the
+        # kind (never 0, so COBS leaves it as it is).
         counter = self.counter
         self.counter = counter + 1
         kind = wire[2]
         if kind == _HELLO and self.state != UP:
-            self._hello = self._seal(counter, wire)  # waits for the first connection
+            self._greeting = self._sealed(counter, wire)  # waits for the first connection
             return
         if self.state != UP and self.state != SUBSCRIBE:
             self.dropped += 1
@@ -448,9 +427,9 @@ class NetLink:
             outbox.pop(0)
             self.dropped += 1
         outbox.append((self.topic_state if kind == _STATE else self.topic_events,
-                       self._seal(counter, wire)))
+                       self._sealed(counter, wire)))
 
-    def _seal(self, counter, wire):
+    def _sealed(self, counter, wire):
         message = bytearray(len(wire) + OVERHEAD)  # the message itself waits in the outbox
         self._signer.seal(counter, wire, message)
         return message
@@ -460,16 +439,31 @@ class NetLink:
             return
         if (not 8 + 7 + _TAG <= len(msg) <= _MAX_CMD
                 or not self._signer.check(msg)):
-            self._refuse()
+            self._deny()
             return
         counter = struct.unpack_from("<Q", msg, 0)[0]
         if counter <= self._last_counter:
-            self._refuse()  # a replay, or an old command overtaken by a newer one
+            self._deny()  # a replay, or an old command overtaken by a newer one
             return
         self._last_counter = counter
-        self._frames.put(memoryview(msg)[8:-_TAG])
+        frame = memoryview(msg)[8:-_TAG]
+        at = self._cmd_len
+        if at + len(frame) <= _COMMAND_BUF:  # else lost, as on a full serial line
+            self._cmd[at:at + len(frame)] = frame
+            self._cmd_len = at + len(frame)
 
-    def _refuse(self):
+    def readinto(self, buf):
+        # The Link's read of its stream: the commands proven, as they came (an idle poll
+        # asks too, and must allocate nothing)
+        n = min(len(buf), self._cmd_len)
+        if not n:
+            return 0
+        buf[:n] = self._cmd[:n]
+        self._cmd[:self._cmd_len - n] = self._cmd[n:self._cmd_len]
+        self._cmd_len -= n
+        return n
+
+    def _deny(self):
         self.refused += 1
         self._unreported += 1
 
