@@ -59,7 +59,6 @@ except ImportError:  # CPython: the integer itself
 _WIFI = const(71)
 _BROKER = const(72)
 _BROKER_LOGIN = const(73)
-_BROKER_NAME = const(75)
 _TLS_MEMORY = const(76)
 _JOIN_MS = const(15000)  # a WiFi join that takes longer has failed
 # A join's failure reason counts from this long after connect(): the ESP32 keeps the last
@@ -126,20 +125,15 @@ def _join(link, now_ms):
 def _open(link, now_ms):
     host = link.net["host"]
     if link._addr is None and link._named:
-        # A name: looked up over UDP a step a poll (the port's getaddrinfo() blocks)
-        try:
-            from boardlib.netdns import Resolver
-
-            link._resolver = Resolver()
-            link._resolver.start(host, link.wlan.ifconfig()[3], now_ms)
-        except (OSError, MemoryError):
-            link._resolved()
-            link._fail(now_ms, _BROKER_NAME)
-            return
+        # A name: looked up over UDP a step a poll (the port's getaddrinfo() blocks), by
+        # the link itself (boardlib.netdns), while this module is dropped: the two are
+        # never held at once. The address found brings this module back (_resolve).
         link._enter(RESOLVE, now_ms)
+        forget("netdial")
         return
-    if link._addr is None:
-        link._addr = _socket.getaddrinfo(host, link.net["port"])[0][-1]  # no lookup
+    addr = link._addr
+    if addr is None or isinstance(addr, str):  # an address given, or looked up: no lookup
+        link._addr = _socket.getaddrinfo(addr or host, link.net["port"])[0][-1]
     sock = _socket.socket()
     sock.setblocking(False)
     try:
@@ -156,16 +150,8 @@ def _open(link, now_ms):
 
 
 def _resolve(link, now_ms):
-    try:
-        address = link._resolver.step(now_ms)
-    except OSError:
-        link._resolved()
-        link._fail(now_ms, _BROKER_NAME)
-        return
-    if address is not None:
-        link._resolved()
-        link._addr = _socket.getaddrinfo(address, link.net["port"])[0][-1]  # no lookup
-        _open(link, now_ms)
+    """The link has looked the broker's name up (its address in link._addr): connect."""
+    _open(link, now_ms)
 
 
 def _dial(link, now_ms):
@@ -286,10 +272,10 @@ def _up(link, now_ms):
     link.connects += 1
     link._pinged_at = now_ms
     client.publish(link.topic_status, b"online " + hexlify(link.nonce), True)
-    if link._hello is not None:
-        client.publish(link.topic_events, link._hello)
-        link._hello = None
+    if link._greeting is not None:
+        client.publish(link.topic_events, link._greeting)
+        link._greeting = None
     sock.flush()
     link._resend_shots(now_ms)
     if link._state is not None:
-        link.link.send_state(link._state[0], now_ms, link._state[1])
+        link.send_state(link._state[0], now_ms, link._state[1])

@@ -48,7 +48,7 @@ _WIFI = const(71)  # boardlib.netdial, boardlib.mqttlink
 _BROKER = const(72)  # boardlib.netdial, boardlib.nettls, boardlib.mqttlink
 _BROKER_LOGIN = const(73)  # boardlib.netdial
 _TLS = const(74)  # boardlib.nettls
-_BROKER_NAME = const(75)  # boardlib.netdial
+_BROKER_NAME = const(75)  # boardlib.mqttlink
 _TLS_MEMORY = const(76)  # boardlib.netdial, boardlib.nettls
 
 SENSOR_STUCK = const(10)

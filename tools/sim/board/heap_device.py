@@ -23,7 +23,8 @@ boardlib.netstream.buffers, and holds for good) and
 `modules` (every module that came in and stays loaded: the firmware's own and umqtt; the
 stand-ins, this script and its helpers are loaded before the count, so the figure holds
 none of the simulator's code); with `net`, `dial BYTES`: what the link's way up
-(boardlib.netdial, boardlib.netdns) adds while it connects. `imports` first takes away
+(boardlib.netdial, or boardlib.netdns while it looks the broker's name up: never both)
+adds while it connects. `imports` first takes away
 every free byte beyond BUDGET
 (as tools/sim/board/run.py --heap-budget does), then imports: `imported 1`, or the port's
 MemoryError. That is the heap an import needs at its peak: a source compiled on the board
@@ -59,7 +60,8 @@ BOARD = ("firmware.run", "firmware.powerup", "firmware.hw", "boardlib.link",
 # The network link with TLS (boardlib.nettls: a TLS board keeps it while connected) and the
 # settings' checks (dropped with the boot modules).
 NET = ("boardlib.mqttlink", "boardlib.nettls", "boardlib.netconfig")
-# Loaded while the link connects, then dropped (boardlib/netdial.py, and the name's lookup).
+# Loaded while the link connects, then dropped (boardlib/netdial.py; the name's lookup, while
+# netdial is dropped).
 DIAL = ("boardlib.netdial", "boardlib.netdns")
 
 
@@ -95,12 +97,20 @@ def held(net):
     print("held", gc.mem_alloc() - before)
     # every module the count took in: the firmware's alone (tests/test_boot_modules.py)
     print("modules", ",".join(sorted(set(sys.modules) - had)))
-    if net:  # what a (re)connection loads on top, for a while
-        before = gc.mem_alloc()
+    if net:  # what a (re)connection loads on top, for a while: the way up's code, or
+        # the name's lookup, never both at once (boardlib.mqttlink looks the name up
+        # while netdial is dropped)
+        from boardlib.netstream import forget
+
+        most = 0
         for name in DIAL:
+            before = gc.mem_alloc()
             __import__(name)
-        gc.collect()
-        print("dial", gc.mem_alloc() - before)
+            gc.collect()
+            most = max(most, gc.mem_alloc() - before)
+            forget(name.split(".")[1])
+            gc.collect()
+        print("dial", most)
 
 
 def imports(budget, net):
