@@ -1,15 +1,18 @@
-"""What the board does once at power-up, before its loop (firmware.run.start calls it, then
-drops this module with the other boot modules: a playing board does not hold it).
+"""What the board does once at power-up, before it makes its application (firmware.run.start
+calls it, then drops this module with the other boot modules, before the application's
+code is loaded: neither the application's start nor a playing board holds it).
 
-    app = powerup.boot(board, clock)   # the App, its game read; or a str: why not
+    board = powerup.boot(board, clock)   # the board built; or a str: why no game starts
+    powerup.no_room(board, exc, had)     # the application did not fit: Err 93, or again
+                                         # without the network link (loaded again for it)
 
 In order (docs/esp32.md says why): the board is built (the ESP32's, firmware.hw, unless one
 is given: the simulator's); too old a MicroPython shows Err 92; `undo` held down is safe
 mode (SAFE on the display, no game, no watchdog, the REPL free, e.g. to fix /board.cfg
-after `link: "uart0"`); otherwise the game is loaded (journal replay), then the watchdog
-is armed. The application's code is loaded before the modules that build the board,
-which are dropped (BOOT_MODULES, below) before the game is read. A heap too small
-for the code and the game shows Err 93 (made at start-up: firmware.errors.NO_MEMORY_SCREEN).
+after `link: "uart0"`); otherwise firmware.run makes the application, loads the game
+(journal replay) and arms the watchdog, once the modules that build the board are dropped
+(BOOT_MODULES, below). A heap too small for the code and the game shows Err 93 (made at
+start-up: firmware.errors.NO_MEMORY_SCREEN).
 """
 
 import sys
@@ -17,20 +20,19 @@ import sys
 from boardlib import layout
 from firmware import errors
 from firmware.board import UNDO_BUTTON
+from firmware.run import forget
 
 SAFE_WORD = "SAFE"
-# The application's own modules (firmware.app and what only it imports): dropped again when
-# the heap runs out before the game starts, to leave room for saying so.
-_APP_MODULES = ("firmware.app", "firmware.screens", "firmware.sound", "boardlib.journal",
-                "boardlib.inputs", "boardlib.calls")
 
-# Used once, at power-up: firmware.powerup (the checks and the start of the game), and to
-# build the ESP32 board firmware.hw and firmware.assemble, the board profile and the
-# configuration file's reader and checks, the `net` settings' too (boardlib.netconfig: a
-# networked board checks them at boot, and the link keeps the checked values, not the
-# checks); tools.bench counts them apart, as boot_mpy_bytes.
+# Used once, at power-up: firmware.powerup (the checks) and firmware.startapp (the start of
+# the game, dropped by firmware.run once the game is read), and to build the ESP32 board
+# firmware.hw and firmware.assemble, the board profile and the configuration file's reader
+# and checks, the `net` settings' too (boardlib.netconfig: a networked board checks them at
+# boot, and the link keeps the checked values, not the checks); tools.bench counts them
+# apart, as boot_mpy_bytes.
 BOOT_MODULES = ("firmware.powerup", "firmware.hw", "firmware.assemble",
-                "firmware.boards.esp32_devkit", "boardlib.config", "boardlib.netconfig")
+                "firmware.boards.esp32_devkit", "boardlib.config", "boardlib.netconfig",
+                "firmware.startapp")
 
 # A networked board's room for the application (made before its code is loaded) and for the
 # game (read after), kept from power-up, while the heap is still in large pieces, and let go
@@ -39,12 +41,13 @@ BOOT_MODULES = ("firmware.powerup", "firmware.hw", "firmware.assemble",
 # board on the ESP32's heap, step by step").
 _APP_ROOM = 2048
 _GAME_ROOM = 5120
-_ROOM = []  # [game's room, application's room] while they are kept
+ROOM = []  # [game's room, application's room] while they are kept (firmware.run)
 
 
 def boot(board, clock):
-    """The App with its game loaded and the watchdog armed, or a str when the game does
-    not start (too old a MicroPython, safe mode)."""
+    """The board built and checked, its rooms kept (ROOM), for firmware.run to make the
+    App in once this module is dropped; or a str when the game does not start (too old a
+    MicroPython, safe mode)."""
     if board is None:
         board = _build()
     old = too_old()
@@ -57,30 +60,22 @@ def boot(board, clock):
         show_text(board, word)
         print("pinboard: %s: the firmware is not running, the REPL is free" % word)
         return word
-    had = set(sys.modules)
-    try:
-        from firmware.app import App
+    return board
 
-        _let_room_go()  # the application's
-        app = App(board)
-        _let_room_go()  # the game's
-        app.boot(clock())
-    except MemoryError as exc:  # the code and the game do not fit this board's heap
-        del _ROOM[:]
-        try:  # the pins' interrupts would keep the half-made application
-            board.watch_inputs(None, None)
-        except Exception:  # noqa: BLE001 - pins without interrupts: nothing held
-            pass
-        _forget(had, ("rules_core",) + _APP_MODULES)  # what the failed start left
-        if board.net is None:
-            errors.halt(board, exc, errors.NO_MEMORY_SCREEN)
+
+def no_room(board, exc):
+    """The application or its game did not fit the heap (firmware.startapp made them, this
+    module loaded again for it): drop what the failed start left, then a networked board
+    starts again without its link (start_without), any other shows Err 93 for good."""
+    from firmware.startapp import APP_MODULES
+
+    _forget(sys.modules, ("rules_core", "boardlib.journal") + APP_MODULES)
+    if board.net is not None:
         # The game comes first: a networked board starts again at once without its
         # network link (start_without, which leaves /net.noroom)
         start_without(errors.NO_MEMORY)
         # the flash took no file: no second start
-        errors.halt(board, exc, errors.NO_MEMORY_SCREEN)
-    board.arm_watchdog()  # after the journal replay: a slow boot must not reset the board
-    return app
+    errors.halt(board, exc, errors.NO_MEMORY_SCREEN)
 
 
 def hold_word(board):
@@ -130,26 +125,57 @@ def _build():
             import boardlib.framesign  # noqa: F401
         hw.made_first()  # the display before the rest: Err 93 always has one to show on
         if networked:
-            _ROOM.append(bytearray(_GAME_ROOM))
-            _ROOM.append(bytearray(_APP_ROOM))
+            _keep_rooms()
         import rules_core  # noqa: F401
 
         if no_net:
             hw.NETWORK = False
         board = hw.build()
     except MemoryError as exc:  # not even the board fits: the display alone says so
-        if _ROOM:  # beside the rooms kept for the link's sake: again, without the link
-            del _ROOM[:]
+        if ROOM:  # beside the rooms kept for the link's sake: again, without the link
+            del ROOM[:]
             start_without(errors.NO_MEMORY)
         _no_room_to_build(exc)
     if no_net:
         board.config_error = board.config_error or errors.NO_MEMORY
     forget(BOOT_MODULES)
-    if _ROOM:
+    if ROOM:
         import gc
 
         gc.collect()  # the builders' code is free before the application's comes
     return board
+
+
+def _keep_rooms():
+    """The rooms (ROOM) at the top of the heap's largest free block: what the board builds
+    next goes below them, and what the application and its game make once they are let go
+    fills the holes below first, so that only the blocks too large for those come to the
+    rooms. Each room is a tuple (one block, its address its id()); one that lands in a
+    hole below is kept there until the rooms are made, and another is tried."""
+    import gc
+
+    gc.collect()
+    low, high = 0, gc.mem_free()
+    while high - low > 64:  # the largest free block (a failed try takes nothing)
+        mid = (low + high) // 2
+        try:
+            bytearray(mid)
+            low = mid
+        except MemoryError:
+            high = mid
+    gc.collect()
+    word = 4 if sys.maxsize >> 32 == 0 else 8
+    below = (None,) * ((low - _GAME_ROOM - _APP_ROOM - 512) // word)
+    lower = []
+    for size in (_GAME_ROOM, _APP_ROOM):
+        for _ in range(8):
+            room = (None,) * (size // word - 2)
+            if id(room) > id(below):
+                break
+            lower.append(room)  # a hole below: filled, for now
+        ROOM.append(room)
+    del below, lower
+    gc.collect()
 
 
 def start_without(code, no_room="/net.noroom"):
@@ -169,16 +195,6 @@ def start_without(code, no_room="/net.noroom"):
     import machine
 
     machine.soft_reset()
-
-
-def _let_room_go():
-    """The last room kept (_ROOM) is let go and collected: a free block for what comes
-    next."""
-    if _ROOM:
-        _ROOM.pop()
-        import gc
-
-        gc.collect()
 
 
 def _net_first(no_room="/net.noroom"):
@@ -244,16 +260,7 @@ def _no_room_to_build(exc):
     _forget(sys.modules, ("rules_core", "firmware.assemble", "firmware.board",
                           "boardlib.config", "boardlib.shot", "boardlib.net",
                           "boardlib.mqttlink", "boardlib.framesign", "boardlib.link",
-                          "boardlib.replstream", "umqtt") + _APP_MODULES)
+                          "boardlib.replstream", "umqtt", "firmware.app", "firmware.screens",
+                          "firmware.sound", "boardlib.journal", "boardlib.inputs",
+                          "boardlib.calls"))
     errors.halt(_Bare(), exc, errors.NO_MEMORY_SCREEN)
-
-
-def forget(names):
-    """Drop the modules `names` (dotted) from sys.modules and from their packages."""
-    for name in names:
-        sys.modules.pop(name, None)
-        parent, _, child = name.rpartition(".")
-        try:  # an imported submodule is also an attribute of its package
-            delattr(sys.modules[parent], child)
-        except (KeyError, AttributeError):
-            pass

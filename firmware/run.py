@@ -29,6 +29,7 @@ docs/esp32.md says why):
 
 import io
 import select
+import sys
 import time
 
 from firmware import errors
@@ -110,17 +111,36 @@ def tick(app, now_ms):
 
 
 def start(board=None, clock=time.ticks_ms):
-    """Power-up (firmware.powerup: the board built, the checks, the game read), then the
-    board's loop for ever; returns only when the game does not start (a word or a
-    sentence saying why). The power-up's code is dropped before the loop runs."""
+    """Power-up (firmware.powerup: the board built, the checks), then the application made
+    and its game read (firmware.startapp), then the board's loop for ever; returns only
+    when the game does not start (a word or a sentence saying why). The power-up's code is
+    dropped before the application's is loaded, and neither is held while the board
+    plays."""
     from firmware import powerup
 
-    app = powerup.boot(board, clock)
+    board = powerup.boot(board, clock)
+    rooms = powerup.ROOM
     powerup.forget(powerup.BOOT_MODULES)  # (powerup too: its code goes once boot() returned)
     del powerup
-    if isinstance(app, str):
-        return app
+    if isinstance(board, str):
+        return board
+    from firmware import startapp
+
+    app = startapp.make(board, clock, rooms)
+    forget(("firmware.startapp",))  # (used once, as the power-up)
+    del startapp
     try:
         Runner(app, clock).run()
     except Exception as exc:  # the board shows it instead of resetting
         errors.halt(app.board, exc)
+
+
+def forget(names):
+    """Drop the modules `names` (dotted) from sys.modules and from their packages."""
+    for name in names:
+        sys.modules.pop(name, None)
+        parent, _, child = name.rpartition(".")
+        try:  # an imported submodule is also an attribute of its package
+            delattr(sys.modules[parent], child)
+        except (KeyError, AttributeError):
+            pass

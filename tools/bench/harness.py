@@ -344,7 +344,8 @@ CHECK_MODULES = (os.path.join("firmware", "check.py"),)
 BOOT_MODULES = (os.path.join("firmware", "powerup.py"), os.path.join("firmware", "hw.py"),
                 os.path.join("firmware", "assemble.py"),
                 os.path.join("firmware", "boards", "esp32_devkit.py"),
-                os.path.join("boardlib", "config.py"), os.path.join("boardlib", "netconfig.py"))
+                os.path.join("boardlib", "config.py"), os.path.join("boardlib", "netconfig.py"),
+                os.path.join("firmware", "startapp.py"))
 # Read once at boot (journal_load.load in firmware.app.load), then dropped: load_mpy_bytes.
 LOAD_MODULES = (os.path.join("boardlib", "journal_load.py"),)
 # The setup menu: imported only when a player opens it (menu_mpy_bytes).

@@ -1,0 +1,58 @@
+"""The application made and its game read, once the power-up has built the board and been
+dropped (firmware.run.start calls it, then drops this module too).
+
+    app = startapp.make(board, clock, rooms)   # the App, its game read, the watchdog armed
+
+A heap too small for the application's code, the App or its game shows Err 93, or starts
+a networked board again without its link (firmware.powerup.no_room, loaded again for it:
+the power-up's code is not held while the application is made).
+"""
+
+import gc
+
+from firmware import errors
+from firmware.run import forget
+
+# The application's own modules (firmware.app and what only it imports), and the rules and
+# the game's reader it loads: dropped again when the heap runs out before the game starts,
+# to leave room for saying so (firmware.powerup.no_room drops them by these prefixes).
+APP_MODULES = ("firmware.app", "firmware.screens", "firmware.sound", "firmware.menu",
+               "boardlib.journal", "boardlib.inputs", "boardlib.calls", "boardlib.buzzer")
+
+
+def make(board, clock, rooms):
+    """The App with its game loaded and the watchdog armed. `rooms`: what a networked
+    board kept from power-up (firmware.powerup.ROOM), the last let go just before the App
+    is made and the other before its game is read."""
+    try:
+        from firmware.app import App
+
+        _let_go(rooms)  # the application's
+        app = App(board)
+        _let_go(rooms)  # the game's
+        app.boot(clock())
+    except MemoryError as exc:  # the code and the game do not fit this board's heap
+        app = None  # the half-made application: garbage, once its pins let go of it
+        del rooms[:]
+        try:  # the pins' interrupts would keep the half-made application
+            board.watch_inputs(None, None)
+        except Exception:  # noqa: BLE001 - pins without interrupts: nothing held
+            pass
+        forget(APP_MODULES)  # room for the power-up's code again
+        gc.collect()
+        try:
+            from firmware import powerup
+
+            powerup.no_room(board, exc)
+        except MemoryError:
+            pass
+        errors.halt(board, exc, errors.NO_MEMORY_SCREEN)
+    board.arm_watchdog()  # after the journal replay: a slow boot must not reset the board
+    return app
+
+
+def _let_go(rooms):
+    """The last room kept is let go and collected: a free block for what comes next."""
+    if rooms:
+        rooms.pop()
+        gc.collect()
