@@ -4,6 +4,8 @@
     uart = machine.UART(2, 115200, tx=17, rx=16, timeout=0)   # made by the board profile
     lk = link.Link(uart, time.ticks_ms(), board_id=machine.unique_id())
     lk.send_hello(firmware_version, "PWR", now_ms)    # reset cause: a name or a number
+    other = link.Link(stream, now_ms, frames=lk)   # a second link making its frames in lk's
+                                               # buffers (boardlib.mqttlink: the network's)
     lk.game = game_number                      # carried by every game frame, for people
     lk.game_id[:] = identity                   # 8 random bytes made with the game
     lk.send_event(game.history.count, record, player, points, to, now_ms)
@@ -121,15 +123,21 @@ _BYTES = (bytes, bytearray, memoryview)  # a history given as its records' bytes
 
 class Link:
     def __init__(self, stream, now_ms, heartbeat_ms=_HEARTBEAT_MS, board_id=b"",
-                 boot_id=None):
+                 boot_id=None, frames=None):
         self._stream = stream
         # any() taken once (a lookup and a bound method saved every poll), if it is there:
         # the board's task also asks it while it sleeps (firmware.run.Wake)
         self.any = getattr(stream, "any", None)
-        self._raw = bytearray(_MAX_RAW)
-        self._tx_views = {}
-        self._tx = bytearray(_MAX_WIRE)
-        self._tx_view = memoryview(self._tx)
+        if frames is None:  # the buffers a frame is made in, and its views by length
+            self._raw = bytearray(_MAX_RAW)
+            self._tx_views = {}
+            self._tx = bytearray(_MAX_WIRE)
+            self._tx_view = memoryview(self._tx)
+        else:  # another Link's: a frame is made and written whole before the next begins
+            self._raw = frames._raw
+            self._tx_views = frames._tx_views
+            self._tx = frames._tx
+            self._tx_view = frames._tx_view
         self._chunk = bytearray(_RX_CHUNK)
         self._chunk_len = 0
         self._chunk_pos = 0

@@ -1,7 +1,7 @@
 """The board's network link: the frames of docs/protocol.md over MQTT, never holding up play.
 
     from boardlib.mqttlink import Both, NetLink
-    net = NetLink(cfg["net"], wlan, now_ms, board_id=machine.unique_id())
+    net = NetLink(cfg["net"], wlan, now_ms, board_id=machine.unique_id(), frames=serial_link)
     board.link = Both(serial_link, net)   # or net alone: used exactly like a boardlib.link.Link
     kind = board.link.poll(now_ms)        # every 10 ms: one small step of the network's work
     code = net.take_notice()              # an error code for the display, or 0
@@ -163,7 +163,8 @@ class NetLink(Link):
     that Link writes to its stream (this object, `write`) is sealed and published, and the
     commands proven here are what it reads (`readinto`)."""
 
-    def __init__(self, net, wlan, now_ms, board_id=b"", clock=None, ca_path="/ca.der"):
+    def __init__(self, net, wlan, now_ms, board_id=b"", clock=None, ca_path="/ca.der",
+                 frames=None):
         self.net = net
         self.ca_path = ca_path
         self._tls = None  # the TLS context, made once
@@ -190,7 +191,8 @@ class NetLink(Link):
         # The hello names the board as its topics and tag do: the host binds the three.
         # (Its stream is this object, which has no any(): a board with the network link
         # alone serves it every few ms, as it must to connect.)
-        Link.__init__(self, self, now_ms, board_id=self._id_bytes)
+        # `frames`: the serial Link, whose buffers its frames are made in too.
+        Link.__init__(self, self, now_ms, board_id=self._id_bytes, frames=frames)
         self.client = simple.MQTTClient(
             self._id_bytes, net["host"], net["port"], user=net["user"].encode() or None,
             password=net["pass"].encode() or None, keepalive=_KEEPALIVE_S)

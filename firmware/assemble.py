@@ -74,8 +74,9 @@ def _links(parts, cfg, root):
         from boardlib.mqttlink import Both, NetLink
 
         # the club's CA certificate, if any, beside board.cfg
+        # (its frames made in the serial link's buffers, one frame at a time)
         net = NetLink(cfg["net"], wlan, 0, board_id=parts.board_id(cfg),
-                      ca_path=root + "/ca.der")
+                      ca_path=root + "/ca.der", frames=serial)
     except MemoryError:
         print("pinboard: no memory for the network link: playing without it (Err %d)"
               % NO_MEMORY)
