@@ -54,7 +54,6 @@ from boardlib.netstream import (
     UP,
     WAIT,
     Later,
-    buffers,
     forget,
 )
 
@@ -210,8 +209,8 @@ class NetLink(Link):
         self._sent = False  # LOGIN, SUBSCRIBE: the packet is sent, its answer awaited
         self._pid = 0
         self._one = bytearray(1)
-        # every connection's stream buffers, made now, while the heap is whole
-        self.bufs = buffers()
+        # every connection's stream buffers, made at the first (boardlib/netdial.py)
+        self.bufs = None
         if wlan is not None:
             _radio_on(wlan)
         self._raw_sock = None

@@ -42,6 +42,7 @@ from boardlib.netstream import (
     UP,
     Later,
     Stream,
+    buffers,
     forget,
 )
 
@@ -168,12 +169,21 @@ def _dial(link, now_ms):
                     return
                 nettls.start(link, now_ms)
                 return
-            link._sock = Stream(link._raw_sock, link.clock, bufs=link.bufs)
+            link._sock = Stream(link._raw_sock, link.clock, bufs=buffers_of(link))
             link._enter(LOGIN, now_ms)
             login(link, now_ms)  # CONNECT goes at once
             return
     if ticks_diff(now_ms, link._since) >= _DIAL_MS:
         link._drop(now_ms, _BROKER)
+
+
+def buffers_of(link):
+    """The link's stream buffers: made at its first connection (not at power-up, when the
+    application and its game still have to come), then kept and used by every connection
+    (boardlib.netstream.buffers)."""
+    if link.bufs is None:
+        link.bufs = buffers()
+    return link.bufs
 
 
 def _ask(link, now_ms, answer, call):

@@ -191,8 +191,9 @@ def handshake(link, now_ms):
             return
     if gate.finished and not gate.left and not gate.header_len:
         gate.gated = False
-        link._sock = Stream(link._ssl, link.clock, tls=True, bufs=link.bufs)
+        netdial = sys.modules["boardlib.netdial"]
+        link._sock = Stream(link._ssl, link.clock, tls=True, bufs=netdial.buffers_of(link))
         link._enter(LOGIN, now_ms)
-        sys.modules["boardlib.netdial"].login(link, now_ms)
+        netdial.login(link, now_ms)
     elif ticks_diff(now_ms, link._since) >= _HANDSHAKE_MS:
         link._drop(now_ms, _BROKER)

@@ -18,7 +18,7 @@ With `--frozen`, the modules in that ROMFS image come first on the path, as the 
 frozen modules do (tools/sim/board/frozenrom.py).
 
 `code` prints `held BYTES` (gc.mem_alloc() after a collection, less the same before; with
-`net`, the network stream's buffers too, which the link makes once when it is built,
+`net`, the network stream's buffers too, which the link makes once at its first connection,
 boardlib.netstream.buffers, and holds for good) and
 `modules` (every module that came in and stays loaded: the firmware's own and umqtt; the
 stand-ins, this script and its helpers are loaded before the count, so the figure holds
@@ -89,7 +89,7 @@ def held(net):
     gc.collect()
     before = gc.mem_alloc()
     load(net)
-    if net:  # the stream's buffers, made once when the link is built and held for good
+    if net:  # the stream's buffers, made once at the first connection and held for good
         from boardlib.netstream import buffers
 
         _KEPT.append(buffers())
