@@ -48,6 +48,7 @@ from boardlib.framesign import OVERHEAD, FrameSigner
 from boardlib.link import Link
 from boardlib.netstream import (
     JOIN,
+    LOGIN,
     OFF,
     RESOLVE,
     SUBSCRIBE,
@@ -301,16 +302,22 @@ class NetLink(Link):
         elif state == RESOLVE and self._addr is None:
             self._look_up(now_ms)
         elif state != OFF:
-            # on the way up: the steps are a module of their own, loaded for it
-            netdial = sys.modules.get("boardlib.netdial")
-            if netdial is None:
+            # on the way up: the steps are modules of their own, loaded for it, one at a
+            # time: the connection's (netdial), then the login's (netlogin)
+            login = state == LOGIN or state == SUBSCRIBE
+            way = sys.modules.get("boardlib.netlogin" if login else "boardlib.netdial")
+            if way is None:
+                forget("netdial" if login else "netlogin")  # (left by a failed attempt)
                 try:
-                    from boardlib import netdial
+                    if login:
+                        from boardlib import netlogin as way
+                    else:
+                        from boardlib import netdial as way
                 except MemoryError:  # no room to connect now: tried again after a while
                     self._fail(now_ms, _BROKER)
                     return
             try:
-                netdial.step(self, now_ms)
+                way.step(self, now_ms)
             except MemoryError:  # no room for this attempt: tried again after the back-off
                 self._drop(now_ms, _BROKER)
 

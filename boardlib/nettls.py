@@ -22,7 +22,7 @@ import io
 import select
 import sys
 
-from boardlib.netstream import HANDSHAKE, LOGIN, Stream
+from boardlib.netstream import HANDSHAKE, Stream
 
 try:
     from time import ticks_diff
@@ -193,7 +193,6 @@ def handshake(link, now_ms):
         gate.gated = False
         netdial = sys.modules["boardlib.netdial"]
         link._sock = Stream(link._ssl, link.clock, tls=True, bufs=netdial.buffers_of(link))
-        link._enter(LOGIN, now_ms)
-        netdial.login(link, now_ms)
+        netdial.logging_in(link, now_ms)
     elif ticks_diff(now_ms, link._since) >= _HANDSHAKE_MS:
         link._drop(now_ms, _BROKER)

@@ -44,9 +44,9 @@ except ImportError:  # CPython: the integer itself
 _CONFIG_BAD = const(31)  # boardlib.config
 _CONFIG_VALUE = const(32)
 _COMMAND_REFUSED = const(63)  # boardlib.mqttlink
-_WIFI = const(71)  # boardlib.netdial, boardlib.mqttlink
-_BROKER = const(72)  # boardlib.netdial, boardlib.nettls, boardlib.mqttlink
-_BROKER_LOGIN = const(73)  # boardlib.netdial
+_WIFI = const(71)  # boardlib.netdial, boardlib.netlogin, boardlib.mqttlink
+_BROKER = const(72)  # boardlib.netdial, netlogin, nettls, mqttlink
+_BROKER_LOGIN = const(73)  # boardlib.netlogin
 _TLS = const(74)  # boardlib.nettls
 _BROKER_NAME = const(75)  # boardlib.mqttlink
 _TLS_MEMORY = const(76)  # boardlib.netdial, boardlib.nettls

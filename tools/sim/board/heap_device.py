@@ -23,8 +23,8 @@ boardlib.netstream.buffers, and holds for good) and
 `modules` (every module that came in and stays loaded: the firmware's own and umqtt; the
 stand-ins, this script and its helpers are loaded before the count, so the figure holds
 none of the simulator's code); with `net`, `dial BYTES`: what the link's way up
-(boardlib.netdial, or boardlib.netdns while it looks the broker's name up: never both)
-adds while it connects. `imports` first takes away
+(boardlib.netdial, netlogin or netdns: the link holds one of them at a time) adds while it
+connects. `imports` first takes away
 every free byte beyond BUDGET
 (as tools/sim/board/run.py --heap-budget does), then imports: `imported 1`, or the port's
 MemoryError. That is the heap an import needs at its peak: a source compiled on the board
@@ -60,9 +60,9 @@ BOARD = ("firmware.run", "firmware.powerup", "firmware.hw", "boardlib.link",
 # The network link with TLS (boardlib.nettls: a TLS board keeps it while connected) and the
 # settings' checks (dropped with the boot modules).
 NET = ("boardlib.mqttlink", "boardlib.nettls", "boardlib.netconfig")
-# Loaded while the link connects, then dropped (boardlib/netdial.py; the name's lookup, while
-# netdial is dropped).
-DIAL = ("boardlib.netdial", "boardlib.netdns")
+# Loaded while the link connects, then dropped, one at a time: the connection
+# (boardlib/netdial.py), the login (netlogin.py), the name's lookup (netdns.py).
+DIAL = ("boardlib.netdial", "boardlib.netlogin", "boardlib.netdns")
 
 
 def load(net):
@@ -97,9 +97,8 @@ def held(net):
     print("held", gc.mem_alloc() - before)
     # every module the count took in: the firmware's alone (tests/test_boot_modules.py)
     print("modules", ",".join(sorted(set(sys.modules) - had)))
-    if net:  # what a (re)connection loads on top, for a while: the way up's code, or
-        # the name's lookup, never both at once (boardlib.mqttlink looks the name up
-        # while netdial is dropped)
+    if net:  # what a (re)connection loads on top, for a while: the largest of the way
+        # up's modules, which the link holds one at a time (boardlib.mqttlink)
         from boardlib.netstream import forget
 
         most = 0

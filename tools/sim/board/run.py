@@ -329,14 +329,15 @@ def _kept(name):
 
 
 def keep_link_modules():
-    """The modules the network link loads for a while and drops (boardlib/netdial.py and
-    the two it loads) imported now and kept: with --heap-budget the code is a frozen
-    board's, in flash, where nothing is dropped and an import costs no heap."""
+    """The modules the network link loads for a while and drops (boardlib/netdial.py,
+    netlogin.py, netdns.py, nettls.py) imported now and kept: with --heap-budget the code
+    is a frozen board's, in flash, where nothing is dropped and an import costs no heap."""
     from boardlib import mqttlink, netstream
 
     mqttlink.forget = netstream.forget = _kept
     import boardlib.netdial  # noqa: F401
     import boardlib.netdns  # noqa: F401
+    import boardlib.netlogin  # noqa: F401
     import boardlib.nettls  # noqa: F401
 
 
