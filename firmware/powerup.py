@@ -40,8 +40,9 @@ BOOT_MODULES = ("firmware.powerup", "firmware.hw", "firmware.assemble",
 # the rest of the heap in pieces too small for them (docs/performance.md, "The networked
 # board on the ESP32's heap, step by step").
 _APP_ROOM = 2048
-_GAME_ROOM = 5120
-ROOM = []  # [game's room, application's room] while they are kept (firmware.run)
+_GAME_ROOM = 6144
+_CODE_ROOM = 2048
+ROOM = []  # [game's, application's, code's] while they are kept (firmware.startapp)
 
 
 def boot(board, clock):
@@ -165,9 +166,9 @@ def _keep_rooms():
             high = mid
     gc.collect()
     word = 4 if sys.maxsize >> 32 == 0 else 8
-    below = (None,) * ((low - _GAME_ROOM - _APP_ROOM - 512) // word)
+    below = (None,) * ((low - _GAME_ROOM - _APP_ROOM - _CODE_ROOM - 512) // word)
     lower = []
-    for size in (_GAME_ROOM, _APP_ROOM):
+    for size in (_GAME_ROOM, _APP_ROOM, _CODE_ROOM):
         for _ in range(8):
             room = (None,) * (size // word - 2)
             if id(room) > id(below):

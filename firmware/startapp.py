@@ -17,14 +17,24 @@ from firmware.run import forget
 # the game's reader it loads: dropped again when the heap runs out before the game starts,
 # to leave room for saying so (firmware.powerup.no_room drops them by these prefixes).
 APP_MODULES = ("firmware.app", "firmware.screens", "firmware.sound", "firmware.menu",
-               "boardlib.journal", "boardlib.inputs", "boardlib.calls", "boardlib.buzzer")
+               "boardlib.journal", "boardlib.inputs", "boardlib.calls", "boardlib.buzzer",
+               "rules_core.snapshot")
 
 
 def make(board, clock, rooms):
     """The App with its game loaded and the watchdog armed. `rooms`: what a networked
-    board kept from power-up (firmware.powerup.ROOM), the last let go just before the App
-    is made and the other before its game is read."""
+    board kept from power-up (firmware.powerup.ROOM), let go one at a time, the last
+    first: before the application's code is loaded, before the App is made, before its
+    game is read."""
     try:
+        # What the application imports first, into the heap's holes, before the code's
+        # room is let go for the application's own code (its class's dict grows in
+        # blocks of up to 1 KB)
+        import boardlib.journal  # noqa: F401
+        import firmware.screens  # noqa: F401
+        import rules_core.snapshot  # noqa: F401
+
+        _let_go(rooms)  # the code's
         from firmware.app import App
 
         _let_go(rooms)  # the application's
