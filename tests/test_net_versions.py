@@ -432,23 +432,21 @@ def test_a_networked_board_from_sources_runs_out_of_the_esp32_heap(boards):
 
 
 def test_a_networked_board_deployed_as_mpy_comes_online_in_120_kb_of_heap(boards):
-    """Short of the stock heap (below): in 120,000 bytes of GC heap the networked board,
-    deployed as .mpy files, keeps room for its application and its game from power-up
-    (firmware/powerup.py), comes online and plays. Making its blocks in the order they
-    were needed, it built its link there but failed every connection (it came online in
-    124 KB; docs/performance.md, "The networked board on the ESP32's heap, step by
-    step")."""
+    """A larger heap than the stock one (below), where the pieces fall otherwise: in 120,000
+    bytes of GC heap the networked board, deployed as .mpy files, keeps room for its
+    application and its game from power-up (firmware/powerup.py), comes online and plays.
+    Making its blocks in the order they were needed, it built its link there but failed
+    every connection (it came online in 124 KB; docs/performance.md, "The networked board
+    on the ESP32's heap, step by step")."""
     _heap_interpreter()
     _outcome(boards, "heap net 120000")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the link and the application are made, but the new game then finds no block of 376 "
-    "to 624 bytes beside them: the board comes online in 120,000 bytes of heap, not in "
-    "111,936 (docs/performance.md, \"The networked board on the ESP32's heap, step by "
-    "step\", \"Room kept from power-up\")"))
 def test_a_networked_board_deployed_as_mpy_fits_the_esp32_heap(boards):
     """Deployed as `make deploy` ships it (.mpy files), the networked board comes online on
-    that heap and plays."""
+    that heap and plays: the application made once the power-up's code is dropped, its
+    rooms kept at the top of the heap (one for its code too), the link's way up loaded a
+    module at a time (docs/performance.md, "The networked board on the ESP32's heap, step
+    by step")."""
     _heap_interpreter()
     _outcome(boards, "esp32 heap net True")
