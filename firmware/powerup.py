@@ -152,7 +152,9 @@ def _keep_rooms():
     next goes below them, and what the application and its game make once they are let go
     fills the holes below first, so that only the blocks too large for those come to the
     rooms. Each room is a tuple (one block, its address its id()); one that lands in a
-    hole below is kept there until the rooms are made, and another is tried."""
+    hole below is kept there until the rooms are made, and another is tried. (On the
+    ESP32 from 1.22 a try larger than the largest block makes the heap grow, py/gc.c
+    gc_try_add_heap: the one growth the build makes anyway, made here.)"""
     import gc
 
     gc.collect()
