@@ -329,6 +329,9 @@ class NetLink(Link):
     def _look_up(self, now_ms):
         """The broker's name looked up (boardlib/netdns.py), a step a poll, while the way
         up's code (netdial) is dropped: its address (a str) brings that back."""
+        if not self.wlan.isconnected():
+            self._drop(now_ms, _WIFI)  # (as netdial's steps do)
+            return
         try:
             if self._resolver is None:
                 from boardlib.netdns import Resolver
