@@ -24,6 +24,7 @@ can still say so (Err 93); a network link that does not fit leaves the board pla
 without it. Nothing here imports `machine`.
 """
 
+import gc
 import os
 
 from boardlib.config import load_config
@@ -35,6 +36,7 @@ from firmware.errors import NO_MEMORY
 def assemble(parts, profile, root=""):
     config_path = root + profile.CONFIG_PATH
     cfg, cfg_error = load_config(config_path)
+    gc.collect()  # what reading the file left is free before the board's parts are made
     parts.configure(cfg)
     if cfg.get("standing_level") is None:
         cfg["standing_level"] = profile.SPOT_STANDING_LEVEL
@@ -67,8 +69,6 @@ def _links(parts, cfg, root):
     wlan = parts.wlan() if "net" in cfg else None
     if wlan is None:  # no net settings (or, simulated, no WiFi to join)
         return None, serial, 0
-    import gc
-
     gc.collect()  # what the serial link's compilation left is free before the link's blocks
     try:
         from boardlib.mqttlink import Both, NetLink
