@@ -210,7 +210,7 @@ class NetLink(Link):
         self._sent = False  # LOGIN, SUBSCRIBE: the packet is sent, its answer awaited
         self._pid = 0
         self._one = bytearray(1)
-        # every connection's stream buffers, made at the first (boardlib/netdial.py)
+        # every connection's stream buffers: made once the game is read (firmware.startapp)
         self.bufs = None
         if wlan is not None:
             _radio_on(wlan)

@@ -143,9 +143,9 @@ def _dial(link, now_ms):
 
 
 def buffers_of(link):
-    """The link's stream buffers: made at its first connection (not at power-up, when the
-    application and its game still have to come), then kept and used by every connection
-    (boardlib.netstream.buffers)."""
+    """The link's stream buffers, kept and used by every connection: made once the game is
+    read (firmware.startapp), or else here, at the first connection; not at power-up, when
+    the application and its game still have to come (boardlib.netstream.buffers)."""
     if link.bufs is None:
         link.bufs = buffers()
     return link.bufs

@@ -2,7 +2,7 @@
 the link's states, and the dropping of modules the link loads for a while.
 
     from boardlib.netstream import UP, Later, Stream, buffers, forget
-    bufs = buffers()                         # once, at the first connection (netdial)
+    bufs = buffers()                         # once: firmware.startapp, else netdial
     link._sock = Stream(raw_sock, clock, bufs=bufs)   # boardlib/netdial.py, nettls.py
     forget("netdial")                        # its code goes once nothing holds it
 
@@ -61,12 +61,12 @@ def forget(name):
 
 
 def buffers():
-    """A Stream's buffers (to send, received, a CONNECT recorded), made once by the link's
-    first connection (boardlib/netdial.py, `buffers_of`) and handed to the Stream of every
-    connection after it: a board that has played a while may have the bytes but not the
-    pieces. (Not at power-up: the application and its game come after the link is built,
-    and on a heap in pieces they need every block; once the game is up, the power-up's
-    code is free.)"""
+    """A Stream's buffers (to send, received, a CONNECT recorded), made once, when the game
+    is read (firmware/startapp.py) or else at the link's first connection
+    (boardlib/netdial.py, `buffers_of`), and handed to the Stream of every connection: a
+    board that has played a while may have the bytes but not the pieces. (Not at
+    power-up: the application and its game come after the link is built, and on a heap in
+    pieces they need every block.)"""
     return bytearray(_TX_BUF), bytearray(_RX_BUF), bytearray(_REC_BUF)
 
 

@@ -41,6 +41,13 @@ def make(board, clock, rooms):
         app = App(board)
         _let_go(rooms)  # the game's
         app.boot(clock())
+        net = board.net
+        if net is not None and net.bufs is None:
+            # the network link's stream buffers, kept for every connection: made now, in
+            # the heap the game has left, before the first connection's code comes
+            from boardlib.netstream import buffers
+
+            net.bufs = buffers()
     except MemoryError as exc:  # the code and the game do not fit this board's heap
         app = None  # the half-made application: garbage, once its pins let go of it
         del rooms[:]
