@@ -337,7 +337,10 @@ class NetLink(Link):
                 from boardlib.netdns import Resolver
 
                 self._resolver = Resolver()
-                self._resolver.start(self.net["host"], self.wlan.ifconfig()[3], now_ms)
+                # (answers read into the stream's send buffer: no connection uses it now)
+                bufs = self.bufs
+                self._resolver.start(self.net["host"], self.wlan.ifconfig()[3], now_ms,
+                                     buf=None if bufs is None else bufs[0])
                 return
             address = self._resolver.step(now_ms)
         except (OSError, MemoryError):

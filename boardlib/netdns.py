@@ -12,6 +12,7 @@ port, "legacy unicast").
 
 import errno
 import os
+import select
 
 try:
     from time import ticks_add, ticks_diff
@@ -28,6 +29,7 @@ _MDNS_GROUP = "224.0.0.251"
 _MDNS_PORT = const(5353)
 _TRY_MS = const(1500)  # lwIP waits 1, 2, 3 s between its tries; one try here
 _TRIES = const(3)
+_ANSWER = const(512)  # the longest DNS message over UDP (RFC 1035, 4.2.1)
 
 
 class Resolver:
@@ -40,14 +42,18 @@ class Resolver:
 
     def __init__(self):
         self.sock = None
+        self.poller = None
+        self.buf = None
         self.name = ""
         self.server = None
         self.sent_at = 0
         self.tries = 0
         self.ident = 0
 
-    def start(self, name, server, now_ms, port=0):
-        """port: the DNS server's, when not 53 (or mDNS's 5353 for a `.local` name)."""
+    def start(self, name, server, now_ms, port=0, buf=None):
+        """port: the DNS server's, when not 53 (or mDNS's 5353 for a `.local` name); buf:
+        512 bytes to read the answers into (the network link lends its stream's, free
+        while it looks a name up; else one is made here)."""
         import socket
 
         self.close()
@@ -60,6 +66,10 @@ class Resolver:
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         sock.setblocking(False)
         self.sock = sock
+        self.buf = buf if buf is not None else bytearray(_ANSWER)
+        # asked before each read: a poll that finds no answer allocates nothing
+        self.poller = select.poll()
+        self.poller.register(sock, select.POLLIN)
         self.tries = 0
         self._send(now_ms)
 
@@ -82,14 +92,19 @@ class Resolver:
     def step(self, now_ms):
         sock = self.sock
         while True:
+            for _ in self.poller.ipoll(0):
+                break
+            else:
+                break  # nothing has come
             try:
-                answer = sock.recv(512)
+                got = sock.readinto(self.buf)  # a datagram, cut at the buffer's length
             except OSError as exc:
                 if exc.args[0] != errno.EAGAIN:
                     raise
                 break
-            if answer is None:
+            if got is None:
                 break
+            answer = memoryview(self.buf)[:got]
             address = self._address(answer)
             if address is not None:
                 self.close()
@@ -130,6 +145,8 @@ class Resolver:
             except OSError:
                 pass
             self.sock = None
+            self.poller = None
+            self.buf = None
 
 
 def _skip_name(msg, at):
