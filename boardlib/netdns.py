@@ -43,7 +43,7 @@ class Resolver:
     def __init__(self):
         self.sock = None
         self.poller = None
-        self.buf = None
+        self.buf = bytearray(0)  # the answers' (start)
         self.name = ""
         self.server = None
         self.sent_at = 0
@@ -146,7 +146,6 @@ class Resolver:
                 pass
             self.sock = None
             self.poller = None
-            self.buf = None
 
 
 def _skip_name(msg, at):
