@@ -27,14 +27,7 @@ def make(board, clock, rooms):
     first: before the application's code is loaded, before the App is made, before its
     game is read."""
     try:
-        # What the application imports first, into the heap's holes, before the code's
-        # room is let go for the application's own code (its class's dict grows in
-        # blocks of up to 1 KB)
-        import boardlib.journal  # noqa: F401
-        import firmware.screens  # noqa: F401
-        import rules_core.snapshot  # noqa: F401
-
-        _let_go(rooms)  # the code's
+        _let_go(rooms)  # the code's (its class's dict grows in blocks of up to 1 KB)
         from firmware.app import App
 
         _let_go(rooms)  # the application's
