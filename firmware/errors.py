@@ -128,3 +128,16 @@ def halt(board, exc, code=LOOP_FAILED):
             tries += 1
             gc.collect()
             shown = show(board, code)
+
+
+def forget(names):
+    """Drop the modules `names` (dotted) from sys.modules and from their packages: the
+    power-up's code once the board is built, or the application's to make room for saying
+    that it did not fit (Err 93)."""
+    for name in names:
+        sys.modules.pop(name, None)
+        parent, _, child = name.rpartition(".")
+        try:  # an imported submodule is also an attribute of its package
+            delattr(sys.modules[parent], child)
+        except (KeyError, AttributeError):
+            pass

@@ -20,7 +20,6 @@ import sys
 from boardlib import layout
 from firmware import errors
 from firmware.board import UNDO_BUTTON
-from firmware.run import forget
 
 SAFE_WORD = "SAFE"
 
@@ -64,13 +63,12 @@ def boot(board, clock):
     return board
 
 
-def no_room(board, exc):
+def no_room(board, exc, app_modules):
     """The application or its game did not fit the heap (firmware.startapp made them, this
     module loaded again for it): drop what the failed start left, then a networked board
-    starts again without its link (start_without), any other shows Err 93 for good."""
-    from firmware.startapp import APP_MODULES
-
-    _forget(sys.modules, ("rules_core", "boardlib.journal") + APP_MODULES)
+    starts again without its link (start_without), any other shows Err 93 for good.
+    `app_modules`: the application's (firmware.startapp.APP_MODULES)."""
+    _forget(sys.modules, ("rules_core", "boardlib.journal") + app_modules)
     if board.net is not None:
         # The game comes first: a networked board starts again at once without its
         # network link (start_without, which leaves /net.noroom)
@@ -139,7 +137,7 @@ def _build():
         _no_room_to_build(exc)
     if no_net:
         board.config_error = board.config_error or errors.NO_MEMORY
-    forget(BOOT_MODULES)
+    errors.forget(BOOT_MODULES)
     if ROOM:
         import gc
 

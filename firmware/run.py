@@ -29,7 +29,6 @@ docs/esp32.md says why):
 
 import io
 import select
-import sys
 import time
 
 from firmware import errors
@@ -120,27 +119,16 @@ def start(board=None, clock=time.ticks_ms):
 
     board = powerup.boot(board, clock)
     rooms = powerup.ROOM
-    powerup.forget(powerup.BOOT_MODULES)  # (powerup too: its code goes once boot() returned)
+    errors.forget(powerup.BOOT_MODULES)  # (powerup too: its code goes once boot() returned)
     del powerup
     if isinstance(board, str):
         return board
     from firmware import startapp
 
     app = startapp.make(board, clock, rooms)
-    forget(("firmware.startapp",))  # (used once, as the power-up)
+    errors.forget(("firmware.startapp",))  # (used once, as the power-up)
     del startapp
     try:
         Runner(app, clock).run()
     except Exception as exc:  # the board shows it instead of resetting
         errors.halt(app.board, exc)
-
-
-def forget(names):
-    """Drop the modules `names` (dotted) from sys.modules and from their packages."""
-    for name in names:
-        sys.modules.pop(name, None)
-        parent, _, child = name.rpartition(".")
-        try:  # an imported submodule is also an attribute of its package
-            delattr(sys.modules[parent], child)
-        except (KeyError, AttributeError):
-            pass

@@ -11,7 +11,6 @@ the power-up's code is not held while the application is made).
 import gc
 
 from firmware import errors
-from firmware.run import forget
 
 # The application's own modules (firmware.app and what only it imports), and the rules and
 # the game's reader it loads: dropped again when the heap runs out before the game starts,
@@ -48,12 +47,12 @@ def make(board, clock, rooms):
             board.watch_inputs(None, None)
         except Exception:  # noqa: BLE001 - pins without interrupts: nothing held
             pass
-        forget(APP_MODULES)  # room for the power-up's code again
+        errors.forget(APP_MODULES)  # room for the power-up's code again
         gc.collect()
         try:
             from firmware import powerup
 
-            powerup.no_room(board, exc)
+            powerup.no_room(board, exc, APP_MODULES)
         except MemoryError:
             pass
         errors.halt(board, exc, errors.NO_MEMORY_SCREEN)

@@ -71,8 +71,7 @@ def load(net):
     board holds the rules it plays)."""
     for name in BOARD + (NET if net else ()):
         __import__(name)
-    powerup = sys.modules["firmware.powerup"]
-    powerup.forget(powerup.BOOT_MODULES)
+    sys.modules["firmware.errors"].forget(sys.modules["firmware.powerup"].BOOT_MODULES)
     __import__("firmware.app")
     from rules_core.game import _scoring
     from rules_core.settings import RULES_TABLE
