@@ -136,6 +136,8 @@ class App:
         self._buttons_busy = 0  # bits of the buttons pressed or settling (to poll)
         self._soonest = 0  # while the buttons are polled: the soonest timer, ms from now
         self._moved = 0  # the assembler was told of spots or buttons since its last poll
+        # The pins' levels as last read (bit i: spot i+1 standing; button i pressed)
+        self._spot_levels = self._button_levels = 0
         # When each group of inputs has something to do with no pin changing (ticks): the
         # spots' timers, the soonest button timer, the shot settling by itself
         self._spots_at = self._buttons_at = self._settle_at = 0
@@ -354,8 +356,13 @@ class App:
         # (The spots and the assembler's settling here, not in functions of their own: a
         # call costs as much as a dozen attribute reads. `at` serves one thing after
         # another: a frame over 11 words comes from the heap at every call.)
+        # A pin is read only when its group's interrupt came: at a timer's end with no
+        # interrupt since, the levels are what was read last (every pin interrupts on
+        # each change; pins that cannot are read at every poll, `_every_step`).
+        if groups & _SPOTS:
+            self._spot_levels = self._read_spots()
         if groups & _SPOTS or diff(now_ms, self._spots_at) >= 0:
-            at = self.sensors.update(self._read_spots(), now_ms)  # the spots down
+            at = self.sensors.update(self._spot_levels, now_ms)  # the spots down
             if self.sensors.fault != self._faults:
                 self._faults_changed(now_ms)
             # The assembler cares only about a change of the down mask, and while a shot
@@ -368,6 +375,8 @@ class App:
                 self._moved = 1
             at = self.sensors.next_at
             self._spots_at = ticks_add(now_ms, _FAR_MS) if at is None else at
+        if groups & _BUTTONS_CHANGED:
+            self._button_levels = self._read_buttons()
         if groups & _BUTTONS_CHANGED or diff(now_ms, self._buttons_at) >= 0:
             self._poll_buttons(now_ms)
         if self._moved or diff(now_ms, self._settle_at) >= 0:
@@ -426,7 +435,7 @@ class App:
         """The buttons that are pressed or still settling (_buttons_busy's bits), each
         with its press or hold and its timer; then the soonest of those timers."""
         todo = self._buttons_busy
-        self._buttons_busy = self._read_buttons()  # pressed now; the settling join below
+        self._buttons_busy = self._button_levels  # pressed now; the settling join below
         todo |= self._buttons_busy
         self._soonest = _FAR_MS  # the soonest button timer, in ms from now
         while todo:

@@ -17,7 +17,8 @@ SCENARIOS = [("boot_after_watchdog",), ("corrupt_config",), ("cut_off_journal", 
              ("cut_off_journal", "b"),
              ("dark_sensor",), ("pins_left_lying", "stood up"), ("pins_left_lying", "ok"),
              ("full_flash", 999, 40), ("setup_menu",), ("watchdog", False), ("watchdog", True),
-             ("shot_allocates_nothing",), ("quiet_polls",)]
+             ("shot_allocates_nothing",), ("quiet_polls",),
+             ("pins_read_at_changes",)]
 
 
 @pytest.fixture(scope="module")
@@ -135,6 +136,16 @@ def test_a_scored_shot_allocates_nothing(scenarios):
     shots, score, scores_shown = scenarios[("shot_allocates_nothing",)]
     assert shots == 1 and score == [8, 0]  # four shots of a pin: the series goes on
     assert scores_shown  # the shot's message shown, and the scores again after it
+
+
+def test_pins_are_read_only_when_they_changed(scenarios):
+    # docs/performance.md: the pins' interrupts say when a pin changed; a poll at a timer's
+    # end (the glitch filter's, a release's debounce) reads none and uses the levels
+    # read last
+    out = scenarios[("pins_read_at_changes",)]
+    assert out["shots"] == 1 and out["score"][0] > 0  # the pin scored, at ok's release
+    assert out["spots_read"] == 2  # the fall and the stand, not the filter's two ends
+    assert out["buttons_read"] == 2  # ok pressed and let go, not the debounce's end
 
 
 def test_the_shots_assembler_hears_only_what_the_glitch_filter_passed(scenarios):

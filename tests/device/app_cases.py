@@ -351,6 +351,27 @@ def _count_calls(obj, name):
     return count
 
 
+def pins_read_at_changes(state):
+    """A pin falls and is stood up again, then `ok`: how often the spots' and the buttons'
+    pins are read (the glitch filter's, the debounce's and the settle time's ends come
+    with no pin changing in between), and the shot it scores."""
+    sim, app = reboot(state)
+    t = play(app, 0, 3000)  # the boot's messages are over
+    spots = _count_calls(app, "_read_spots")
+    buttons = _count_calls(app, "_read_buttons")
+    shots = app.game.shots
+    sim.set_spot(2, False)
+    t = play(app, t, t + 100)  # counted down 40 ms after the fall
+    sim.set_spot(2, True)
+    t = play(app, t, t + 300)  # standing again 40 ms after it stands
+    sim.set_button(OK, True)
+    t = play(app, t, t + 100)
+    sim.set_button(OK, False)
+    t = play(app, t, t + 2000)  # the release's debounce, then nothing for 2 s
+    return {"spots_read": spots[0], "buttons_read": buttons[0],
+            "shots": app.game.shots - shots, "score": list(app.game.score)}
+
+
 def quiet_polls(state):
     """A pin falls and is stood up again, then `ok`: how often the shot's assembler is told
     of the spots, and how often the display's modules are written, while the game's
