@@ -446,8 +446,12 @@ class App:
             # stays within 11 words, which `_buttons_busy & low` (pressed) helps)
             button = self.buttons[_INDEX[low]]
             kind = button.update(self._buttons_busy & low, now_ms)
-            if kind:
-                self._button(_INDEX[low], kind, now_ms)
+            if kind:  # (here, not in a function of its own: a call costs a dozen reads)
+                if self.asked is not None or self.menu is not None:
+                    self._menu_button(_INDEX[low], kind, now_ms)
+                else:
+                    self.assembler.button(_INDEX[low], kind, now_ms)
+                    self._moved = 1
             if not button.idle:
                 self._buttons_busy |= low
                 if 0 <= button.left < self._soonest:
@@ -463,13 +467,6 @@ class App:
             self.undo(now_ms)
         elif event == shot.MENU:
             self._open_menu(now_ms)
-
-    def _button(self, which, kind, now_ms):
-        if self.asked is not None or self.menu is not None:
-            self._menu_button(which, kind, now_ms)
-        else:
-            self.assembler.button(which, kind, now_ms)
-            self._moved = 1
 
     def _menu_button(self, which, kind, now_ms):
         if self.asked is not None:
