@@ -99,7 +99,8 @@ _FRAME_EXTRA = const(5)  # length byte + CRC-32
 _MAX_RECORD = const(64)
 # littlefs keeps a file of up to cache_size bytes (128 with VfsLfs2's defaults) inline in
 # the directory's metadata: appending to it costs no block erase. Past that, every flushed
-# append copies the file's last block to a freshly erased one. 12 + 11 frames of 9 bytes.
+# append copies the file's last block to a freshly erased one (lib/littlefs/lfs2.c,
+# lfs2_file_write: past min(cache_size, block_size / 8)). 12 + 12 frames of 9 bytes.
 _JOURNAL_LIMIT = const(112)
 # A 1000-shot game packs into about 5 KB; a file claiming far more than any game is damage.
 _MAX_FILE = const(65536)
@@ -162,12 +163,13 @@ class GameStore:
         self._slots = []  # per copy, the snapshot file the next compaction writes over
         # record length -> (the generation and frame number, which every frame's CRC
         # starts from, so that a frame from another journal or from another place in this
-        # one never passes; then the frame), made once
+        # one never passes; then the frame, and the length), made once; and the last one
         self._frames = {}
+        self._frame = (bytearray(0), memoryview(b""), 0)
         self._game = None  # the game last stored, for maintain()
         self._last_frame = _FRAME_EXTRA + 4  # size of the last frame appended
         self._job = None  # the compaction under way (_Compaction), if any
-        self._b_behind = False  # copy b's journal has frames not yet committed (_append)
+        self._b_behind = False  # copy b's journal has frames not yet committed (record)
         # The history's whole chunks that the snapshots leave to game.his: the CRC-32 of
         # chunks 0..i after each chunk i (the game's, as the last compaction found them;
         # _crc_game and _crc_cuts say which game, and after how many of its undos), and
@@ -214,81 +216,79 @@ class GameStore:
         Raises TypeError or ValueError (writing nothing) for a record it cannot frame, and
         OSError when the flash fails. Either way the next record() or maintain() writes a
         whole snapshot of the game, so the flash never misses an event the game has.
-        (Its work is split so that each frame fits on the C stack: a bigger one comes
-        from the heap at every call, docs/performance.md.)
+        (Its frame and _frame_of's fit on the C stack: a bigger one comes from the heap
+        at every call, docs/performance.md.)
         """
         if self._job is not None:
             # A compaction under way (maintain_piece) is finished first: its snapshot is
             # the game before this event, which then goes into the new journal.
-            self._size_of(record)  # (a record that cannot be framed: nothing written)
+            self._frame_of(record)  # (a record that cannot be framed: nothing written)
             self._finish_compaction()
         frame = self._frame_of(record)  # (checked, in its buffer)
         self._game = game
         if self.needs_snapshot or self._journal_bytes + len(frame) > self.journal_limit:
             self.compact(game)  # maintain() was not called in time: compact now
             return
-        self._append(frame)
-        self._journal_bytes += len(frame)
-        self.records += 1
+        # Copy b's frame is committed by the next maintain_piece(), which the board calls
+        # in a later step (_catch_up_b): the two copies' directories fill alike, and
+        # littlefs would compact both (a sector erased each) at the same append. A flash
+        # failure leaves a snapshot due (no try block: it would take this frame past 11
+        # words, docs/performance.md; the compaction closes the journals first).
+        self.needs_snapshot = True
+        self._journal_a.write(frame)
+        self._journal_a.flush()
+        self._journal_b.write(frame)
+        self.needs_snapshot = False
+        self._b_behind = True
         self._last_frame = len(frame)
+        self._journal_bytes += self._last_frame
+        self.records += 1
 
     def _frame_of(self, record):
         """The journal frame of `record` (a view of a buffer made once per length): the
         length byte, the record, and the CRC-32 of both salted with the generation and
-        the frame's number."""
-        size = self._size_of(record)
-        frame = self._frames.get(size) or self._new_frame(size)
+        the frame's number. (The checks are inline, a call costing as much as a dozen
+        attribute reads, and type() is asked twice rather than kept in a local, so that
+        the frame stays within 11 words.)"""
+        if type(record) is not bytes and type(record) is not bytearray:
+            self._refuse(record)
+        size = len(record)
+        if size < 1 or size > _MAX_RECORD:
+            self._refuse(record)
+        frame = self._frame  # the last length's: as a rule, every event's
+        if frame[2] != size:
+            frame = self._frame_for(size)
         size += 9  # (the frame's end, before the CRC)
         frame[0][9:size] = record
-        # the salt: generation and frame number (few locals: the frame stays small)
+        # the salt: generation and frame number
         struct.pack_into("<II", frame[0], 0, self.generation, self.records)
         crc32_put(frame[0], size, frame[0], size)
         return frame[1]
 
-    def _size_of(self, record):
-        kind = type(record)  # (isinstance with a tuple of types would make the tuple)
-        if kind is not bytes and kind is not bytearray:
-            self.needs_snapshot = True
-            raise TypeError("record must be bytes, not %s" % kind.__name__)
-        size = len(record)
-        if size < 1 or size > _MAX_RECORD:
-            self.needs_snapshot = True
-            raise ValueError("record of %d bytes (1..%d)" % (size, _MAX_RECORD))
-        return size
+    def _refuse(self, record):
+        self.needs_snapshot = True
+        if type(record) is not bytes and type(record) is not bytearray:
+            raise TypeError("record must be bytes, not %s" % type(record).__name__)
+        raise ValueError("record of %d bytes (1..%d)" % (len(record), _MAX_RECORD))
 
-    def _new_frame(self, size):
+    def _frame_for(self, size):
         # salt (generation, frame number), then the frame: its CRC covers both, taken in
         # one piece into the frame itself (no 32-bit int is made for it)
-        buf = bytearray(8 + size + _FRAME_EXTRA)
-        buf[8] = size
-        buffers = (buf, memoryview(buf)[8:])
-        self._frames[size] = buffers
-        return buffers
-
-    def _append(self, frame):
-        # Copy b's frames are committed by the next maintain_piece(), which the board calls
-        # in a later step (_catch_up_b): the two copies' directories fill alike, and
-        # littlefs would compact both (a sector erased each) at the same append.
-        try:
-            self._journal_a.write(frame)
-            self._journal_a.flush()
-            self._journal_b.write(frame)
-            self._b_behind = True
-        except OSError:
-            self.needs_snapshot = True
-            self._close_journals()
-            raise
+        frame = self._frames.get(size)
+        if frame is None:
+            buf = bytearray(8 + size + _FRAME_EXTRA)
+            buf[8] = size
+            frame = self._frames[size] = (buf, memoryview(buf)[8:], size)
+        self._frame = frame
+        return frame
 
     def maintain(self):
         """Compact if the journal cannot take another event; call it while no shot is in
         progress, so that a scored shot costs only its small append. Returns True if it
         wrote a snapshot. A flash failure is kept for the next record() to retry."""
         game = self._game
-        try:
-            if self._b_behind:
-                self._catch_up_b()
-        except OSError:  # the flash failed: record() retries the snapshot
-            return False
+        if self._b_behind and not self._catch_up_b():
+            return False  # the flash failed: record() retries the snapshot
         if game is None or not self.behind():
             return False
         try:
@@ -329,30 +329,30 @@ class GameStore:
         polled in between). Meanwhile the flash holds the game
         as it was before the compaction, and record() finishes the compaction before it
         appends. A flash failure is kept for the next record() to retry, as maintain()'s."""
-        job = self._job
-        try:
-            if self._b_behind:  # copy b's frames: a piece of their own
-                self._catch_up_b()
-                return self.behind()
-            if job is None:
-                game = self._game
-                if game is None or not self.behind():
+        if self._b_behind:  # copy b's frames: a piece of their own
+            return self._catch_up_b() and (self.needs_snapshot or (
+                self._journal_bytes + self._last_frame > self.journal_limit))
+        try:  # (no locals: the frame stays within 11 words with the try block's three)
+            if self._job is None:
+                if self._game is None or not self.behind():
                     return False
-                self._begin(game)
+                self._begin(self._game)
             self._piece()
         except OSError:
             return False
         return self._job is not None
 
     def _catch_up_b(self):
-        """Commit copy b's frames (_append)."""
+        """Commit copy b's frames (record); False if the flash failed (a snapshot is then
+        due, as after a failed record())."""
         self._b_behind = False
         try:
             self._journal_b.flush()
         except OSError:
             self.needs_snapshot = True
             self._close_journals()
-            raise
+            return False
+        return True
 
     @property
     def compacting(self):

@@ -10,7 +10,7 @@ import os
 from boardlib import journal, journal_load
 from boardlib.crc32 import crc32
 from boardlib.journal import CORRUPT, NONE, OK, TRUNCATED, UNDO_RECORD, GameStore
-from device.support import Rng, check, read, scratch_dir, write
+from device.support import Rng, check, micropython_only, read, scratch_dir, write
 from rules_core import Game, GameError
 from rules_core import events as ev
 
@@ -481,6 +481,71 @@ def case_bad_records():
     store.close()
     back, status = load(root)
     check(same(back, game), "an event whose record was refused is not on flash")
+
+
+class _Probe:
+    # a journal that notes the heap in use at each write and flush (MicroPython's gc)
+    def __init__(self, mem_alloc):
+        self.mem_alloc = mem_alloc
+        self.in_use = 0
+
+    def write(self, buf):
+        self.in_use = self.mem_alloc()
+        return len(buf)
+
+    def flush(self):
+        self.in_use = self.mem_alloc()
+
+    def close(self):
+        pass
+
+
+_crc_probe = []  # (the probe, the CRC function) while a case looks
+
+
+def _crc_put_noting(data, length, out, at):
+    # journal.crc32_put, noting the heap in use (a plain function: a closure or a bound
+    # method of 4 arguments takes its arguments' room from the heap)
+    probe = _crc_probe[0]
+    probe.in_use = probe.mem_alloc()
+    _crc_probe[1](data, length, out, at)
+
+
+def case_an_events_append_takes_no_frame_from_the_heap():
+    # docs/performance.md, "The journal's append": record(), the frame it builds and copy
+    # b's commit at the next maintain_piece() keep their frames within the 11 words
+    # MicroPython keeps on the C stack (py/objfun.c) and make nothing: the heap in use
+    # while the frame's CRC is taken, while it is written and while copy b commits, against
+    # before the call, shows any.
+    micropython_only("gc.mem_alloc")
+    import gc
+
+    root = scratch_dir()
+    store, game = new_store(root, "ddbu")
+    real = (store._journal_a, store._journal_b)
+    probe_a, probe_b, probe_crc = _Probe(gc.mem_alloc), _Probe(gc.mem_alloc), _Probe(gc.mem_alloc)
+    _crc_probe[:] = [probe_crc, journal.crc32_put]
+    store._journal_a, store._journal_b = probe_a, probe_b
+    journal.crc32_put = _crc_put_noting
+    seen = []
+    try:
+        for i, rec in enumerate(make_events("ddbu", 4, 3)):
+            step(game, rec)
+            gc.collect()
+            before = gc.mem_alloc()
+            store.record(game, rec)
+            framed, written = probe_crc.in_use - before, probe_b.in_use - before
+            before = gc.mem_alloc()
+            store.maintain_piece()
+            if i:  # once before: what a record's first frame makes is made
+                seen.append((framed, written, probe_b.in_use - before))
+    finally:
+        journal.crc32_put = _crc_probe[1]
+        del _crc_probe[:]
+        store._journal_a, store._journal_b = real
+    store.close()
+    check(seen == [(0, 0, 0)] * 3,
+          "bytes from the heap while a frame was made, written and committed: %r" % (seen,))
 
 
 class Crash(Exception):
