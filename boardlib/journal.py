@@ -100,8 +100,9 @@ _MAX_RECORD = const(64)
 # littlefs keeps a file of up to cache_size bytes (128 with VfsLfs2's defaults) inline in
 # the directory's metadata: appending to it costs no block erase. Past that, every flushed
 # append copies the file's last block to a freshly erased one (lib/littlefs/lfs2.c,
-# lfs2_file_write: past min(cache_size, block_size / 8)). 12 + 12 frames of 9 bytes.
-_JOURNAL_LIMIT = const(112)
+# lfs2_file_write: past min(cache_size, block_size / 8), v1.20 to 1.25). 12 + 12 frames
+# of 9 bytes: a compaction every 12 events (docs/persistence.md, "Wear and speed").
+_JOURNAL_LIMIT = const(120)
 # A 1000-shot game packs into about 5 KB; a file claiming far more than any game is damage.
 _MAX_FILE = const(65536)
 

@@ -794,7 +794,7 @@ def case_history_file_damaged_in_both_copies():
 def case_undo_back_across_a_chunk_end():
     # a chunk kept in game.his changes again after undos back into it: every state
     # reads back, also when the undos and the new events that fill the chunk again come
-    # between two compactions (the journal holds 11 events)
+    # between two compactions (the journal holds 12 events)
     root, cut = two_places(scratch_dir())
     for back_by in (2, 5, 12, 40):
         store, game = new_store(root, "long")
