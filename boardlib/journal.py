@@ -170,6 +170,9 @@ class GameStore:
         self._game = None  # the game last stored, for maintain()
         self._last_frame = _FRAME_EXTRA + 4  # size of the last frame appended
         self._job = None  # the compaction under way (_Compaction), if any
+        # True while one is (maintain_piece): an attribute, not a property, since the board
+        # reads it at every upkeep and a property is a call
+        self.compacting = False
         self._b_behind = False  # copy b's journal has frames not yet committed (record)
         # The history's whole chunks that the snapshots leave to game.his: the CRC-32 of
         # chunks 0..i after each chunk i (the game's, as the last compaction found them;
@@ -355,11 +358,6 @@ class GameStore:
             return False
         return True
 
-    @property
-    def compacting(self):
-        """True while a compaction is under way (maintain_piece)."""
-        return self._job is not None
-
     def _begin(self, game):
         """Set up the compaction of `game`: its generation, headers and what it writes.
         Nothing is written yet; the journals are closed (the game goes on flash again
@@ -396,6 +394,7 @@ class GameStore:
         if len(self._slots) != len(_COPIES):
             self._slots = [_older_name(self._path(name)) for name in _COPIES]
         job = self._job = _Compaction(header, parts, jheader)
+        self.compacting = True
         job.chunks = game.history.chunks
         job.filed = filed
         job.next_copy(self._filed[0])
@@ -504,6 +503,7 @@ class GameStore:
                     # the copy's slot stays. The game as it is now, as a new generation.
                     _close_all(job.journals)
                     self._job = None
+                    self.compacting = False
                     self._begin(self._game)
                     return
                 # From here a power cut resumes from the new snapshot: the old journal's
@@ -532,12 +532,14 @@ class GameStore:
                 _close(job.file)
             _close_all(job.journals)
             self._job = None
+            self.compacting = False
             raise
         if i + 1 < len(_COPIES):
             job.copy += 1
             job.next_copy(self._filed[i + 1])
             return
         self._job = None
+        self.compacting = False
         self.records = 0
         self._journal_a, self._journal_b = job.journals
         self._journals_opened(_JOURNAL_HEADER)
@@ -577,6 +579,7 @@ class GameStore:
         job = self._job
         if job is not None:
             self._job = None
+            self.compacting = False
             if job.file is not None:
                 _close(job.file)
             _close_all(job.journals)
@@ -712,7 +715,6 @@ class _Compaction:
         """Up to _PIECE bytes more of the snapshot into self.file; True once all are."""
         room = _PIECE
         sources = self.sources
-        f = self.file
         while room and self.part < len(sources):
             buf = sources[self.part]
             n = len(buf)
@@ -720,7 +722,7 @@ class _Compaction:
             end = at + room if at + room < n else n
             if end > at:
                 view = memoryview(buf)[at:end]
-                f.write(view)
+                self.file.write(view)
                 self.check = crc32(view, self.check)
             room -= end - at
             if end >= n:
