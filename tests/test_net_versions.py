@@ -443,9 +443,10 @@ def test_a_networked_board_deployed_as_mpy_comes_online_in_120_kb_of_heap(boards
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "with the journal's latest layout the application's code is about 1.8 KB larger, and the "
-    "new game then finds no 624-byte block beside the link: the board starts again without "
-    "it (docs/performance.md, \"The stock heap: the networked board comes online\")"))
+    "with the journal's latest layout the application's code is about 1.8 KB larger: loading "
+    "the App class's code then finds no 376-byte block beside the link, and the board starts "
+    "again without it (docs/performance.md, \"The stock heap: the networked board comes "
+    "online\")"))
 def test_a_networked_board_deployed_as_mpy_fits_the_esp32_heap(boards):
     """Deployed as `make deploy` ships it (.mpy files), the networked board comes online on
     that heap and plays: the application made once the power-up's code is dropped, its
