@@ -189,9 +189,6 @@ class App:
         from boardlib import journal_load  # used once, at boot: dropped below
 
         game, status = journal_load.load(self.store)
-        self.kept, _ = journal_load.load(self.kept_store)
-        journal_load.drop()  # the collector takes its code back, before a new game is made
-        del journal_load  # (nor does this name hold it)
         if status == GameStore.TRUNCATED:
             self.notices.append(errors.JOURNAL_CUT)
         elif status == GameStore.CORRUPT:
@@ -203,6 +200,8 @@ class App:
             self._store(self.store.new_game, game)
         self.game = game
         self.changes += 1
+        self.kept, _ = journal_load.load(self.kept_store)
+        journal_load.drop()  # the collector takes its code back
 
     def start(self, now_ms):
         """Say hello on the link, send the state, put the scores on the display."""
