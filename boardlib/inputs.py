@@ -1,10 +1,13 @@
 """Input conditioning for the pin spots and the buttons, as plain state transitions.
 
-    from boardlib.inputs import Button, SpotSensors, PRESS, HOLD
+    from boardlib.inputs import Button, Buttons, SpotSensors, PRESS, HOLD
 
-    carom = Button(debounce_ms=20, hold_ms=800)
+    buttons = Buttons(count=4, debounce_ms=20, hold_ms=800)
+    carom = Button(debounce_ms=20, hold_ms=800)  # one button alone
     spots = SpotSensors(count=5, glitch_ms=40)
     # every poll (about 5 ms), with the levels already turned into "pressed" / "standing":
+    if buttons.update(pressed_mask, now_ms):    # bit i = button i pressed
+        ...                                     # buttons.presses, buttons.holds: masks
     kind = carom.update(pressed, now_ms)       # NONE, PRESS (on release) or HOLD (once)
     down = spots.update(standing_mask, now_ms)  # bit i = spot i+1 has lost its pin
     if spots.fault:
@@ -49,91 +52,124 @@ def _check_ms(name, value, low=0):
     return value
 
 
-class Button:
-    """One push button: debounce, then a short press or a hold.
+class Buttons:
+    """Push buttons, a bit each: debounce, then a short press or a hold.
 
-    `update(pressed, now_ms)` returns PRESS when a short press is released, HOLD once
-    when the button has been down for `hold_ms` (and then no PRESS on release), else NONE.
-    A level change counts only after it has been steady for `debounce_ms`.
+    `update(pressed_mask, now_ms)` takes the levels (bit i set = button i is down) and
+    returns the mask of buttons with a result, which it leaves in `presses` (a short press
+    released) and `holds` (down for `hold_ms`: once, and then no press on release). A
+    level change counts only after it has been steady for `debounce_ms`. `left` is then
+    what timer() would say: the ms until update() gives a result with the levels as they
+    are, or -1: only a change of a level can. The buttons are handled together, as masks,
+    in one call: a released and settled button costs nothing, and the board polls them
+    only when a pin changes or `left` runs out (firmware.app).
     """
 
-    def __init__(self, debounce_ms=20, hold_ms=800):
+    def __init__(self, count=4, debounce_ms=20, hold_ms=800):
         self.debounce_ms = _check_ms("debounce_ms", debounce_ms)
         self.hold_ms = _check_ms("hold_ms", hold_ms, 1)
         # a press's hold is timed from the contact, and comes no sooner than its debounce
         self._hold_after = hold_ms if hold_ms > debounce_ms else debounce_ms
+        self._raw_since = [0] * count  # when each contact last changed (ticks)
+        self._pressed_since = [0] * count  # when each press began, as counted
         self.reset()
 
     def reset(self):
-        """Forget any press in progress; the button is taken as released."""
-        self._raw = 0
-        self._raw_since = 0
-        self._pressed = 0
-        self._pressed_since = 0
-        self._held = 0
-        self.idle = True
+        """Forget any press in progress; the buttons are taken as released."""
+        self._raw = 0  # the contacts as last seen
+        self._pressed = 0  # the buttons counted as down (debounced)
+        self._held = 0  # the buttons whose hold was given (no press on their release)
+        self.presses = self.holds = 0
         self.left = -1
 
     def timer(self, now_ms):
-        """The ms from now_ms until update() would give a result with the level as it is
-        (a release's debounce running out, or the hold), or None: only a change of the
+        """The ms from now_ms until update() would give a result with the levels as they
+        are (a release's debounce running out, or a hold), or None: only a change of a
         level can. A press's own debounce is not waited for: nothing comes of it until
         the hold or the release, and update() counts it then as from when it was over."""
-        if self._raw != self._pressed:
-            if self._raw:  # a press in its debounce: the hold, timed from the contact
-                return self._hold_after - ticks_diff(now_ms, self._raw_since)
-            return self.debounce_ms - ticks_diff(now_ms, self._raw_since)
-        if self._raw and not self._held:
-            return self.hold_ms - ticks_diff(now_ms, self._pressed_since)
-        return None
+        soonest = None
+        for i in range(len(self._raw_since)):
+            low = 1 << i
+            if (self._raw ^ self._pressed) & low:
+                if self._raw & low:  # a press in its debounce: the hold, from the contact
+                    left = self._hold_after - ticks_diff(now_ms, self._raw_since[i])
+                else:
+                    left = self.debounce_ms - ticks_diff(now_ms, self._raw_since[i])
+            elif self._raw & ~self._held & low:
+                left = self.hold_ms - ticks_diff(now_ms, self._pressed_since[i])
+            else:
+                continue
+            if soonest is None or left < soonest:
+                soonest = left
+        return soonest
+
+    def update(self, pressed_mask, now_ms):
+        # Only the buttons down or settling are visited (`low = m & -m`, INDEX[low]); the
+        # frame stays within 11 words (a bigger one comes from the heap at every call).
+        self.presses = self.holds = 0
+        self.left = _FAR_MS  # the soonest timer while the loop runs
+        todo = pressed_mask | self._raw | self._pressed
+        while todo:
+            low = todo & -todo
+            todo ^= low
+            i = INDEX[low]
+            if (pressed_mask ^ self._raw) & low:  # the contact changed
+                if (self._raw & ~self._pressed & low
+                        and ticks_diff(now_ms, self._raw_since[i]) > self.debounce_ms):
+                    # the press was steady for its debounce before this release: it counts
+                    # from then, as if update() had been called at that moment (with the
+                    # release at that very moment, it would not have)
+                    self._pressed |= low
+                    self._pressed_since[i] = self._raw_since[i]
+                self._raw ^= low
+                self._raw_since[i] = now_ms
+            if (pressed_mask ^ self._pressed) & low:  # not yet what counts
+                age = ticks_diff(now_ms, self._raw_since[i])
+                if age < self.debounce_ms:
+                    age = (self._hold_after if pressed_mask & low else self.debounce_ms) - age
+                    if age < self.left:
+                        self.left = age
+                    continue
+                self._pressed ^= low
+                if pressed_mask & low:
+                    # A hold is timed from when the contact closed for good, not from
+                    # when the debounce accepted it.
+                    self._pressed_since[i] = self._raw_since[i]
+                elif self._held & low:
+                    self._held ^= low
+                    continue
+                else:
+                    self.presses |= low
+                    continue
+            # Only while the contact is closed right now: a release in its debounce time
+            # is a short press that must not turn into a hold.
+            if pressed_mask & ~self._held & low:
+                age = ticks_diff(now_ms, self._pressed_since[i])
+                if age >= self.hold_ms:
+                    self._held |= low
+                    self.holds |= low
+                    continue
+                if self.hold_ms - age < self.left:
+                    self.left = self.hold_ms - age
+        if self.left == _FAR_MS:
+            self.left = -1
+        return self.presses | self.holds
+
+
+class Button(Buttons):
+    """One push button (Buttons of one): `update(pressed, now_ms)` returns PRESS when a
+    short press is released, HOLD once when the button has been down for `hold_ms` (and
+    then no PRESS on release), else NONE. `idle` is True after an update that leaves it
+    released and settled."""
+
+    def __init__(self, debounce_ms=20, hold_ms=800):
+        Buttons.__init__(self, 1, debounce_ms, hold_ms)
+        self.idle = True
 
     def update(self, pressed, now_ms):
-        """`idle` (a plain attribute, cheap to read) is True after an update that leaves
-        the button released and settled: until it is pressed again, update() would
-        return NONE and change nothing, so a poll may skip it. `left` is then what
-        timer() would say: the ms until update() gives a result with the level
-        unchanged, or -1."""
-        if not pressed and not self._raw and not self._pressed:
-            self.idle = True
-            self.left = -1
-            return NONE  # released and settled: the usual case, kept cheap
-        self.idle = False
-        self.left = -1
-        raw = 1 if pressed else 0
-        if raw != self._raw:
-            if self._raw and not self._pressed \
-                    and ticks_diff(now_ms, self._raw_since) > self.debounce_ms:
-                # the press was steady for its debounce before this release: it counts
-                # from then, as if update() had been called at that moment (with the
-                # release at that very moment, it would not have)
-                self._pressed = 1
-                self._pressed_since = self._raw_since
-            self._raw = raw
-            self._raw_since = now_ms
-        if raw != self._pressed:
-            age = ticks_diff(now_ms, self._raw_since)
-            if age < self.debounce_ms:
-                self.left = (self._hold_after if raw else self.debounce_ms) - age
-                return NONE
-            self._pressed = raw
-            if raw:
-                # A hold is timed from when the contact closed for good, not from when
-                # the debounce accepted it.
-                self._pressed_since = self._raw_since
-            elif self._held:
-                self._held = 0
-                return NONE
-            else:
-                return PRESS
-        # Only while the contact is closed right now: a release in its debounce time is
-        # a short press that must not turn into a hold.
-        if raw and self._pressed and not self._held:
-            age = ticks_diff(now_ms, self._pressed_since)
-            if age >= self.hold_ms:
-                self._held = 1
-                return HOLD
-            self.left = self.hold_ms - age
-        return NONE
+        Buttons.update(self, 1 if pressed else 0, now_ms)
+        self.idle = not (self._raw | self._pressed)
+        return HOLD if self.holds else (PRESS if self.presses else NONE)
 
 
 class SpotSensors:

@@ -61,6 +61,8 @@ _FAR_MS = const(1 << 28)  # "not due": far, and within half the ticks period
 _SPOTS = const(1)  # the groups of inputs: bits of App.changed[0]
 _BUTTONS_CHANGED = const(2)
 _SETTLE = const(4)  # (not an interrupt: the shot's settle time running out)
+_PRESS = const(1)  # boardlib.inputs' PRESS and HOLD (tests/test_app.py checks them)
+_HOLD = const(2)
 # boardlib.link's numbers that the application uses (tools/linkcodes.py has the host's copy
 # of them all; tests/test_board_codes.py checks these against it).
 _PROTOCOL_VERSION = const(2)
@@ -93,10 +95,7 @@ class App:
         self.sensors = inputs.SpotSensors(
             glitch_ms=cfg["glitch_ms"], stuck_ms=cfg["stuck_ms"]
         )
-        self.buttons = [
-            inputs.Button(debounce_ms=cfg["debounce_ms"], hold_ms=cfg["hold_ms"])
-            for _ in range(_BUTTONS)
-        ]
+        self.buttons = inputs.Buttons(_BUTTONS, cfg["debounce_ms"], cfg["hold_ms"])
         self.assembler = shot.ShotAssembler(settle_ms=cfg["settle_ms"])
         self.display = board.display if board.display is not None else Display.none()
         self.display.brightness(cfg["brightness"])
@@ -133,8 +132,6 @@ class App:
         self.storage_error = 0  # 43 flash full, 44 flash failing: shown until a write works
         self._storage_retry_at = 0
         self._down = -1  # the down mask the assembler saw last (-1: none yet)
-        self._buttons_busy = 0  # bits of the buttons pressed or settling (to poll)
-        self._soonest = 0  # while the buttons are polled: the soonest timer, ms from now
         self._moved = 0  # the assembler was told of spots or buttons since its last poll
         # The pins' levels as last read (bit i: spot i+1 standing; button i pressed)
         self._spot_levels = self._button_levels = 0
@@ -378,7 +375,12 @@ class App:
         if groups & _BUTTONS_CHANGED:
             self._button_levels = self._read_buttons()
         if groups & _BUTTONS_CHANGED or diff(now_ms, self._buttons_at) >= 0:
-            self._poll_buttons(now_ms)
+            # The buttons together, as masks (boardlib.inputs.Buttons); a press or a hold
+            # goes to the setup menu or the shot's assembler
+            if self.buttons.update(self._button_levels, now_ms):
+                self._pressed(now_ms)
+            at = self.buttons.left
+            self._buttons_at = ticks_add(now_ms, _FAR_MS if at < 0 else at)
         if self._moved or diff(now_ms, self._settle_at) >= 0:
             # The assembler's result, if it has one; then when it next has something to
             # do by itself (the shot in progress settles, a result waits).
@@ -431,32 +433,20 @@ class App:
         screens.fault_code = code or self.storage_error
         screens.dirty = True
 
-    def _poll_buttons(self, now_ms):
-        """The buttons that are pressed or still settling (_buttons_busy's bits), each
-        with its press or hold and its timer; then the soonest of those timers."""
-        todo = self._buttons_busy
-        self._buttons_busy = self._button_levels  # pressed now; the settling join below
-        todo |= self._buttons_busy
-        self._soonest = _FAR_MS  # the soonest button timer, in ms from now
+    def _pressed(self, now_ms):
+        """The buttons' presses and holds of the last update, in the buttons' order, each
+        to the setup menu (or the host's question) or the shot's assembler."""
+        buttons = self.buttons
+        todo = buttons.presses | buttons.holds
         while todo:
             low = todo & -todo
             todo ^= low
-            # (the button's press or hold and its timer, here rather than in a function
-            # of its own: a call costs as much as a dozen attribute reads; the frame
-            # stays within 11 words, which `_buttons_busy & low` (pressed) helps)
-            button = self.buttons[_INDEX[low]]
-            kind = button.update(self._buttons_busy & low, now_ms)
-            if kind:  # (here, not in a function of its own: a call costs a dozen reads)
-                if self.asked is not None or self.menu is not None:
-                    self._menu_button(_INDEX[low], kind, now_ms)
-                else:
-                    self.assembler.button(_INDEX[low], kind, now_ms)
-                    self._moved = 1
-            if not button.idle:
-                self._buttons_busy |= low
-                if 0 <= button.left < self._soonest:
-                    self._soonest = button.left
-        self._buttons_at = ticks_add(now_ms, self._soonest)
+            kind = _HOLD if buttons.holds & low else _PRESS
+            if self.asked is not None or self.menu is not None:
+                self._menu_button(_INDEX[low], kind, now_ms)
+            else:
+                self.assembler.button(_INDEX[low], kind, now_ms)
+                self._moved = 1
 
     def _take(self, event, now_ms):
         if self.asked is not None and event:
@@ -472,7 +462,7 @@ class App:
         if self.asked is not None:
             # The host asked for a new game over an unfinished one: ok confirms it, any
             # other button keeps the game.
-            self._answer_ask(which == shot.OK and kind == inputs.PRESS, now_ms)
+            self._answer_ask(which == shot.OK and kind == _PRESS, now_ms)
             return
         if self.menu is not None:
             settings = self.menu.button(which, kind)

@@ -76,9 +76,7 @@ class WiringCheck:
         screens.draw_with(None)
         screens.clear()
         app.sensors.reset()
-        for button in app.buttons:
-            button.reset()
-        app._buttons_busy = 0
+        app.buttons.reset()
         app._down = -1
         # nothing is due until a pin changes (a far time: ticks 2**28 ms away)
         app._spots_at = app._buttons_at = app._settle_at = ticks_add(now_ms, 1 << 28)

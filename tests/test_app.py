@@ -154,3 +154,12 @@ def test_the_shots_assembler_hears_only_what_the_glitch_filter_passed(scenarios)
     out = scenarios[("quiet_polls",)]
     assert out["shots"] == 1 and out["score"][0] > 0  # the pin scored
     assert out["spots_told"] == 2  # once counted down, once standing again
+
+
+def test_the_apps_button_kinds_are_the_buttons():
+    # firmware.app keeps boardlib.inputs' PRESS and HOLD as constants of its own (no
+    # lookup of an imported name per press): they must be the inputs' own
+    from boardlib import inputs
+    from firmware import app
+
+    assert (app._PRESS, app._HOLD) == (inputs.PRESS, inputs.HOLD)

@@ -207,3 +207,40 @@ def test_a_buttons_left_is_its_timer_and_a_spots_next_at_its_due_time():
             sensors.update(standing, due - 1)
             assert (sensors.down, sensors.fault, sensors.flapping) == before, t
             t = max(t, due - 1)
+
+
+def test_the_buttons_as_masks_do_what_four_buttons_did():
+    # boardlib.inputs.Buttons handles the four buttons together, as masks, in one call;
+    # before, each was a Button of its own (tests/old_inputs.py keeps it as it was). On
+    # random presses, bounces and holds of several buttons at once, polled at random
+    # times, the results, the timer the board sleeps on and the single Button's results
+    # must be the old ones, step by step.
+    import random
+
+    from old_inputs import OldButton
+
+    from boardlib.inputs import HOLD, NONE, PRESS, Button, Buttons
+
+    for seed, (debounce_ms, hold_ms) in enumerate(((20, 800), (20, 10), (0, 1), (50, 50))):
+        rng = random.Random(seed)
+        old = [OldButton(debounce_ms, hold_ms) for _ in range(4)]
+        new = Buttons(4, debounce_ms, hold_ms)
+        one = Button(debounce_ms, hold_ms)
+        levels = 0
+        t = rng.randrange(1 << 30)  # across the ticks' wrap too
+        for step in range(20000):
+            t = (t + rng.choice((1, 2, 5, 10, 19, 20, 21, 40, 300, 900))) & ((1 << 30) - 1)
+            if rng.random() < 0.3:
+                levels ^= 1 << rng.randrange(4)
+            kinds = [b.update(levels >> i & 1, t) for i, b in enumerate(old)]
+            got = new.update(levels, t)
+            presses = sum(1 << i for i, k in enumerate(kinds) if k == PRESS)
+            holds = sum(1 << i for i, k in enumerate(kinds) if k == HOLD)
+            assert (new.presses, new.holds, got) == (presses, holds, presses | holds), step
+            lefts = [b.left for b in old if b.left >= 0]
+            assert new.left == (min(lefts) if lefts else -1), step
+            timers = [b.timer(t) for b in old if b.timer(t) is not None]
+            assert new.timer(t) == (min(timers) if timers else None), step
+            assert one.update(levels & 1, t) == kinds[0], step
+            assert one.left == old[0].left and one.timer(t) == old[0].timer(t), step
+            assert all(k in (NONE, PRESS, HOLD) for k in kinds)
