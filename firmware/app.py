@@ -147,6 +147,7 @@ class App:
         self._failed = 0  # a part raised since the watchdog was last fed: it is not fed
         self._inputs_at = self._link_at = self._upkeep_at = self._feed_at = 0
         self._feed_by = 0  # the last moment for the next feed
+        self._rest_at = 0  # the soonest time of any part but the inputs (step)
         self._now = 0  # the step's time and the part it is at
         self._which = _INPUTS
         watchdog_ms = cfg.get("watchdog_ms", 0)
@@ -205,7 +206,7 @@ class App:
         self._started = True
         # every part is due at the first step
         self._inputs_at = self._link_at = self._upkeep_at = self._feed_at = now_ms
-        self._feed_by = now_ms
+        self._feed_by = self._rest_at = now_ms
         self._number_link()
         if self.link is not None:
             self.link.send_hello(_PROTOCOL_VERSION, self.board.reset_cause, now_ms)
@@ -255,53 +256,74 @@ class App:
         out of the heap at every call (docs/performance.md)."""
         self._now = now_ms
         diff = ticks_diff  # (a local: a module's global is a lookup at every use)
-        # Each part's time is read once: a part that does not run leaves its own time as
-        # it was, and no part moves the time of one checked before it (the inputs', the
-        # link's and the display's are theirs alone), so what is left of each is the wait.
         wait = diff(self._inputs_at, now_ms)
         if wait <= 0 or self.changed[0]:
             self._which = _INPUTS
             self.poll_inputs(now_ms)
             wait = diff(self._inputs_at, now_ms)
+        # The other parts' soonest time is kept as one (`_rest_at`): a step with none of
+        # theirs due (a pin's change, an input's timer: most steps of a shot) ends here.
+        # What the inputs do that makes another part due sooner sets `_rest_at` to now
+        # (an event's upkeep) or marks the display dirty; bytes from the host, a buzzer
+        # call and the watchdog's feed (at the first step after `_feed_at`, no wake of its
+        # own) are asked for here.
+        left = diff(self._rest_at, now_ms)
+        if (left <= 0 or diff(now_ms, self._feed_at) >= 0 or self.screens.dirty
+                or self._sounding or self._link_bytes()):
+            return self._step_rest(now_ms, wait)
+        if left < wait:
+            wait = left
+        return wait if wait > 0 else 0
+
+    def _step_rest(self, now_ms, wait):
+        """The link, the display, upkeep, the watchdog and a buzzer call, each when it is
+        due; then `_rest_at`, and the ms until any part is due (`wait`: the inputs')."""
+        # Each part's time is read once: a part that does not run leaves its own time as
+        # it was, and no part moves the time of one checked before it (the inputs', the
+        # link's and the display's are theirs alone), so what is left of each is the wait.
+        soon = _IDLE_MS  # the soonest of these parts, in ms from now
         link = self.link
         if link is not None:
-            left = diff(self._link_at, now_ms)
+            left = ticks_diff(self._link_at, now_ms)
             # bytes from the host: the stream's any(), C on the board
             if left <= 0 or self._link_bytes():
                 self._which = _LINK
                 self.service_link(now_ms)
-                left = diff(self._link_at, now_ms)
-            if left < wait:
-                wait = left
-        screens = self.screens
-        left = diff(screens.due, now_ms)
-        if screens.dirty or left <= 0:
+                left = ticks_diff(self._link_at, now_ms)
+            if left < soon:
+                soon = left
+        link = self.screens  # (the frame's slot again: it stays within 11 words)
+        left = ticks_diff(link.due, now_ms)
+        if link.dirty or left <= 0:
             self._which = _DISPLAY
             self.refresh_display(now_ms)
-            left = diff(screens.due, now_ms)
-        if left < wait:
-            wait = left
-        left = diff(self._upkeep_at, now_ms)
+            left = ticks_diff(link.due, now_ms)
+        if left < soon:
+            soon = left
+        left = ticks_diff(self._upkeep_at, now_ms)
         if left <= 0:
             self._which = _UPKEEP
             self._upkeep_at = ticks_add(now_ms, _FAR_MS)
             self.upkeep(now_ms)
-            left = diff(self._upkeep_at, now_ms)
-        if left < wait:
-            wait = left
-        if diff(now_ms, self._feed_at) >= 0:
+            left = ticks_diff(self._upkeep_at, now_ms)
+        if left < soon:
+            soon = left
+        if ticks_diff(now_ms, self._feed_at) >= 0:
             self._feed(now_ms)
-        left = diff(self._feed_by, now_ms)
-        if left < wait:
-            wait = left
+        left = ticks_diff(self._feed_by, now_ms)
+        if left < soon:
+            soon = left
         if self._sounding:  # a buzzer call: its steps are deadlines too
             self._sound(now_ms)
             if self._sounding:
-                left = diff(self.buzzer.due, now_ms)
-                if left < wait:
-                    wait = left
-        if screens.dirty:  # (upkeep may have put a storage error up)
+                left = ticks_diff(self.buzzer.due, now_ms)
+                if left < soon:
+                    soon = left
+        self._rest_at = ticks_add(now_ms, soon)
+        if self.screens.dirty:  # (upkeep may have put a storage error up)
             return 0
+        if soon < wait:
+            wait = soon
         if wait < 0:
             return 0
         return wait if wait < _IDLE_MS else _IDLE_MS
@@ -315,6 +337,7 @@ class App:
             print("step error:", repr(exc))
         part = self._which
         now_ms = self._now
+        self._rest_at = now_ms  # the next step runs every part that is due
         retry = ticks_add(now_ms, _RETRY_MS)  # type: ignore[type-var]  # a tick value
         if part == _INPUTS:
             self._inputs_at = retry
@@ -562,6 +585,7 @@ class App:
     def _record_event(self, game, record):
         """store.record, as _store does it, without making a bound method or a tuple."""
         self._upkeep_at = self._feed_at
+        self._rest_at = self._now  # (step: upkeep is due sooner)
         if ticks_diff(self._upkeep_at, self._now) <= 0:  # (_store says why)
             self._upkeep_at = ticks_add(self._now, 1)  # type: ignore[type-var]
         record = self._journal(game, record)  # (the frame's slot again: the error)
@@ -591,6 +615,7 @@ class App:
         next feed and never in this step: the store commits copy b's frames there, in a
         step apart from copy a's (docs/persistence.md, "Compaction in pieces")."""
         self._upkeep_at = self._feed_at
+        self._rest_at = self._now
         if ticks_diff(self._upkeep_at, self._now) <= 0:
             self._upkeep_at = ticks_add(self._now, 1)  # type: ignore[type-var]
         try:

@@ -18,7 +18,7 @@ SCENARIOS = [("boot_after_watchdog",), ("corrupt_config",), ("cut_off_journal", 
              ("dark_sensor",), ("pins_left_lying", "stood up"), ("pins_left_lying", "ok"),
              ("full_flash", 999, 40), ("setup_menu",), ("watchdog", False), ("watchdog", True),
              ("shot_allocates_nothing",), ("quiet_polls",),
-             ("pins_read_at_changes",)]
+             ("pins_read_at_changes",), ("steps_while_pins_change",)]
 
 
 @pytest.fixture(scope="module")
@@ -163,3 +163,13 @@ def test_the_apps_button_kinds_are_the_buttons():
     from firmware import app
 
     assert (app._PRESS, app._HOLD) == (inputs.PRESS, inputs.HOLD)
+
+
+def test_a_step_with_only_the_inputs_due_runs_nothing_else(scenarios):
+    # docs/performance.md: the other parts' soonest time is kept as one, so a step that
+    # only a pin's change or an input's timer woke polls the inputs and returns; the
+    # watchdog is still fed at the first step a second after its last feed
+    out = scenarios[("steps_while_pins_change",)]
+    assert out["polls"] >= 60  # each change, and the glitch filter's end after it
+    assert out["rest"] < out["polls"] // 2  # the display, link and upkeep when due only
+    assert out["feeds"] == 3  # 3 s of changes: fed every second, as before

@@ -391,3 +391,20 @@ def quiet_polls(state):
     t = play(app, t, t + 200)
     return {"spots_told": spots_told, "shots": app.game.shots - shots,
             "score": list(app.game.score)}
+
+
+def steps_while_pins_change(state):
+    """A pin falls and stands every 100 ms for 3 s, the board stepped every 5 ms, with a
+    2 s watchdog: how many steps ran the parts besides the inputs (the link, the display,
+    upkeep, the watchdog), how many polled the inputs, and how often the watchdog was
+    fed meanwhile."""
+    sim, app = reboot(state, watchdog_ms=2000)
+    t = play(app, 0, 3000)  # the boot's messages are over
+    sim.board.wdt = CountingWatchdog()
+    rest = _count_calls(app, "_step_rest")
+    polls = _count_calls(app, "poll_inputs")
+    for k in range(30):
+        sim.set_spot(1, k % 2 == 1)
+        t = play(app, t, t + 95)
+    return {"rest": rest[0], "polls": polls[0], "feeds": sim.board.wdt.feeds,
+            "steps": 30 * 20}
