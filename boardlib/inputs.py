@@ -278,6 +278,30 @@ class SpotSensors:
                     self._codes[low] = _FAULT_FLAP  # also over a stuck fault: flapping is worse
                     self.fault |= 1 << low
                     self.flapping |= 1 << low
+        # The usual case (the pins of a shot falling or standing up together), without
+        # the general timers below: no fault, no spot lying counted down with no pin (its
+        # stuck timer), and every spot whose report is not what counts yet changed at
+        # `_fresh_at`, so that one age decides for all of them.
+        if not (self.fault or ~raw & ~self._standing & self._all):
+            standing_mask = raw ^ self._standing  # (the frame's slot again: the waiting)
+            if standing_mask and not standing_mask & ~self._fresh:
+                self._stuck_at = None
+                if ticks_diff(now_ms, self._fresh_at) < self.glitch_ms:
+                    self._due = self.next_at = ticks_add(  # type: ignore[type-var]
+                        self._fresh_at, self.glitch_ms)
+                    self._quiet = -1
+                    return self.down
+                self._standing = raw
+                self.down = self._all & ~raw
+                if standing_mask & ~raw:  # fallen: timed for the stuck fault
+                    self._stuck_at = self._due = self.next_at = ticks_add(  # type: ignore[type-var]
+                        self._fresh_at, self.stuck_ms)
+                    self._quiet = -1
+                    return self.down
+                self._due = ticks_add(now_ms, _FAR_MS)  # every spot stands: quiet
+                self._quiet = raw
+                self.next_at = None
+                return self.down
         self._soon = _FAR_MS  # the soonest a timer below runs out, from now
         if self.flapping & raw:  # (a flapping spot with no pin: only a change helps)
             self._flaps(self.flapping & raw, now_ms)

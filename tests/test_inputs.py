@@ -244,3 +244,38 @@ def test_the_buttons_as_masks_do_what_four_buttons_did():
             assert one.update(levels & 1, t) == kinds[0], step
             assert one.left == old[0].left and one.timer(t) == old[0].timer(t), step
             assert all(k in (NONE, PRESS, HOLD) for k in kinds)
+
+
+def test_the_glitch_filters_usual_case_does_what_the_general_one_did():
+    # SpotSensors.update takes the pins of a shot falling or standing up together (no
+    # fault, nothing lying past its fall, one age for every spot waiting) without its
+    # general timers; before, every update ran them (tests/old_inputs.py keeps the
+    # sensors as they were). On random reports (shots, bounces, flaps, pins left lying)
+    # at random times, what the board reads must be the old sensors', step by step.
+    import random
+
+    from old_inputs import OldSpotSensors
+
+    from boardlib.inputs import SpotSensors
+
+    for seed, options in enumerate(({}, {"glitch_ms": 0}, {"stuck_ms": 300, "flap_limit": 3},
+                                    {"glitch_ms": 15, "flap_window_ms": 200})):
+        rng = random.Random(seed)
+        old, new = OldSpotSensors(**options), SpotSensors(**options)
+        t = rng.randrange(1 << 30)  # across the ticks' wrap too
+        standing = 31
+        for step in range(20000):
+            t = (t + rng.choice((1, 5, 10, 39, 40, 41, 60, 100, 400, 2000))) & ((1 << 30) - 1)
+            roll = rng.random()
+            if roll < 0.15:
+                standing = 31 & ~rng.randrange(1, 32)  # a shot's pins fall together
+            elif roll < 0.3:
+                standing = 31
+            elif roll < 0.4:
+                standing ^= 1 << rng.randrange(5)  # one spot bounces or is stood up
+            assert new.update(standing, t) == old.update(standing, t), step
+            assert (new.down, new.fault, new.flapping, new.next_at) == (
+                old.down, old.fault, old.flapping, old.next_at), step
+            assert [new.fault_code(i) for i in range(1, 6)] == [
+                old.fault_code(i) for i in range(1, 6)], step
+            assert new.timer(t) == old.timer(t), step
