@@ -1,14 +1,12 @@
 """Input conditioning for the pin spots and the buttons, as plain state transitions.
 
-    from boardlib.inputs import Button, Buttons, SpotSensors, PRESS, HOLD
+    from boardlib.inputs import Buttons, SpotSensors
 
     buttons = Buttons(count=4, debounce_ms=20, hold_ms=800)
-    carom = Button(debounce_ms=20, hold_ms=800)  # one button alone
     spots = SpotSensors(count=5, glitch_ms=40)
     # every poll (about 5 ms), with the levels already turned into "pressed" / "standing":
     if buttons.update(pressed_mask, now_ms):    # bit i = button i pressed
         ...                                     # buttons.presses, buttons.holds: masks
-    kind = carom.update(pressed, now_ms)       # NONE, PRESS (on release) or HOLD (once)
     down = spots.update(standing_mask, now_ms)  # bit i = spot i+1 has lost its pin
     if spots.fault:
         code = spots.fault_code(3)              # _FAULT_STUCK or _FAULT_FLAP for spot 3
@@ -59,8 +57,8 @@ class Buttons:
     returns the mask of buttons with a result, which it leaves in `presses` (a short press
     released) and `holds` (down for `hold_ms`: once, and then no press on release). A
     level change counts only after it has been steady for `debounce_ms`. `left` is then
-    what timer() would say: the ms until update() gives a result with the levels as they
-    are, or -1: only a change of a level can. The buttons are handled together, as masks,
+    the ms until update() gives a result with the levels as they are, or -1: only a
+    change of a level can. The buttons are handled together, as masks,
     in one call: a released and settled button costs nothing, and the board polls them
     only when a pin changes or `left` runs out (firmware.app).
     """
@@ -81,27 +79,6 @@ class Buttons:
         self._held = 0  # the buttons whose hold was given (no press on their release)
         self.presses = self.holds = 0
         self.left = -1
-
-    def timer(self, now_ms):
-        """The ms from now_ms until update() would give a result with the levels as they
-        are (a release's debounce running out, or a hold), or None: only a change of a
-        level can. A press's own debounce is not waited for: nothing comes of it until
-        the hold or the release, and update() counts it then as from when it was over."""
-        soonest = None
-        for i in range(len(self._raw_since)):
-            low = 1 << i
-            if (self._raw ^ self._pressed) & low:
-                if self._raw & low:  # a press in its debounce: the hold, from the contact
-                    left = self._hold_after - ticks_diff(now_ms, self._raw_since[i])
-                else:
-                    left = self.debounce_ms - ticks_diff(now_ms, self._raw_since[i])
-            elif self._raw & ~self._held & low:
-                left = self.hold_ms - ticks_diff(now_ms, self._pressed_since[i])
-            else:
-                continue
-            if soonest is None or left < soonest:
-                soonest = left
-        return soonest
 
     def update(self, pressed_mask, now_ms):
         # Only the buttons down or settling are visited (`low = m & -m`, INDEX[low]); the
@@ -154,22 +131,6 @@ class Buttons:
         if self.left == _FAR_MS:
             self.left = -1
         return self.presses | self.holds
-
-
-class Button(Buttons):
-    """One push button (Buttons of one): `update(pressed, now_ms)` returns PRESS when a
-    short press is released, HOLD once when the button has been down for `hold_ms` (and
-    then no PRESS on release), else NONE. `idle` is True after an update that leaves it
-    released and settled."""
-
-    def __init__(self, debounce_ms=20, hold_ms=800):
-        Buttons.__init__(self, 1, debounce_ms, hold_ms)
-        self.idle = True
-
-    def update(self, pressed, now_ms):
-        Buttons.update(self, 1 if pressed else 0, now_ms)
-        self.idle = not (self._raw | self._pressed)
-        return HOLD if self.holds else (PRESS if self.presses else NONE)
 
 
 class SpotSensors:
@@ -225,13 +186,6 @@ class SpotSensors:
         for i in range(self.count):
             self._codes[i] = _FAULT_NONE
             self._changes_in[i] = 0
-
-    def timer(self, now_ms):
-        """The ms from now_ms until update() would act with the same report (a glitch,
-        flap or stuck timer running out), or None: only a changed report can."""
-        if self._raw == self._quiet or not self._primed:
-            return None
-        return ticks_diff(self._due, now_ms)
 
     def fault_code(self, spot):
         """_FAULT_NONE, _FAULT_STUCK or _FAULT_FLAP for spot number `spot` (1 = first)."""

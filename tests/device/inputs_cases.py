@@ -16,8 +16,9 @@ def resolve(base):
 
 def button_trace(changes, end_ms, base=0, debounce_ms=20, hold_ms=800):
     """Poll a Button every 5 ms; changes = [[time, pressed], ...]; times start at `base`."""
-    from boardlib.inputs import HOLD, PRESS, Button
+    from boardlib.inputs import HOLD, PRESS
     from boardlib.ticks import ticks_add
+    from device.one_button import Button
 
     base = resolve(base)
     button = Button(debounce_ms, hold_ms)
@@ -98,12 +99,12 @@ def ticks_facts():
 
 def bad_settings():
     """Each bad construction or call must raise ValueError; returns the messages."""
-    from boardlib.inputs import Button, SpotSensors
+    from boardlib.inputs import Buttons, SpotSensors
 
     attempts = [
-        lambda: Button(debounce_ms=-1),
-        lambda: Button(hold_ms=0),
-        lambda: Button(hold_ms="800"),
+        lambda: Buttons(debounce_ms=-1),
+        lambda: Buttons(hold_ms=0),
+        lambda: Buttons(hold_ms="800"),
         lambda: SpotSensors(glitch_ms=-5),
         lambda: SpotSensors(count=0),
         lambda: SpotSensors(stuck_ms=0),

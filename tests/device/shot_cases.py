@@ -9,7 +9,8 @@ def timeline_rig(text):
     """A timeline's levels and the real input chain with the default settings: sensors,
     assembler, the four buttons and the assembler's name for each."""
     from boardlib import shot
-    from boardlib.inputs import Button, SpotSensors
+    from boardlib.inputs import SpotSensors
+    from device.one_button import Button
     from tools.sim.board import timeline
 
     levels = timeline.Levels(timeline.parse(text))
@@ -61,7 +62,8 @@ def play_levels(steps):
     was flapping during the shot.
     """
     from boardlib import shot
-    from boardlib.inputs import Button, SpotSensors
+    from boardlib.inputs import SpotSensors
+    from device.one_button import Button
 
     sensors = SpotSensors(flap_limit=6, flap_window_ms=300, stuck_ms=2000)
     asm = shot.ShotAssembler(settle_ms=300)
