@@ -225,10 +225,12 @@ class SpotSensors:
                     self._window_start[low] = now_ms
                     self._changes_in[low] = 1
                     continue
-                if self._changes_in[low] < self.flap_limit:  # capped: a line may flap for days
-                    self._changes_in[low] += 1
-                if (self._changes_in[low] >= self.flap_limit
-                        and self._codes[low] != _FAULT_FLAP):
+                age = self._changes_in[low] + 1  # (the frame's slot again: the count)
+                if age < self.flap_limit:
+                    self._changes_in[low] = age
+                    continue
+                self._changes_in[low] = self.flap_limit  # capped: a line may flap for days
+                if self._codes[low] != _FAULT_FLAP:
                     self._codes[low] = _FAULT_FLAP  # also over a stuck fault: flapping is worse
                     self.fault |= 1 << low
                     self.flapping |= 1 << low
