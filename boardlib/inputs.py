@@ -57,10 +57,10 @@ class Buttons:
     returns the mask of buttons with a result, which it leaves in `presses` (a short press
     released) and `holds` (down for `hold_ms`: once, and then no press on release). A
     level change counts only after it has been steady for `debounce_ms`. `left` is then
-    the ms until update() gives a result with the levels as they are, or -1: only a
-    change of a level can. The buttons are handled together, as masks,
-    in one call: a released and settled button costs nothing, and the board polls them
-    only when a pin changes or `left` runs out (firmware.app).
+    the ms until update() gives a result with the levels as they are, or a far time
+    (2**28 ms, days): only a change of a level can. The buttons are handled together, as
+    masks, in one call: a released and settled button costs nothing, and the board polls
+    them only when a pin changes or `left` runs out (firmware.app).
     """
 
     def __init__(self, count=4, debounce_ms=20, hold_ms=800):
@@ -78,13 +78,13 @@ class Buttons:
         self._pressed = 0  # the buttons counted as down (debounced)
         self._held = 0  # the buttons whose hold was given (no press on their release)
         self.presses = self.holds = 0
-        self.left = -1
+        self.left = _FAR_MS
 
     def update(self, pressed_mask, now_ms):
         # Only the buttons down or settling are visited (`low = m & -m`, INDEX[low]); the
         # frame stays within 11 words (a bigger one comes from the heap at every call).
         self.presses = self.holds = 0
-        self.left = _FAR_MS  # the soonest timer while the loop runs
+        self.left = _FAR_MS  # the soonest timer
         todo = pressed_mask | self._raw | self._pressed
         while todo:
             low = todo & -todo
@@ -128,8 +128,6 @@ class Buttons:
                     continue
                 if self.hold_ms - age < self.left:
                     self.left = self.hold_ms - age
-        if self.left == _FAR_MS:
-            self.left = -1
         return self.presses | self.holds
 
 

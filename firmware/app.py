@@ -402,8 +402,7 @@ class App:
             # goes to the setup menu or the shot's assembler
             if self.buttons.update(self._button_levels, now_ms):
                 self._pressed(now_ms)
-            at = self.buttons.left
-            self._buttons_at = ticks_add(now_ms, _FAR_MS if at < 0 else at)
+            self._buttons_at = ticks_add(now_ms, self.buttons.left)  # (far: none)
         if self._moved or diff(now_ms, self._settle_at) >= 0:
             # The assembler's result, if it has one; then when it next has something to
             # do by itself (the shot in progress settles, a result waits).
@@ -426,8 +425,6 @@ class App:
         groups = self._settle_at
         if diff(groups, at) < 0:
             at = groups
-        if self.check is not None:  # a button opened the wiring check: every tick from now
-            at = ticks_add(now_ms, _BUSY_MS)
         self._inputs_at = now_ms if self._every_step else at
 
     def _faults_changed(self, now_ms=0):
@@ -503,6 +500,8 @@ class App:
 
                     self.check = WiringCheck(self.board, now_ms, self.config["hold_ms"])
                     self.screens.draw_with(self.check.draw)
+                    # its first poll a tick from now (poll_inputs: every tick then)
+                    self._settle_at = ticks_add(now_ms, _BUSY_MS)
 
     def _open_menu(self, now_ms):
         # Imported here, not at the top: a board loads the setup menu only when a player

@@ -219,10 +219,12 @@ def test_the_buttons_as_masks_do_what_four_buttons_did():
     # must be the old ones, step by step.
     import random
 
-    from device.one_button import Button, buttons_timer
+    from device.one_button import FAR_MS, Button, buttons_timer
     from old_inputs import OldButton
 
-    from boardlib.inputs import HOLD, NONE, PRESS, Buttons
+    from boardlib.inputs import _FAR_MS, HOLD, NONE, PRESS, Buttons
+
+    assert FAR_MS == _FAR_MS
 
     for seed, (debounce_ms, hold_ms) in enumerate(((20, 800), (20, 10), (0, 1), (50, 50))):
         rng = random.Random(seed)
@@ -241,7 +243,7 @@ def test_the_buttons_as_masks_do_what_four_buttons_did():
             holds = sum(1 << i for i, k in enumerate(kinds) if k == HOLD)
             assert (new.presses, new.holds, got) == (presses, holds, presses | holds), step
             lefts = [b.left for b in old if b.left >= 0]
-            assert new.left == (min(lefts) if lefts else -1), step
+            assert new.left == (min(lefts) if lefts else FAR_MS), step
             timers = [b.timer(t) for b in old if b.timer(t) is not None]
             assert buttons_timer(new, t) == (min(timers) if timers else None), step
             assert one.update(levels & 1, t) == kinds[0], step

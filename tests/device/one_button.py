@@ -17,14 +17,20 @@ except ImportError:  # CPython
     from boardlib.ticks import ticks_diff
 
 
+FAR_MS = 1 << 28  # Buttons.left when no result can come (boardlib.inputs' _FAR_MS)
+
+
 class Button(Buttons):
     def __init__(self, debounce_ms=20, hold_ms=800):
         Buttons.__init__(self, 1, debounce_ms, hold_ms)
         self.idle = True  # released and settled after the last update
+        self.left = -1  # the ms until a result can come with the level as it is, -1: none
 
     def update(self, pressed, now_ms):
         Buttons.update(self, 1 if pressed else 0, now_ms)
         self.idle = not (self._raw | self._pressed)
+        if self.left == FAR_MS:
+            self.left = -1
         return HOLD if self.holds else (PRESS if self.presses else NONE)
 
     def timer(self, now_ms):
