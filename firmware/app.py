@@ -257,8 +257,7 @@ class App:
         self._now = now_ms
         diff = ticks_diff  # (a local: a module's global is a lookup at every use)
         wait = diff(self._inputs_at, now_ms)
-        if wait <= 0 or self.changed[0]:
-            self._which = _INPUTS
+        if wait <= 0 or self.changed[0]:  # (`_which` is _INPUTS outside _step_rest)
             self.poll_inputs(now_ms)
             wait = diff(self._inputs_at, now_ms)
         # The other parts' soonest time is kept as one (`_rest_at`): a step with none of
@@ -320,6 +319,7 @@ class App:
                 if left < soon:
                     soon = left
         self._rest_at = ticks_add(now_ms, soon)
+        self._which = _INPUTS
         if self.screens.dirty:  # (upkeep may have put a storage error up)
             return 0
         if soon < wait:
@@ -336,6 +336,7 @@ class App:
         if self.errors < 4:
             print("step error:", repr(exc))
         part = self._which
+        self._which = _INPUTS
         now_ms = self._now
         self._rest_at = now_ms  # the next step runs every part that is due
         retry = ticks_add(now_ms, _RETRY_MS)  # type: ignore[type-var]  # a tick value
