@@ -156,6 +156,14 @@ class App:
             else _SPOTS | _BUTTONS_CHANGED
         self._read_spots = board.read_spots  # (bound once: a lookup of the class each poll)
         self._read_buttons = board.read_buttons
+        # The inputs' own calls at their polls, bound once as well. (They also keep this
+        # object's attribute table with room: MicroPython grows it only when it is full,
+        # and a name it does not hold, every method's, is looked for until an empty slot;
+        # docs/performance.md, "The inputs' side and the step loop".)
+        self._update_spots = self.sensors.update
+        self._update_buttons = self.buttons.update
+        self._settle = self.assembler.poll
+        self._hand_on = self.assembler.button
         # Made once for the event path: a shot's record, the state the link sends.
         self._record = bytearray(4)
         self._saved = bytearray(SAVE_SIZE)
@@ -370,9 +378,8 @@ class App:
         if self.check is not None:  # the builders' wiring check (firmware.check)
             self._inputs_at = ticks_add(now_ms, _BUSY_MS)
             return self.check.run(self, now_ms)
-        changed = self.changed
-        groups = changed[0] | self._every_step  # (pins that cannot interrupt: every step)
-        changed[0] = 0
+        groups = self.changed[0] | self._every_step  # (pins that cannot interrupt: every step)
+        self.changed[0] = 0
         diff = ticks_diff  # (a local: a module's global is a lookup at every use)
         # (The spots and the assembler's settling here, not in functions of their own: a
         # call costs as much as a dozen attribute reads. `at` serves one thing after
@@ -383,7 +390,7 @@ class App:
         if groups & _SPOTS:
             self._spot_levels = self._read_spots()
         if groups & _SPOTS or diff(now_ms, self._spots_at) >= 0:
-            at = self.sensors.update(self._spot_levels, now_ms)  # the spots down
+            at = self._update_spots(self._spot_levels, now_ms)  # the spots down
             if self.sensors.fault != self._faults:
                 self._faults_changed(now_ms)
             # The assembler cares only about a change of the down mask, and while a shot
@@ -399,16 +406,25 @@ class App:
         if groups & _BUTTONS_CHANGED:
             self._button_levels = self._read_buttons()
         if groups & _BUTTONS_CHANGED or diff(now_ms, self._buttons_at) >= 0:
-            # The buttons together, as masks (boardlib.inputs.Buttons); a press or a hold
-            # goes to the setup menu or the shot's assembler
-            if self.buttons.update(self._button_levels, now_ms):
-                self._pressed(now_ms)
+            # The buttons together, as masks (boardlib.inputs.Buttons); each press or hold,
+            # in the buttons' order, goes to the setup menu (or the host's question) or the
+            # shot's assembler. (`groups` is the kind: the frame's slot again.)
+            at = self._update_buttons(self._button_levels, now_ms)  # the buttons' results
+            while at:
+                low = at & -at
+                at ^= low
+                groups = _HOLD if self.buttons.holds & low else _PRESS
+                if self.asked is not None or self.menu is not None:
+                    self._menu_button(_INDEX[low], groups, now_ms)
+                else:
+                    self._hand_on(_INDEX[low], groups, now_ms)
+                    self._moved = 1
             self._buttons_at = ticks_add(now_ms, self.buttons.left)  # (far: none)
         if self._moved or diff(now_ms, self._settle_at) >= 0:
             # The assembler's result, if it has one; then when it next has something to
             # do by itself (the shot in progress settles, a result waits).
             self._moved = 0
-            at = self.assembler.poll(now_ms)
+            at = self._settle(now_ms)
             if at:
                 self._take(at, now_ms)
             at = self.assembler.left  # what timer() would say after the poll, -1 for None
@@ -453,21 +469,6 @@ class App:
         screens = self.screens
         screens.fault_code = code or self.storage_error
         screens.dirty = True
-
-    def _pressed(self, now_ms):
-        """The buttons' presses and holds of the last update, in the buttons' order, each
-        to the setup menu (or the host's question) or the shot's assembler."""
-        buttons = self.buttons
-        todo = buttons.presses | buttons.holds
-        while todo:
-            low = todo & -todo
-            todo ^= low
-            kind = _HOLD if buttons.holds & low else _PRESS
-            if self.asked is not None or self.menu is not None:
-                self._menu_button(_INDEX[low], kind, now_ms)
-            else:
-                self.assembler.button(_INDEX[low], kind, now_ms)
-                self._moved = 1
 
     def _take(self, event, now_ms):
         if self.asked is not None and event:
