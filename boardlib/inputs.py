@@ -84,8 +84,19 @@ class Buttons:
         # Only the buttons down or settling are visited (`low = m & -m`, INDEX[low]); the
         # frame stays within 11 words (a bigger one comes from the heap at every call).
         self.presses = self.holds = 0
+        todo = self._raw | self._pressed
+        if not todo and self.debounce_ms:
+            # Every button was released and settled (a press's usual start): the pressed
+            # ones begin their debounce, and what can come first is their hold.
+            self._raw = pressed_mask
+            self.left = self._hold_after if pressed_mask else _FAR_MS
+            while pressed_mask:
+                todo = pressed_mask & -pressed_mask
+                pressed_mask ^= todo
+                self._raw_since[INDEX[todo]] = now_ms
+            return 0
         self.left = _FAR_MS  # the soonest timer
-        todo = pressed_mask | self._raw | self._pressed
+        todo |= pressed_mask
         while todo:
             low = todo & -todo
             todo ^= low
