@@ -444,7 +444,7 @@ class App:
             at = groups
         self._inputs_at = now_ms if self._every_step else at
 
-    def _faults_changed(self, now_ms=0):
+    def _faults_changed(self, now_ms):
         faults = self.sensors.fault
         if faults & ~self._faults:
             self._call_error(now_ms)  # a new sensor fault
@@ -515,12 +515,10 @@ class App:
         again = now if self.game.finished else None
         if again is None:
             now["first"] = st.get("first", 1)
-        self.menu = Menu(now, again=again, sound=self._sound_setting())
+        self.menu = Menu(now, again=again,
+                         sound=None if self.buzzer is None else self.buzzer.on)
         self.screens.draw_with(self._draw_menu)
         self.assembler.reset()
-
-    def _sound_setting(self):
-        return None if self.buzzer is None else self.buzzer.on
 
     def _draw_menu(self, buf, now_ms):
         self.menu.draw(buf)
