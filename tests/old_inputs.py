@@ -5,12 +5,11 @@ sequences (the same results, the same timers, step by step)."""
 from boardlib.inputs import (
     _FAR_MS,
     _FAULT_FLAP,
-    _FAULT_NONE,
-    _FAULT_STUCK,
     HOLD,
     INDEX,
     NONE,
     PRESS,
+    SpotSensors,
 )
 from boardlib.ticks import ticks_add, ticks_diff
 
@@ -102,72 +101,9 @@ class OldButton:
         return NONE
 
 
-class OldSpotSensors:
-    """The pin-spot sensors: glitch filter and fault detection for `count` spots.
-
-    `update(standing_mask, now_ms)` takes the raw reports (bit i set = spot i+1 reports a
-    pin standing) and returns the conditioned `down` mask: a spot is down once it has
-    reported no pin for `glitch_ms` and up again once it has reported a pin for
-    `glitch_ms`. The first update is taken as it is (what is down at power-up is simply
-    down, not a fall).
-
-    A spot that changes `flap_limit` times within `flap_window_ms` flaps: its bit is set in
-    `fault` and in `flapping`, it is never in `down`, and it is released once it has
-    reported a standing pin without a break for `flap_window_ms`. A spot that reports no
-    pin for `stuck_ms` on end is stuck: its bit is set in `fault` (so the board reports
-    it), but it stays in `down`, since a pin that fell and was left lying still fell; it is
-    released as soon as it stands again. `fault_code(spot)` says which fault a spot has.
-    """
-
-    def __init__(self, count=5, glitch_ms=40, flap_limit=16, flap_window_ms=1000,
-                 stuck_ms=180000):
-        self.count = count
-        self.glitch_ms = glitch_ms
-        self.flap_limit = flap_limit
-        self.flap_window_ms = flap_window_ms
-        self.stuck_ms = stuck_ms
-        self._all = (1 << count) - 1
-        self._raw_since = [0] * count
-        self._window_start = [0] * count
-        self._changes_in = [0] * count
-        self._codes = bytearray(count)
-        self.reset()
-
-    def reset(self):
-        """Forget all history: the next update is taken as the starting state."""
-        self._primed = False
-        self._raw = -1  # no report yet (a report is never negative)
-        self._due = 0  # with the same report as the last, nothing changes before then
-        self._stuck_at = None  # no later than the first spot lying down is stuck (ticks)
-        self._soon = _FAR_MS  # while an update runs: its soonest timer, in ms from now
-        # When update() has something to do with the same report (ticks), or None: the
-        # caller's schedule reads it (firmware.app)
-        self.next_at = None
-        self._standing = 0
-        self.down = 0
-        self.fault = 0  # spots with any fault: stuck or flapping
-        self.flapping = 0  # spots whose reports cannot be trusted: never down
-        self._quiet = -1  # the mask of a settled, fault-free, all-standing poll; -1: none
-        # The spots whose report changed at the last update that saw a change, and when:
-        # their glitch timers run out together (pins fall and stand up together).
-        self._fresh = 0
-        self._fresh_at = 0
-        for i in range(self.count):
-            self._codes[i] = _FAULT_NONE
-            self._changes_in[i] = 0
-
-    def timer(self, now_ms):
-        """The ms from now_ms until update() would act with the same report (a glitch,
-        flap or stuck timer running out), or None: only a changed report can."""
-        if self._raw == self._quiet or not self._primed:
-            return None
-        return ticks_diff(self._due, now_ms)
-
-    def fault_code(self, spot):
-        """_FAULT_NONE, _FAULT_STUCK or _FAULT_FLAP for spot number `spot` (1 = first)."""
-        if not isinstance(spot, int) or not 1 <= spot <= self.count:
-            raise ValueError("spot must be 1..%d, not %r" % (self.count, spot))
-        return self._codes[spot - 1]
+class OldSpotSensors(SpotSensors):
+    """SpotSensors.update as it was before its usual case (a shot's pins falling or
+    standing up together) was taken apart; the rest is the board's own."""
 
     def update(self, standing_mask, now_ms):
         raw = standing_mask & self._all
@@ -246,71 +182,3 @@ class OldSpotSensors:
         self._quiet = raw if raw == self._all and self._standing == raw and not self.fault else -1
         self.next_at = None if self._quiet == raw else self._due
         return self.down
-
-    def _flaps(self, todo, now_ms):
-        """Flapping spots with a pin: released once it has stood the flap window without
-        a break."""
-        while todo:
-            low = todo & -todo
-            todo ^= low
-            age = ticks_diff(now_ms, self._raw_since[INDEX[low]])
-            if age < self.flap_window_ms:
-                if self.flap_window_ms - age < self._soon:
-                    self._soon = self.flap_window_ms - age
-            else:
-                self._clear_fault(INDEX[low])
-                self._standing |= low
-
-    def _glitch(self, todo, raw, now_ms):
-        """Spots whose report has held glitch_ms count as it says (a stuck one that
-        stands again works again; one that falls is timed for the stuck fault)."""
-        while todo:
-            low = todo & -todo
-            todo ^= low
-            age = ticks_diff(now_ms, self._raw_since[INDEX[low]])
-            if age < self.glitch_ms:
-                if self.glitch_ms - age < self._soon:
-                    self._soon = self.glitch_ms - age
-                continue
-            self._standing ^= low
-            if raw & low:
-                if self._codes[INDEX[low]]:
-                    self._clear_fault(INDEX[low])
-                continue
-            # fallen: timed for the stuck fault (`age` again: when it will be stuck)
-            age = ticks_add(self._raw_since[INDEX[low]], self.stuck_ms)
-            if self._stuck_at is None or ticks_diff(age, self._stuck_at) < 0:
-                self._stuck_at = age
-
-    def _stuck(self, lying, now_ms):
-        """Spots down for stuck_ms are stuck; `_stuck_at` becomes when the next is."""
-        at = None
-        i = 0
-        while lying:
-            if lying & 1:
-                end = ticks_add(self._raw_since[i], self.stuck_ms)  # type: ignore[type-var]
-                if ticks_diff(now_ms, end) >= 0:
-                    self._codes[i] = _FAULT_STUCK
-                    self.fault |= 1 << i
-                elif at is None or ticks_diff(end, at) < 0:
-                    at = end
-            lying >>= 1
-            i += 1
-        self._stuck_at = at
-
-    def _prime(self, raw, now_ms):
-        self._primed = True
-        self._raw = raw
-        self._standing = raw
-        for i in range(self.count):
-            self._raw_since[i] = now_ms
-            self._window_start[i] = now_ms
-        self.down = self._all & ~raw
-        self.next_at = now_ms  # the next update times what is down
-        return self.down
-
-    def _clear_fault(self, i):
-        self._codes[i] = _FAULT_NONE
-        self._changes_in[i] = 0
-        self.fault &= ~(1 << i)
-        self.flapping &= ~(1 << i)
