@@ -280,20 +280,22 @@ class Link:
         elif points > 32767:
             points = 32767
         # byte by byte into the frame, not struct.pack_into: with its ten arguments on
-        # the stack the frame came from the heap at every call (docs/performance.md)
+        # the stack the frame came from the heap at every call (docs/performance.md);
+        # the frame's buffer in now_ms's slot (a local, not an attribute read a byte)
         self._game_head()
-        self._raw[_EVENT_AT] = index & 0xFF
-        self._raw[_EVENT_AT + 1] = (index >> 8) & 0xFF
-        self._raw[_EVENT_AT + 2] = record[0]  # (a slice takes one word more of the frame)
-        self._raw[_EVENT_AT + 3] = record[1]
-        self._raw[_EVENT_AT + 4] = record[2]
-        self._raw[_EVENT_AT + 5] = record[3]
-        self._raw[_EVENT_AT + 6] = player & 0xFF
-        self._raw[_EVENT_AT + 7] = points & 0xFF
-        self._raw[_EVENT_AT + 8] = (points >> 8) & 0xFF
-        self._raw[_EVENT_AT + 9] = to & 0xFF
-        self._raw[_EVENT_AT + 10] = 1 if resent else 0
-        self._raw[0] = _SHOT
+        now_ms = self._raw
+        now_ms[_EVENT_AT] = index & 0xFF
+        now_ms[_EVENT_AT + 1] = (index >> 8) & 0xFF
+        now_ms[_EVENT_AT + 2] = record[0]  # (a slice takes one word more of the frame)
+        now_ms[_EVENT_AT + 3] = record[1]
+        now_ms[_EVENT_AT + 4] = record[2]
+        now_ms[_EVENT_AT + 5] = record[3]
+        now_ms[_EVENT_AT + 6] = player & 0xFF
+        now_ms[_EVENT_AT + 7] = points & 0xFF
+        now_ms[_EVENT_AT + 8] = (points >> 8) & 0xFF
+        now_ms[_EVENT_AT + 9] = to & 0xFF
+        now_ms[_EVENT_AT + 10] = 1 if resent else 0
+        now_ms[0] = _SHOT
         return self._seal(_GAME_HEAD + 11)
 
     def send_undo(self, history_len, now_ms):
