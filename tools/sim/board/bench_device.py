@@ -43,6 +43,7 @@ from firmware.app import App
 from tools.sim.board.bench_standins import (
     FLASH_CALLS,
     CInput,
+    CSink,
     LeanFlash,
     SinkStream,
     _c_speed_display,
@@ -61,12 +62,13 @@ WARMUP_MS = 12000  # boot messages and the first heartbeat are over by then
 SETTINGS = LONG_SETTINGS
 
 
-def make_app(state_dir=None, quiet=True, image=None):
-    # Costs are measured with C-speed pins and flash (state_dir None); the wear figures
-    # keep the simulator's counting flash image (state_dir given).
+def make_app(state_dir=None, quiet=True, image=None, c_link=False):
+    # Costs are measured with C-speed pins and flash (state_dir None), and with c_link a
+    # C-speed serial link; the wear figures keep the simulator's counting flash image
+    # (state_dir given), the frame figures a sink that counts.
     sim = build(display="tm1637", state_dir=state_dir,
                 bdev=None if state_dir else LeanFlash(_SCRATCH_IMAGE, image=image))
-    sink = SinkStream()
+    sink = CSink() if c_link else SinkStream()
     sim.board.link = Link(sink, 0)
     if quiet:
         _quiet_emulators(sim)
@@ -322,7 +324,7 @@ def run_tasks(ticks, shots, image=None, heap_only=False, calling=False):
     # the table's room for the shots' actions (schedule_shots: at most 14 a shot) and the
     # stops, before the firmware takes its heap
     vclock.reserve(14 * shots + 4)
-    sim, app, sink = make_app(image=image)
+    sim, app, sink = make_app(image=image, c_link=True)
     if image is None:
         app.new_game(SETTINGS, vclock.now())
     runner = Runner(app, vclock.ticks_ms)

@@ -32,6 +32,21 @@ class SinkStream:
     any = bool  # any() in C, as machine.UART.any is: nothing has arrived
 
 
+class CSink:
+    """The host end of the serial link at C speed, as machine.UART's write() is on the
+    ESP32: write() is a builtin (len: the bytes taken), any() says nothing has arrived.
+    The counted runs use it; SinkStream's write() is Python, a few thousand instructions a
+    frame that the board's UART does not cost (the runs that report frames keep it)."""
+
+    any = bool
+
+    def __init__(self):
+        self.write = len  # (on the instance: a builtin in a class would bind as a method)
+
+    def readinto(self, buf):
+        return None
+
+
 # Calls of LeanFlash's readblocks, writeblocks and ioctl: on the ESP32 each is a call into
 # C (esp32.Partition), here a Python method; tools.bench takes what the difference costs
 # out of the counts (the `clock` mode measures it), as it does for the clock's stand-ins.
