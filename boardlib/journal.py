@@ -512,19 +512,10 @@ class GameStore:
                 self._slots[i] = _SNP if self._slots[i] == _BAK else _BAK
                 job.stage = _JOURNAL
                 return
-            path = self._path(_COPIES[i], _JRN)
-            journal = open(path, "wb")
+            journal = open(self._path(_COPIES[i], _JRN), "wb")
             job.journals.append(journal)
             journal.write(job.jheader)
             journal.flush()
-            # Opened again for the appends: littlefs (v2.11) reads at open whether its
-            # directory's block has room left, and a file opened while it had none keeps
-            # compacting the directory (a sector erased) at every append until it is
-            # opened again (docs/persistence.md, "Compaction in pieces").
-            job.journals.pop()
-            journal.close()
-            journal = open(path, "ab")
-            job.journals.append(journal)
         except OSError:
             if job.stage <= _HCLOSE:
                 self._filed[i] = 0  # unknown: written again whole next time
