@@ -512,6 +512,8 @@ class GameStore:
                 self._slots[i] = _SNP if self._slots[i] == _BAK else _BAK
                 job.stage = _JOURNAL
                 return
+            # (the appends go through this handle: opened again, littlefs would be sure
+            # of its directory's room at the cost of a path search, docs/persistence.md)
             journal = open(self._path(_COPIES[i], _JRN), "wb")
             job.journals.append(journal)
             journal.write(job.jheader)
