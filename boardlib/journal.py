@@ -86,15 +86,12 @@ CORRUPT = 3  # files were there but no game could be read back from them
 # is none of them): replaying it calls game.undo().
 UNDO_RECORD = b"\x00\x00\x00\x00"
 
-_SNAP_MAGIC = b"PBS1"  # older firmware: the whole history in the snapshot
+# (older firmware's formats, PBS1 and PBJ1, are the reader's alone: boardlib.journal_load)
 _SPLIT_MAGIC = b"PBS2"  # the history's whole chunks in game.his
 _JOURNAL_MAGIC = b"PBJ2"
-_OLD_JOURNAL_MAGIC = b"PBJ1"  # older firmware: the header had no CRC
-_SNAP_HEADER = const(16)  # magic, generation, payload length, CRC-32
 _SPLIT_HEADER = const(24)  # magic, generation, length, chunks, their CRC-32, CRC-32
 _CHUNK_SHIFT = const(7)  # 128 events a chunk: rules_core.game's (tests/test_journal.py)
 _JOURNAL_HEADER = const(12)  # magic, generation, CRC-32 of both
-_OLD_JOURNAL_HEADER = const(8)
 _FRAME_EXTRA = const(5)  # length byte + CRC-32
 _MAX_RECORD = const(64)
 # littlefs keeps a file of up to cache_size bytes (128 with VfsLfs2's defaults) inline in
@@ -103,8 +100,6 @@ _MAX_RECORD = const(64)
 # lfs2_file_write: past min(cache_size, block_size / 8), v1.20 to 1.25). 12 + 12 frames
 # of 9 bytes: a compaction every 12 events (docs/persistence.md, "Wear and speed").
 _JOURNAL_LIMIT = const(120)
-# A 1000-shot game packs into about 5 KB; a file claiming far more than any game is damage.
-_MAX_FILE = const(65536)
 
 _COPIES = ("a", "b")
 _SNP = "game.snp"
@@ -160,8 +155,11 @@ class GameStore:
         # to append to yet): the next record() or maintain() writes a whole snapshot
         self.needs_snapshot = True
         self._copies_made = False
-        self._old_layout_gone = False  # no file of the single-directory layout is left
-        self._slots = []  # per copy, the snapshot file the next compaction writes over
+        # What the flash holds, found when the store is read back (journal_load), or
+        # before its first write if it never was: per copy, the snapshot file the next
+        # compaction writes over; older firmware's files there (removed by it)
+        self._slots = []
+        self._old_files = False
         # record length -> (the generation and frame number, which every frame's CRC
         # starts from, so that a frame from another journal or from another place in this
         # one never passes; then the frame, and the length), made once; and the last one
@@ -367,10 +365,13 @@ class GameStore:
         self._game = game
         filed = self._file_chunks(game)
         parts = self._parts(game, filed)
-        if not self.generation:
-            # Not loaded first: step past whatever is stored, so that no journal left
-            # from an earlier game can ever pass for this game's.
-            self.generation = self._highest_stored_generation()
+        if len(self._slots) != len(_COPIES):
+            # Never read back: the reader looks at the flash first (the slots, a
+            # generation past whatever is stored, so that no journal left from an earlier
+            # game can ever pass for this game's). A board always reads its stores first.
+            from boardlib import journal_load
+
+            journal_load.look(self)
         # The number is used up before anything is written: a compaction that fails
         # half-way is never followed by a different snapshot of the same generation.
         self.generation += 1
@@ -391,8 +392,6 @@ class GameStore:
         struct.pack_into("<I", jheader, 4, gen)
         struct.pack_into("<I", jheader, 8, crc32(memoryview(jheader)[0:8]))
         self._make_copies()
-        if len(self._slots) != len(_COPIES):
-            self._slots = [_older_name(self._path(name)) for name in _COPIES]
         job = self._job = _Compaction(header, parts, jheader)
         self.compacting = True
         job.chunks = game.history.chunks
@@ -536,12 +535,10 @@ class GameStore:
         self.records = 0
         self._journal_a, self._journal_b = job.journals
         self._journals_opened(_JOURNAL_HEADER)
-        if not self._old_layout_gone:
-            if self._old_layout_there():
-                for name in _OLD_FILES:
-                    _remove(self._path(name))
-            else:  # older firmware's files never come back: no need to look again
-                self._old_layout_gone = True
+        if self._old_files:  # read back and written anew: older firmware's files go
+            self._old_files = False
+            for name in _OLD_FILES:
+                _remove(self._path(name))
 
     def close(self):
         """Finish a compaction under way, then close the journals."""
@@ -598,12 +595,6 @@ class GameStore:
                 _settle(parent)
         self._copies_made = True
 
-    def _old_layout_there(self):
-        for name in (_SNP, _JRN, _BAK):
-            if _exists(self._path(name)):
-                return True
-        return False
-
     def _open_journals(self, size):
         try:
             self._journal_a = open(self._path(_COPIES[0], _JRN), "ab")
@@ -624,19 +615,6 @@ class GameStore:
                 _close(journal)
         self._journal_a = None
         self._journal_b = None
-
-    def _highest_stored_generation(self):
-        highest = 0
-        paths = [self._path(name) for name in _OLD_FILES]
-        for copy in _COPIES:
-            for name in (_SNP, _BAK, _TMP, _JRN):
-                paths.append(self._path(copy, name))
-        for path in paths:
-            data = _read_file(path, 8)
-            if data is not None and len(data) >= 8:
-                highest = max(highest, struct.unpack_from("<I", data, 4)[0])
-        return highest
-
 
 try:
     import sys
@@ -754,49 +732,3 @@ def _size(path):
         return os.stat(path)[6]
     except OSError:  # not there
         return -1
-
-
-def _exists(path):
-    try:
-        os.stat(path)
-        return True
-    except OSError:
-        return False
-
-
-def _claimed_generation(path):
-    """The generation a snapshot file's header claims (-1: no file, or not a snapshot).
-    Unchecked: it only orders the two snapshot files of a copy before they are read."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(8)
-    except OSError:
-        return -1
-    if len(head) < 8 or (head[0:4] != _SNAP_MAGIC and head[0:4] != _SPLIT_MAGIC):
-        return -1
-    return struct.unpack_from("<I", head, 4)[0]
-
-
-def _newer_first(where):
-    """(newer, older): the names of the two snapshot files in directory `where`, the one
-    whose header claims the higher generation first. Snapshots alternate between them."""
-    if _claimed_generation(where + "/" + _BAK) > _claimed_generation(where + "/" + _SNP):
-        return _BAK, _SNP
-    return _SNP, _BAK
-
-
-def _older_name(where):
-    return _newer_first(where)[1]
-
-
-def _read_file(path, limit=_MAX_FILE):
-    """The file's bytes, or None if it is missing or unreadable. A file over `limit`
-    comes back as its first limit + 1 bytes (more than that means damage)."""
-    try:
-        size = os.stat(path)[6]
-        with open(path, "rb") as f:
-            # Ask for the size the file has: read(n) sets aside n bytes at once, and a
-            # board's heap may not have a large block to spare.
-            return f.read(min(size, limit + 1))
-    except OSError:  # unreadable: as good as missing
-        return None

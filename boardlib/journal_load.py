@@ -20,17 +20,15 @@ from boardlib.journal import (
     _HIS,
     _JOURNAL_MAGIC,
     _JRN,
-    _OLD_JOURNAL_MAGIC,
-    _SNAP_MAGIC,
+    _OLD_FILES,
+    _SNP,
     _SPLIT_MAGIC,
+    _TMP,
     CORRUPT,
     NONE,
     OK,
     TRUNCATED,
     UNDO_RECORD,
-    _exists,
-    _newer_first,
-    _read_file,
 )
 
 try:
@@ -40,11 +38,16 @@ except ImportError:  # CPython: the integer itself
 
 # The sizes of boardlib.journal's format (compile-time constants there, which MicroPython
 # keeps out of the module's names: so given again; tests/test_journal.py checks them).
-_SNAP_HEADER = const(16)
 _SPLIT_HEADER = const(24)
 _JOURNAL_HEADER = const(12)
-_OLD_JOURNAL_HEADER = const(8)
 _MAX_RECORD = const(64)
+# Older firmware's formats, read here alone (the store writes PBS2 and PBJ2): the whole
+# history in the snapshot, and a journal header without its CRC.
+_SNAP_MAGIC = b"PBS1"
+_SNAP_HEADER = const(16)  # magic, generation, payload length, CRC-32
+_OLD_JOURNAL_MAGIC = b"PBJ1"
+_OLD_JOURNAL_HEADER = const(8)
+# A 1000-shot game packs into about 5 KB; a file claiming far more than any game is damage.
 _MAX_FILE = const(65536)
 
 
@@ -71,17 +74,30 @@ def load(store):
     littlefs's to take back)."""
     store._drop_compaction()
     store._close_journals()
-    store._old_layout_gone = False
+    store._old_files = _old_layout_there(store)  # removed by the next compaction
     store._slots = []
     store._filed = [0] * len(_COPIES)  # (what _unpack finds in the copies' game.his)
     store._crcs = []
     found = _find_snapshots(store)
-    store.generation = found.proven
+    # Nothing proven: past whatever is stored, so that no journal left from an earlier
+    # game can ever pass for the next one's.
+    store.generation = found.proven or _highest_stored_generation(store)
     game, base = _choose_base(store, found)
     if game is None:
         store.needs_snapshot = True
         return None, (CORRUPT if found.files else NONE)
     return game, _replay_and_repair(store, game, base, found)
+
+
+def look(store):
+    """What a store never read back must know of the flash before its first write (the
+    store calls this; load() finds the same as it reads): each copy's older snapshot
+    slot, a generation past whatever is stored, whether older firmware's files are
+    there."""
+    store._slots = [_newer_first(store._path(name))[1] for name in _COPIES]
+    if not store.generation:
+        store.generation = _highest_stored_generation(store)
+    store._old_files = _old_layout_there(store)
 
 
 def drop():
@@ -456,3 +472,65 @@ def _frames(journal, pos, gen, game):
         count += 1
         pos = stop
     return count, True
+
+
+def _old_layout_there(store):
+    for name in (_SNP, _JRN, _BAK):
+        if _exists(store._path(name)):
+            return True
+    return False
+
+
+def _highest_stored_generation(store):
+    highest = 0
+    paths = [store._path(name) for name in _OLD_FILES]
+    for copy in _COPIES:
+        for name in (_SNP, _BAK, _TMP, _JRN):
+            paths.append(store._path(copy, name))
+    for path in paths:
+        data = _read_file(path, 8)
+        if data is not None and len(data) >= 8:
+            highest = max(highest, struct.unpack_from("<I", data, 4)[0])
+    return highest
+
+
+def _exists(path):
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
+
+
+def _claimed_generation(path):
+    """The generation a snapshot file's header claims (-1: no file, or not a snapshot).
+    Unchecked: it only orders the two snapshot files of a copy before they are read."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError:
+        return -1
+    if len(head) < 8 or (head[0:4] != _SNAP_MAGIC and head[0:4] != _SPLIT_MAGIC):
+        return -1
+    return struct.unpack_from("<I", head, 4)[0]
+
+
+def _newer_first(where):
+    """(newer, older): the names of the two snapshot files in directory `where`, the one
+    whose header claims the higher generation first. Snapshots alternate between them."""
+    if _claimed_generation(where + "/" + _BAK) > _claimed_generation(where + "/" + _SNP):
+        return _BAK, _SNP
+    return _SNP, _BAK
+
+
+def _read_file(path, limit=_MAX_FILE):
+    """The file's bytes, or None if it is missing or unreadable. A file over `limit`
+    comes back as its first limit + 1 bytes (more than that means damage)."""
+    try:
+        size = os.stat(path)[6]
+        with open(path, "rb") as f:
+            # Ask for the size the file has: read(n) sets aside n bytes at once, and a
+            # board's heap may not have a large block to spare.
+            return f.read(min(size, limit + 1))
+    except OSError:  # unreadable: as good as missing
+        return None

@@ -22,8 +22,7 @@ def test_the_reader_knows_the_writers_sizes():
     # const() names to itself): they must be the writer's.
     from boardlib import journal, journal_load
 
-    for name in ("_SNAP_HEADER", "_SPLIT_HEADER", "_JOURNAL_HEADER", "_OLD_JOURNAL_HEADER",
-                 "_MAX_RECORD", "_MAX_FILE"):
+    for name in ("_SPLIT_HEADER", "_JOURNAL_HEADER", "_MAX_RECORD"):
         assert getattr(journal_load, name) == getattr(journal, name), name
 
 
