@@ -207,7 +207,9 @@ class App:
         self.game = game
         self.changes += 1
         self.kept, _ = journal_load.load(self.kept_store)
-        journal_load.drop()  # the collector takes its code back
+        # the collector takes their code back: the reader's, and the snapshot's (its
+        # codec's unpack)
+        errors.forget(("boardlib.journal_load", "rules_core.resume"))
 
     def start(self, now_ms):
         """Say hello on the link, send the state, put the scores on the display."""
@@ -870,8 +872,10 @@ class GameNumbering:
     def unpack(self, data, fill=None):
         if len(data) < 2:
             raise ValueError("stored game too short")
+        from rules_core import resume  # read once, at boot: App.load drops it
+
         at = 12 if bytes(data[0:2]) == b"ID" else 2  # an old game (game number 0x4449 ...
-        game = snapshot.unpack(memoryview(data)[at:], fill)  # ... aside) has no identity
+        game = resume.unpack(memoryview(data)[at:], fill)  # ... aside) has no identity
         self.number = struct.unpack_from("<H", data, at - 2)[0]
         if at == 2:
             self.new_identity()

@@ -30,7 +30,7 @@ def test_the_store_and_the_snapshot_know_the_historys_chunks():
     # game.his holds the history's chunks as rules_core.game makes them; the store and the
     # snapshot count them with their own constants
     from boardlib import journal
-    from rules_core import game, snapshot
+    from rules_core import game, resume
 
-    assert 1 << journal._CHUNK_SHIFT == game._CHUNK_EVENTS == snapshot._CHUNK_EVENTS
-    assert snapshot._CHUNK_MARKS == game._CHUNK_MARKS
+    assert 1 << journal._CHUNK_SHIFT == game._CHUNK_EVENTS == resume._CHUNK_EVENTS
+    assert resume._CHUNK_MARKS == game._CHUNK_MARKS

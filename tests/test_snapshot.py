@@ -103,3 +103,14 @@ def test_a_damaged_checkpoint_makes_undo_fail_cleanly():
     with pytest.raises(GameError, match="damaged"):
         resumed.undo()
     assert (resumed.state_json(), resumed.history.tobytes()) == before
+
+
+def test_the_reader_knows_the_snapshots_header_sizes():
+    # rules_core.resume holds the headers' sizes as compile-time constants (no names kept on
+    # the board): they must be those of snapshot's layouts
+    import struct
+
+    from rules_core import resume
+
+    assert resume._HEAD_SIZE == struct.calcsize(snapshot._HEAD)
+    assert resume._HEAD_SPLIT_SIZE == struct.calcsize(snapshot._HEAD_SPLIT)

@@ -346,8 +346,10 @@ BOOT_MODULES = (os.path.join("firmware", "powerup.py"), os.path.join("firmware",
                 os.path.join("firmware", "boards", "esp32_devkit.py"),
                 os.path.join("boardlib", "config.py"), os.path.join("boardlib", "netconfig.py"),
                 os.path.join("firmware", "startapp.py"))
-# Read once at boot (journal_load.load in firmware.app.load), then dropped: load_mpy_bytes.
-LOAD_MODULES = (os.path.join("boardlib", "journal_load.py"),)
+# Read once at boot (journal_load.load in firmware.app.load, and the snapshot's reader its
+# codec unpacks with), then dropped: load_mpy_bytes.
+LOAD_MODULES = (os.path.join("boardlib", "journal_load.py"),
+                os.path.join("rules_core", "resume.py"))
 # The setup menu: imported only when a player opens it (menu_mpy_bytes).
 MENU_MODULES = (os.path.join("firmware", "menu.py"),)
 # Never imported by the firmware: the board state as JSON, for the host tools and the

@@ -27,9 +27,11 @@ run, with the setup menu item or the wiring check in words after it.
 import sys
 import time
 
-# boardlib.journal_load is imported by the boot's load(): here, before a --heap-budget is
-# set, as every module is (a frozen board's code is in flash, not in its heap)
+# boardlib.journal_load and rules_core.resume are imported by the boot's load(): here,
+# before a --heap-budget is set, as every module is (a frozen board's code is in flash, not
+# in its heap)
 import boardlib.journal_load  # noqa: F401
+import rules_core.resume  # noqa: F401
 from firmware.app import App
 from firmware.run import STEP_MS, tick
 from tools.replay.lines import ReadError
