@@ -5,7 +5,7 @@ power cut nor one damaged spot on the flash costs a scored event.
     from boardlib.journal import GameStore, OK, TRUNCATED, NONE, CORRUPT
     store = GameStore("/game")
     game, status = journal_load.load(store)  # at boot: the game as it was, or None
-    journal_load.drop()                  # read once: its code leaves the heap
+    errors.forget(("boardlib.journal_load",))  # read once: its code leaves the heap
     if game is None:
         game = Game("ddbu", distance=(40, 40))
         store.new_game(game)             # settings (and any state) as a fresh snapshot
@@ -124,12 +124,6 @@ _CLOSE = const(3)
 _JOURNAL = const(4)
 
 
-def _default_codec():
-    from rules_core import snapshot
-
-    return snapshot
-
-
 class GameStore:
     """The stored game in directory `dirpath` (on an already mounted filesystem)."""
 
@@ -198,13 +192,10 @@ class GameStore:
 
     def _parts(self, game, filed):
         if self._codec is None:
-            self._codec = _default_codec()
-        return self._codec.parts(game, filed)
+            from rules_core import snapshot
 
-    def _unpack(self, data, fill):
-        if self._codec is None:
-            self._codec = _default_codec()
-        return self._codec.unpack(data, fill)
+            self._codec = snapshot
+        return self._codec.parts(game, filed)
 
     # ---- writing -----------------------------------------------------------------------
 
@@ -457,9 +448,14 @@ class GameStore:
                 chunk = job.chunks[j]
                 if job.file is None:
                     path = self._path(_COPIES[i], _HIS)
-                    if j and _size(path) != j * len(chunk):
-                        j = self._filed[i] = 0  # missing, or chunks past them: whole again
-                        chunk = job.chunks[0]
+                    if j:
+                        try:
+                            there = os.stat(path)[6]
+                        except OSError:  # not there
+                            there = -1
+                        if there != j * len(chunk):  # missing, or chunks past them:
+                            j = self._filed[i] = 0  # written whole again
+                            chunk = job.chunks[0]
                     # Opened, and the chunk's first byte alone: littlefs commits a new
                     # file to its directory here, or copies the file's last block to a
                     # fresh one (a sector erased either way), and the rest of the chunk
@@ -534,7 +530,8 @@ class GameStore:
         self.compacting = False
         self.records = 0
         self._journal_a, self._journal_b = job.journals
-        self._journals_opened(_JOURNAL_HEADER)
+        self._journal_bytes = _JOURNAL_HEADER
+        self.needs_snapshot = False
         if self._old_files:  # read back and written anew: older firmware's files go
             self._old_files = False
             for name in _OLD_FILES:
@@ -594,19 +591,6 @@ class GameStore:
             if parent != self.dirpath and _same_filesystem(parent, self.dirpath):
                 _settle(parent)
         self._copies_made = True
-
-    def _open_journals(self, size):
-        try:
-            self._journal_a = open(self._path(_COPIES[0], _JRN), "ab")
-            self._journal_b = open(self._path(_COPIES[1], _JRN), "ab")
-        except OSError:
-            self._close_journals()
-            raise
-        self._journals_opened(size)
-
-    def _journals_opened(self, size):
-        self._journal_bytes = size
-        self.needs_snapshot = False
 
     def _close_journals(self):
         self._b_behind = False  # (closed: committed, or the flash failed)
@@ -725,10 +709,3 @@ def _remove(path):
         os.remove(path)
     except OSError:  # not there, or the flash fails: nothing more to do
         pass
-
-
-def _size(path):
-    try:
-        return os.stat(path)[6]
-    except OSError:  # not there
-        return -1

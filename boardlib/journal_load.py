@@ -3,11 +3,15 @@ of docs/persistence.md and the checks of every file they read.
 
     from boardlib import journal_load
     game, status = journal_load.load(store)   # (game or None, OK/NONE/TRUNCATED/CORRUPT)
-    journal_load.drop()                       # once every store is read (firmware.app)
+    errors.forget(("boardlib.journal_load",))  # once every store is read (firmware.app)
 
 Apart from boardlib.journal, which writes and stays loaded, and above it (it reads the
-format's names there; the store never imports its reader): a board reads its game once,
-when it starts, and then drops this module, so that its code does not stay in the heap.
+format's names there): a board reads its game once, when it starts, and then drops this
+module (firmware.errors.forget), so that its code does not stay in the heap. What only
+reading the flash needs is here too: older firmware's formats, the snapshot slots each
+copy writes next, the highest generation stored. A store that is written without having
+been read (tools, tests) has its first compaction ask look() for those; a board reads
+its stores first, and never loads this module again.
 """
 
 import os
@@ -98,18 +102,6 @@ def look(store):
     if not store.generation:
         store.generation = _highest_stored_generation(store)
     store._old_files = _old_layout_there(store)
-
-
-def drop():
-    """Forget this module (sys.modules and the package's attribute), so that the collector
-    takes its code back; the next import reads it again."""
-    import sys
-
-    sys.modules.pop("boardlib.journal_load", None)
-    try:  # an imported submodule is also an attribute of its package
-        delattr(sys.modules["boardlib"], "journal_load")
-    except (KeyError, AttributeError):
-        pass
 
 
 def _find_snapshots(store):
@@ -240,7 +232,7 @@ def _unpack(store, path, parsed):
     hold them (GameStore._filed, _crcs: what the next compaction need not write again)."""
     payload, chunks, crc = parsed[1], parsed[2], parsed[3]
     if not chunks:
-        return store._unpack(payload, None)
+        return _unpack_with(store, payload, None)
     where = path.rsplit("/", 1)[0]
     places = [store._path(name) for name in _COPIES]
     if where in places:  # (a snapshot of the copies' layout: always)
@@ -249,7 +241,7 @@ def _unpack(store, path, parsed):
     for where in places:
         fill = _Fill(where + "/" + _HIS, chunks, crc)
         try:
-            game = store._unpack(payload, fill)
+            game = _unpack_with(store, payload, fill)
         except ValueError:
             if not fill.failed:
                 raise  # the snapshot's own part refused: no other game.his helps
@@ -268,6 +260,15 @@ def _unpack(store, path, parsed):
                 store._filed[i] = chunks
         return game
     return None
+
+
+def _unpack_with(store, data, fill):
+    """The store's codec's game of `data` (rules_core.snapshot's when it was given none)."""
+    if store._codec is None:
+        from rules_core import snapshot
+
+        store._codec = snapshot
+    return store._codec.unpack(data, fill)
 
 
 def _history_holds(path, length, crc):
@@ -321,7 +322,7 @@ def _replay_and_repair(store, game, base, found):
     store._game = game
     if clean and journal is not None and applied == count \
             and _catch_up(store, found, base, journal):
-        store._open_journals(len(journal))
+        _open_journals(store, len(journal))
     else:
         store.needs_snapshot = True
         try:
@@ -329,6 +330,18 @@ def _replay_and_repair(store, game, base, found):
         except OSError:  # flash trouble at boot: keep the game; the next record retries
             store.needs_snapshot = True
     return status
+
+
+def _open_journals(store, size):
+    """The copies' journals opened for the next appends (`size` bytes in each)."""
+    try:
+        store._journal_a = open(store._path(_COPIES[0], _JRN), "ab")
+        store._journal_b = open(store._path(_COPIES[1], _JRN), "ab")
+    except OSError:
+        store._close_journals()
+        raise
+    store._journal_bytes = size
+    store.needs_snapshot = False
 
 
 def _catch_up(store, found, base, journal):
@@ -474,19 +487,20 @@ def _frames(journal, pos, gen, game):
     return count, True
 
 
+# (The paths below are looked at once: made here, not kept by the store's _path.)
 def _old_layout_there(store):
     for name in (_SNP, _JRN, _BAK):
-        if _exists(store._path(name)):
+        if _exists(store.dirpath + "/" + name):
             return True
     return False
 
 
 def _highest_stored_generation(store):
     highest = 0
-    paths = [store._path(name) for name in _OLD_FILES]
+    paths = [store.dirpath + "/" + name for name in _OLD_FILES]
     for copy in _COPIES:
         for name in (_SNP, _BAK, _TMP, _JRN):
-            paths.append(store._path(copy, name))
+            paths.append("%s/%s/%s" % (store.dirpath, copy, name))
     for path in paths:
         data = _read_file(path, 8)
         if data is not None and len(data) >= 8:
