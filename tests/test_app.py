@@ -173,3 +173,16 @@ def test_a_step_with_only_the_inputs_due_runs_nothing_else(scenarios):
     assert out["polls"] >= 60  # each change, and the glitch filter's end after it
     assert out["rest"] < out["polls"] // 2  # the display, link and upkeep when due only
     assert out["feeds"] == 3  # 3 s of changes: fed every second, as before
+
+
+def test_the_app_class_dict_stays_within_47_slots():
+    """A networked board on a stock ESP32 heap makes the App class at the end of loading
+    its code, when the heap is most broken up: its dict grows a table at a time (py/map.c:
+    ... 37, 47, 59 slots of 8 bytes), and the 472-byte table of 59 slots was not there
+    (docs/performance.md, "The stock heap"). MicroPython's class dict holds the methods,
+    the class attributes, __module__ and __qualname__."""
+    from firmware.app import App
+
+    entries = [name for name in vars(App) if not name.startswith("__")] + ["__module__",
+                                                                          "__qualname__"]
+    assert len(entries) <= 47, len(entries)
