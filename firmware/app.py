@@ -195,6 +195,11 @@ class App:
         from boardlib import journal_load  # used once, at boot: dropped below
 
         game, status = journal_load.load(self.store)
+        self.kept, _ = journal_load.load(self.kept_store)
+        # Both read: the collector takes the reader's code back (and the snapshot's reader,
+        # its codec's unpack) before a new game is made in its place
+        errors.forget(("boardlib.journal_load", "rules_core.resume"))
+        del journal_load  # (nor does this name hold it)
         if status == GameStore.TRUNCATED:
             self.notices.append(errors.JOURNAL_CUT)
         elif status == GameStore.CORRUPT:
@@ -206,10 +211,6 @@ class App:
             self._store(self.store.new_game, game)
         self.game = game
         self.changes += 1
-        self.kept, _ = journal_load.load(self.kept_store)
-        # the collector takes their code back: the reader's, and the snapshot's (its
-        # codec's unpack)
-        errors.forget(("boardlib.journal_load", "rules_core.resume"))
 
     def start(self, now_ms):
         """Say hello on the link, send the state, put the scores on the display."""
