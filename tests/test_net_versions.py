@@ -442,16 +442,12 @@ def test_a_networked_board_deployed_as_mpy_comes_online_in_120_kb_of_heap(boards
     _outcome(boards, "heap net 120000")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "with the journal's latest layout the application's code is about 1.8 KB larger: loading "
-    "the App class's code then finds no 376-byte block beside the link, and the board starts "
-    "again without it (docs/performance.md, \"The stock heap: the networked board comes "
-    "online\")"))
 def test_a_networked_board_deployed_as_mpy_fits_the_esp32_heap(boards):
     """Deployed as `make deploy` ships it (.mpy files), the networked board comes online on
     that heap and plays: the application made once the power-up's code is dropped, its
-    rooms kept at the top of the heap (one for its code too), the link's way up loaded a
-    module at a time (docs/performance.md, "The networked board on the ESP32's heap, step
-    by step")."""
+    rooms kept at the top of the heap (one for its code too), the game's reader and the
+    snapshot's dropped before a new game is made, the link's way up loaded a module at a
+    time (docs/performance.md, "The networked board on the ESP32's heap, step by step" and
+    "The stock heap: the networked board comes online")."""
     _heap_interpreter()
     _outcome(boards, "esp32 heap net True")
