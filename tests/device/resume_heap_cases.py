@@ -1,11 +1,12 @@
-"""A long game resumed from its snapshot in a small heap (rules_core.snapshot.unpack).
+"""A long game resumed from its snapshot in a small heap (rules_core.resume.unpack, which
+snapshot.unpack reads with).
 
 MicroPython only: the heap is the unix port's, cut down to a budget by
 tools.sim.board.heap (test_resume_heap.py).
 """
 
 from device.support import check, micropython_only
-from rules_core import snapshot
+from rules_core import resume, snapshot
 from rules_core.game import Game
 
 HEAPSIZE = "512K"
@@ -35,7 +36,8 @@ def case_a_long_game_resumes_in_a_heap_little_larger_than_its_history():
     gc.collect()
     ballast = pin(9 * 1024)
     try:
-        resumed = snapshot.unpack(memoryview(data))
+        resumed = resume.unpack(memoryview(data))  # (loaded before the budget, as a board's
+        # code is)
         resumed.reserve()
     except MemoryError:
         resumed = None

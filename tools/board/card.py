@@ -19,7 +19,7 @@ from xml.sax.saxutils import escape
 
 from boardlib import layout
 from firmware import errors
-from firmware.app import App
+from firmware.app import _draw_ask
 from firmware.menu import ITEMS, Menu
 from firmware.screens import _RESET_TEXT
 from rules_core.settings import RULES_IDS, SETS, TEAMS, has
@@ -71,7 +71,7 @@ PICTURES = {
     "members": lambda b: layout.members(b, [2, 1], 1),
     "win": lambda b: layout.winner(b, 1),
     "tie": layout.tie,
-    "ask": lambda b: App._draw_ask(None, b, 0),
+    "ask": lambda b: _draw_ask(b, 0),
     "reset": _text(_RESET_TEXT["PWR"]),
     "error": lambda b: layout.error(b, errors.SENSOR_STUCK + 3),
 }

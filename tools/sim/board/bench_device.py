@@ -457,6 +457,7 @@ def mode_resume(loads, state_dir):
     from boardlib.journal import GameStore
     from firmware.app import GameNumbering
     from firmware.boards import esp32_devkit as profile
+    from rules_core import resume  # noqa: F401  (loaded before the window, as the reader)
     from tools.sim.board.board import IMAGE_NAME
     from tools.sim.board.flash import FileBlockDev, mount
 
