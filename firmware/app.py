@@ -90,7 +90,7 @@ _CASINO = tuple(r in shot.CASINO_RULES for r in RULES_IDS)
 class App:
     def __init__(self, board):
         self.board = board
-        self.config = cfg = board.config
+        cfg = board.config
         config_error = board.config_error
         self.sensors = inputs.SpotSensors(
             glitch_ms=cfg["glitch_ms"], stuck_ms=cfg["stuck_ms"]
@@ -116,9 +116,10 @@ class App:
         self.kept_store = GameStore(board.data_dir.rstrip("/") + "-kept",
                                     codec=self.kept_numbering)
         self.kept = None
-        self.asked = None  # new-game settings from the host, waiting for the players' ok
+        # (new-game settings from the host, the command's number), waiting for the
+        # players' ok
+        self.asked = None
         self.link = board.link
-        self._net = board.net
         self.game = None
         self.changes = 0  # goes up by one at every change of the game: a cheap "has it?"
         self.menu = None
@@ -206,7 +207,7 @@ class App:
             self.notices.append(errors.JOURNAL_LOST)
         self.stored = game is not None  # a game (finished or not) was on flash
         if game is None:
-            game = self._new_game_from(self.config["game"])
+            game = self._new_game_from(self.board.config["game"])
             self.numbering.new_identity()
             self._store(self.store.new_game, game)
         self.game = game
@@ -503,7 +504,8 @@ class App:
                 if check:
                     from firmware.check import WiringCheck
 
-                    self.check = WiringCheck(self.board, now_ms, self.config["hold_ms"])
+                    self.check = WiringCheck(self.board, now_ms,
+                                             self.board.config["hold_ms"])
                     self.screens.draw_with(self.check.draw)
                     # its first poll a tick from now (poll_inputs: every tick then)
                     self._settle_at = ticks_add(now_ms, _BUSY_MS)
@@ -536,7 +538,7 @@ class App:
         cmd = link.poll(now_ms)
         if cmd:
             self._command(cmd, now_ms)
-        net = self._net
+        net = self.board.net
         if net is not None and net.notice:  # the network failed: say why, once per try
             self.screens.flash(ERR, net.take_notice(), now_ms)
         # A link that counts its bytes (the serial one) is due at its next frame, or when
@@ -706,13 +708,13 @@ class App:
         self.kept = game
 
     def _answer_ask(self, yes, now_ms):
-        settings = self.asked
+        settings, seq = self.asked
         self.asked = None
         self.screens.draw_with(None)
         if yes:
             self.new_game(settings, now_ms)  # checked when the command came
         else:
-            self.link.send_error(_ERR_REFUSED, "", self.asked_seq)
+            self.link.send_error(_ERR_REFUSED, "", seq)
             self._changed(now_ms, shot_event=False)
 
     def _number_link(self):
@@ -767,8 +769,7 @@ class App:
             if self.game.history.count and not self.game.finished and not link.replace:
                 # Never silently: the players confirm on the board (ok), or the host says
                 # REPLACE. Either way the game replaced is kept until it is logged.
-                self.asked = settings
-                self.asked_seq = seq
+                self.asked = (settings, seq)
                 self.screens.draw_with(_draw_ask)
                 link.nack(seq, _ERR_ASKED)
                 return

@@ -86,7 +86,7 @@ def corrupt_config(state):
         f.write("PBC1 0000dead\n{garbage")
     sim, app = reboot(state)
     pictures = seen(sim, app, 0, 6000)
-    return {"pictures": pictures, "settle": app.config["settle_ms"],
+    return {"pictures": pictures, "settle": app.board.config["settle_ms"],
             "rules": app.game.state()["rules"]}
 
 

@@ -182,7 +182,7 @@ def saved(sim, app):
 
 
 def run_interactive(sim, app):
-    keys = Keys(sim, app.config["hold_ms"])
+    keys = Keys(sim, app.board.config["hold_ms"])
     frames = Frames(sim, app)
     app.refresh_display = frames.refresh_and_report  # the display reports each new picture
     _front(sim, app, keys, Runner(app), frames)
