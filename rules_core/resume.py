@@ -3,7 +3,7 @@ start-up, apart from the snapshot's writing, so that it drops this code once its
 read (firmware.app).
 
     from rules_core import resume
-    game = resume.unpack(data)          # == snapshot.unpack(data)
+    game = resume.unpack(data)          # the game snapshot.pack(game) saved
     game = resume.unpack(data, fill)    # fill(chunk, i) puts chunk i's bytes in chunk
 """
 

@@ -3,21 +3,21 @@
     from rules_core import snapshot
     data = snapshot.pack(game)          # settings + state + history + checkpoints
     pieces = snapshot.parts(game)       # the same bytes in pieces (what a journal writes)
-    game2 = snapshot.unpack(data)       # game2.state() == game.state(); undo still works
     data = snapshot.pack(game, 3)       # the same without the history's first 3 chunks
-    game2 = snapshot.unpack(data, fill) # fill(chunk, i) puts chunk i's bytes in chunk
-                                        # (rules_core.resume, which a board drops once read)
+    game2 = resume.unpack(data)         # rules_core.resume (which a board drops once its
+    game2 = resume.unpack(data, fill)   # game is read): game2.state() == game.state(), undo
+                                        # still works; fill(chunk, i) fills filed chunk i
     payload = snapshot.pack_state(game) # 27 bytes: the board state only
     state = snapshot.unpack_state(payload)  # == game.state()
 
-unpack() loads the saved state directly (it does not re-apply the history), so resuming
+resume.unpack() loads the saved state directly (it does not re-apply the history), so resuming
 a long game on the device is quick. pack() layout: b"PB1", history length (u16, records),
 then the current state (game.SAVE_SIZE bytes), the checkpoints, and the history.
 parts(game, filed) with filed > 0 leaves out the history's first `filed` chunks (128
 events and their 4 checkpoints each, rules_core.game.History: a journal keeps them in a
 file of its own, boardlib.journal): b"PB2", history length (u16), checkpoints (u16),
 filed chunks (u16), the state, then the checkpoints and records from chunk `filed` on;
-unpack() then asks its `fill` for each filed chunk, in order.
+resume.unpack() then asks its `fill` for each filed chunk, in order.
 """
 
 import struct
@@ -51,14 +51,6 @@ def parts(game, filed=0):
     else:
         head = struct.pack(_HEAD, _MAGIC, records, marks)
     return (head, game._save()) + tuple(game.history.parts(filed))
-
-
-def unpack(data, fill=None):
-    """The game saved in data (rules_core.resume.unpack: a board reads its game with that
-    module once, at start-up, and drops it)."""
-    from rules_core.resume import unpack as resume
-
-    return resume(data, fill)
 
 
 def pack_state(game):

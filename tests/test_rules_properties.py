@@ -6,7 +6,7 @@ by test_replay_upy.py."""
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rules_core import Game, GameError, snapshot
+from rules_core import Game, GameError, resume, snapshot
 
 FOUL_CODES = ["foul", "quilles", "rouge", "stop30", "dehors", "wrongball"]
 
@@ -125,7 +125,7 @@ def test_pack_unpack_round_trip_and_undo_after_resume(setting, evs, more):
             apply(game, ev)
         except GameError:
             pass
-    resumed = snapshot.unpack(snapshot.pack(game))
+    resumed = resume.unpack(snapshot.pack(game))
     assert resumed.state() == game.state()
     assert resumed.history.tobytes() == game.history.tobytes()
     payload = snapshot.pack_state(game)
@@ -178,7 +178,7 @@ def test_team_members_follow_the_rule_and_undo_restores_them_exactly(setting, ev
         opener = setting[3] if played % 2 == 0 else 3 - setting[3]
         assert now["marked"] == 3 - opener
         states.append(now)
-    resumed = snapshot.unpack(snapshot.pack(game))
+    resumed = resume.unpack(snapshot.pack(game))
     while len(game.history):
         game.undo()
         resumed.undo()

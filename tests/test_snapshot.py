@@ -3,7 +3,7 @@
 import pytest
 from helpers import ALL_PINS, device_module, micropython_value, run_on_micropython, spots
 
-from rules_core import GameError, snapshot
+from rules_core import GameError, resume, snapshot
 from rules_core.game import Game
 
 ALL = ALL_PINS
@@ -15,7 +15,7 @@ sample_game = device_module("snapshot_cases").sample_game
 
 def test_unpack_gives_the_same_state_history_and_working_undo():
     g = sample_game()
-    resumed = snapshot.unpack(snapshot.pack(g))
+    resumed = resume.unpack(snapshot.pack(g))
     assert resumed.state() == g.state()
     assert resumed.history.tobytes() == g.history.tobytes()
     while len(g.history):
@@ -32,7 +32,7 @@ def test_unpack_does_not_reapply_the_history(monkeypatch):
         raise AssertionError("history re-applied on resume")
 
     monkeypatch.setattr(Game, "_run", refuse)
-    assert snapshot.unpack(data).state() == g.state()
+    assert resume.unpack(data).state() == g.state()
 
 
 def test_pack_state_is_small_and_exact_including_announce_and_last():
@@ -62,7 +62,7 @@ def test_pack_state_of_a_finished_ceb_match_keeps_set_points():
 def test_damaged_saves_give_a_clear_error(mangle):
     data = snapshot.pack(sample_game())
     with pytest.raises(GameError):
-        snapshot.unpack(mangle(data))
+        resume.unpack(mangle(data))
 
 
 @pytest.mark.parametrize("data", [b"", b"\x00" * 26, b"\x03" + b"\x00" * 26, b"\xff" * 27])
@@ -86,13 +86,13 @@ def test_damaged_history_in_a_save_is_refused():
     data = bytearray(snapshot.pack(sample_game()))
     data[-4] = 9  # the last record's kind
     with pytest.raises(GameError, match="bad record"):
-        snapshot.unpack(bytes(data))
+        resume.unpack(bytes(data))
 
 
 def test_a_damaged_checkpoint_makes_undo_fail_cleanly():
     g = sample_game()
     g.undo()  # reopen the match
-    resumed = snapshot.unpack(snapshot.pack(g))
+    resumed = resume.unpack(snapshot.pack(g))
     n = len(resumed.history) // 4
     k = n - 1 - (n - 1) % 32  # start of the checkpoint undo will use
     mark = (n - 1) // 32

@@ -13,7 +13,7 @@ import struct
 import pytest
 from helpers import device_value
 
-from rules_core import Game, GameError, snapshot
+from rules_core import Game, GameError, resume, snapshot
 from rules_core.savedstate import SAVE_SIZE, STATE_SIZE
 
 
@@ -123,12 +123,12 @@ OLD_CEB_STATE = (
 
 
 def test_a_game_saved_before_teams_resumes_as_singles_and_plays_on():
-    game = snapshot.unpack(OLD_CEB)
+    game = resume.unpack(OLD_CEB)
     assert game.state_json() == OLD_CEB_STATE
     game.undo()  # the checkpoint and history of the old layout still undo exactly
     assert game.state()["score"] == [0, 0] and game.state()["sets"] == [0, 1]
     game.shot(0b11111, 1, ())
-    ddbu = snapshot.unpack(OLD_DDBU)
+    ddbu = resume.unpack(OLD_DDBU)
     state = ddbu.state()
     assert (state["score"], state["distance"], state["first"]) == ([3, 10], [40, 30], 2)
     assert state["members"] is None and state["marked"] is None
@@ -147,7 +147,7 @@ def test_bytes_outside_the_layout_are_refused(byte, bit, why):
     data = bytearray(OLD_CEB)
     data[7 + byte] |= bit  # the current state follows the 7-byte head
     with pytest.raises(GameError):
-        snapshot.unpack(bytes(data))
+        resume.unpack(bytes(data))
 
 
 def test_teams_bit_outside_ceb_is_refused():

@@ -1,5 +1,4 @@
-"""A long game resumed from its snapshot in a small heap (rules_core.resume.unpack, which
-snapshot.unpack reads with).
+"""A long game resumed from its snapshot in a small heap (rules_core.resume.unpack).
 
 MicroPython only: the heap is the unix port's, cut down to a budget by
 tools.sim.board.heap (test_resume_heap.py).

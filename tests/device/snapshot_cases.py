@@ -3,7 +3,7 @@
 tests/test_snapshot.py compares what the unix port packs with what CPython packs.
 """
 
-from rules_core import snapshot
+from rules_core import resume, snapshot
 from rules_core.game import Game
 
 
@@ -21,7 +21,7 @@ def packed_and_resumed():
     """(pack, pack_state, the resumed game's state, its state after one undo)."""
     g = sample_game()
     data = snapshot.pack(g)
-    resumed = snapshot.unpack(data)
+    resumed = resume.unpack(data)
     state = resumed.state_json()
     resumed.undo()
     return data, snapshot.pack_state(g), state, resumed.state_json()
@@ -29,4 +29,4 @@ def packed_and_resumed():
 
 def unpacked_state_json(data):
     """The board state of a saved game given as bytes (a list of numbers from JSON)."""
-    return snapshot.unpack(bytes(data)).state_json()
+    return resume.unpack(bytes(data)).state_json()
