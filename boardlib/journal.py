@@ -149,8 +149,8 @@ class GameStore:
         # to append to yet): the next record() or maintain() writes a whole snapshot
         self.needs_snapshot = True
         self._copies_made = False
-        # What the flash holds, found when the store is read back (journal_load), or
-        # before its first write if it never was: per copy, the snapshot file the next
+        # What the flash holds, found when the store is read back (journal_load.load or
+        # journal_load.store; it writes nothing before): per copy, the snapshot file the next
         # compaction writes over; older firmware's files there (removed by it)
         self._slots = []
         self._old_files = False
@@ -357,12 +357,11 @@ class GameStore:
         filed = self._file_chunks(game)
         parts = self._parts(game, filed)
         if len(self._slots) != len(_COPIES):
-            # Never read back: the reader looks at the flash first (the slots, a
-            # generation past whatever is stored, so that no journal left from an earlier
-            # game can ever pass for this game's). A board always reads its stores first.
-            from boardlib import journal_load
-
-            journal_load.look(self)
+            # Never read back: what the flash holds is unknown (the slots, a generation
+            # past whatever is stored, so that no journal left from an earlier game can
+            # ever pass for this game's). A board reads its stores first; a tool that
+            # writes a new game without reading takes its store from journal_load.store().
+            raise ValueError("game store not read (journal_load)")
         # The number is used up before anything is written: a compaction that fails
         # half-way is never followed by a different snapshot of the same generation.
         self.generation += 1

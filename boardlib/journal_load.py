@@ -4,14 +4,16 @@ of docs/persistence.md and the checks of every file they read.
     from boardlib import journal_load
     game, status = journal_load.load(store)   # (game or None, OK/NONE/TRUNCATED/CORRUPT)
     errors.forget(("boardlib.journal_load",))  # once every store is read (firmware.app)
+    store = journal_load.store("/data/game")  # a tool's new game over whatever is stored
 
 Apart from boardlib.journal, which writes and stays loaded, and above it (it reads the
 format's names there): a board reads its game once, when it starts, and then drops this
 module (firmware.errors.forget), so that its code does not stay in the heap. What only
 reading the flash needs is here too: older firmware's formats, the snapshot slots each
-copy writes next, the highest generation stored. A store that is written without having
-been read (tools, tests) has its first compaction ask look() for those; a board reads
-its stores first, and never loads this module again.
+copy writes next, the highest generation stored. A store writes nothing before it was
+read (its first compaction refuses with ValueError): a board reads its stores first, and
+never loads this module again; a tool that writes a new game without reading the stored
+one takes its store from store(), which looks at the flash for those.
 """
 
 import os
@@ -33,6 +35,7 @@ from boardlib.journal import (
     OK,
     TRUNCATED,
     UNDO_RECORD,
+    GameStore,
 )
 
 try:
@@ -93,11 +96,18 @@ def load(store):
     return game, _replay_and_repair(store, game, base, found)
 
 
+def store(dirpath, **options):
+    """A GameStore(dirpath, **options) ready to write a new game without reading the one
+    stored (a store writes nothing until it was read: load() or this)."""
+    new = GameStore(dirpath, **options)
+    look(new)
+    return new
+
+
 def look(store):
-    """What a store never read back must know of the flash before its first write (the
-    store calls this; load() finds the same as it reads): each copy's older snapshot
-    slot, a generation past whatever is stored, whether older firmware's files are
-    there."""
+    """What a store never read back must know of the flash before its first write
+    (load() finds the same as it reads): each copy's older snapshot slot, a generation
+    past whatever is stored, whether older firmware's files are there."""
     store._slots = [_newer_first(store._path(name))[1] for name in _COPIES]
     if not store.generation:
         store.generation = _highest_stored_generation(store)
@@ -263,12 +273,14 @@ def _unpack(store, path, parsed):
 
 
 def _unpack_with(store, data, fill):
-    """The store's codec's game of `data` (rules_core.snapshot's when it was given none)."""
-    if store._codec is None:
-        from rules_core import snapshot
+    """The store's codec's game of `data`; without a codec of its own (the store writes
+    rules_core.snapshot's layout then), rules_core.resume's."""
+    codec = store._codec
+    if codec is None or not hasattr(codec, "unpack"):
+        from rules_core import resume
 
-        store._codec = snapshot
-    return store._codec.unpack(data, fill)
+        return resume.unpack(data, fill)
+    return codec.unpack(data, fill)
 
 
 def _history_holds(path, length, crc):

@@ -64,12 +64,12 @@ def long_game(where, shots):
     """A flash with typical timing mounted at `where`, and a store there holding a new
     game of `shots` shots: (flash, store, game)."""
     micropython_only("littlefs over the block device (os.VfsLfs2)")
-    from boardlib.journal import GameStore
+    from boardlib import journal_load
     from rules_core import Game, events
 
     dev = RamBlockDev(4096, 384, timing=TYPICAL)
     mount(dev, where)
-    store = GameStore(where + "/game")
+    store = journal_load.store(where + "/game")
     game = Game("ddbu", distance=(9999, 9999))
     for k in range(shots):
         game.apply(events.encode_shot(k % 31 + 1, k & 1, ()))
@@ -89,7 +89,7 @@ def case_a_long_games_compaction_erases_at_most_a_sector_a_piece():
 
     dev, store, game = long_game("/p", 1000)
     store.close()
-    store = GameStore("/p/game")
+    store = journal_load.store("/p/game")
     # (its first record() compacts at once, a piece after the other: between() comes
     # after each, as the board feeds its watchdog there)
     last = [dev.erases, dev.busy_us]

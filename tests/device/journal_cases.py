@@ -102,7 +102,7 @@ def play_into(store, game, recs, maintain=False):
 def new_store(root, rules):
     # an emptied store holding a new game of `rules`: (store, game)
     wipe(root)
-    store = GameStore(root)
+    store = journal_load.store(root)
     game = new(rules)
     store.new_game(game)
     return store, game
@@ -218,7 +218,7 @@ def case_snapshot_file_is_the_packed_game():
     root = scratch_dir()
     recs = make_events("long", 200, 3)
     game = stored(root, "long", recs, maintain=False)
-    GameStore(root).new_game(game)  # a compaction of the whole game
+    journal_load.store(root).new_game(game)  # a compaction of the whole game
     whole = game.history.count // 128
     check(whole >= 1, "the game fills a chunk of its history")
     packed = snapshot.pack(game, whole)
@@ -659,12 +659,32 @@ def case_compaction_crash_windows():
     check(finished and n > 4, "compaction had fewer steps than expected: %d" % n)
 
 
+def case_a_store_never_read_writes_nothing():
+    """A store writes a new game only once it knows what the flash holds (load() or
+    journal_load.store()): otherwise a stored game's files could pass for the new one's."""
+    root = scratch_dir()
+    recs = make_events("ddbu", 9, 13)
+    old = stored(root, "ddbu", recs)
+    store = GameStore(root)
+    try:
+        store.new_game(new("ceb"))
+        check(False, "a store never read wrote a new game")
+    except ValueError as exc:
+        check("not read" in str(exc), "unclear refusal: %r" % exc)
+    back, status = load(root)
+    check(status == OK and same(back, old), "the stored game changed: status %r" % status)
+    fresh = new("ceb")
+    journal_load.store(root).new_game(fresh)
+    back, status = load(root)
+    check(status == OK and same(back, fresh), "journal_load.store() did not write it")
+
+
 def case_new_game_never_takes_an_old_journal():
     root = scratch_dir()
     recs = make_events("ddbu", 9, 13)
     for n in range(1, 14):
         stored(root, "ddbu", recs, maintain=False)  # an old game with a journal
-        store = GameStore(root)  # not loaded first: the board starts a new game at once
+        store = journal_load.store(root)  # not loaded first: the board starts a new game at once
         game = new("russian")
         crashes_at(n, store.new_game, game)
         back, status = load(root)

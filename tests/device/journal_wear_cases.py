@@ -18,7 +18,7 @@ def measure(rules, blocks):
     """Play 1000 random shots onto a fresh flash of `blocks` 4 KB blocks, then resume."""
     dev = RamBlockDev(4096, blocks)
     mount(dev, "/f")
-    store = GameStore("/f/game")
+    store = journal_load.store("/f/game")
     # A game that lasts the 1000 shots: ceb distances stop at 999 (a cell of the display is
     # the marked ball's), so there the match is a best of 5.
     if rules == "ceb":

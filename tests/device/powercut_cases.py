@@ -48,7 +48,7 @@ class Recorder:
         between two events, so that events also come while one is under way."""
         ends = []
         mount(dev, "/f")
-        store = GameStore("/f")
+        store = journal_load.store("/f")
         game = Game("ddbu", distance=(500, 480), sets=1, first=1)
         try:
             store.new_game(game)

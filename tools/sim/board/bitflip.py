@@ -103,7 +103,7 @@ def stored_image(events, seed):
     mount(dev, MOUNT)
     with open(MOUNT + "/board.cfg", "w") as f:  # the board keeps its configuration there
         f.write('PBC1 00000000\n{"display": "tm1637"}')
-    keys = play(GameStore(DATA_DIR), events, Rng(seed))
+    keys = play(journal_load.store(DATA_DIR), events, Rng(seed))
     os.umount(MOUNT)
     return dev.data, keys
 
