@@ -14,53 +14,91 @@ ESP32 twin when it plays the ESP32's heap (rom.py `--heap`).
 """
 
 import gc
+import sys
 
 
 def pin(budget):
-    """Leave exactly `budget` bytes free, in one piece; returns the ballast to keep while
-    the budget applies (pin_heap, then release_budget). ValueError when the heap is too
-    small for it.
+    """Leave exactly `budget` bytes free (rounded up to the heap's blocks: 16 bytes on 32
+    bits, 32 on 64), in one piece; returns the ballast to keep while the budget applies.
+    ValueError when the heap is too small for it.
+
+    Every other free block of the heap is taken, down to the single blocks that loading
+    and compiling code leave between objects. A ballast that left those (it once stopped
+    at 2,047 pieces) gave the firmware several KB beyond its budget, in 16-byte holes,
+    and how many depended on everything the unix port had done before, down to the
+    length of the folder the tree was checked out in.
 
     The collector scans conservatively: any word anywhere in the heap (a buffer of flash
     data, a float's bits) that happens to equal the budget block's address keeps that
     block in use when it should be let go. Then that block stays where it is (the stray
     word holds it, not the budget) and another is tried at another address, a small
     spacer moving it."""
+    want = (budget + BLOCK - 1) // BLOCK * BLOCK
     kept = []  # the spacers: out of the way for good
     for _ in range(4):
-        ballast, holder = pin_heap(budget)
-        try:
-            release_budget(holder, budget)
-        except ValueError:
+        gc.collect()
+        if gc.mem_free() < want:
+            raise ValueError("the heap is too small for the code plus a budget of %d bytes"
+                             % budget)
+        ballast = [None] * _SLOTS  # its last slot stays free: the spacers go there
+        holder = [None, None]
+        _hold(holder, want)
+        _fill(ballast)
+        holder[0] = holder[1] = None
+        gc.collect()
+        if gc.mem_free() < want:  # the budget's block is held by a stray word
             ballast = holder = None
             gc.collect()
             kept.append(bytearray(16 * (len(kept) + 1)))
             continue
-        ballast[-1] = kept  # (its last slot is left for this: nothing new is made now)
+        # What came free besides the budget (its bytearray's object, the small object
+        # made last, the fill's own frame) was made before the budget's data or in
+        # holes below it, and the allocator takes the lowest free block first (py/gc.c
+        # gc_alloc): pairs take those blocks again, one each.
+        chain = ballast[-2]
+        while gc.mem_free() > want:
+            chain = (chain, None)
+            gc.collect()
+        ballast[-2] = chain
+        ballast[-1] = kept
         return ballast
     raise ValueError("could not set the heap budget")
 
 
-def pin_heap(budget):
-    """Leave exactly `budget` bytes of heap free, held as one block for now (release it
-    with release_budget). Raises ValueError if the heap has less."""
-    gc.collect()
-    if gc.mem_free() < budget:
-        raise ValueError("the heap is too small for the code plus a budget of %d bytes"
-                         % budget)
-    # Hold the budget as one block, fill every other free piece with ballast, then let
-    # the budget go: what is left is the budget, in one piece.
-    holder = [None, None]
-    _hold(holder, budget - 64)
-    return _fill(), holder
+# The heap's allocation unit (py/gc.c BYTES_PER_BLOCK: four machine words).
+BLOCK = 16 if sys.maxsize < 1 << 32 else 32
+_SLOTS = 2048  # the ballast's largest pieces, one a slot; the rest in a chain (_fill)
 
 
-def release_budget(holder, budget):
-    """Second half of pin_heap: free the held budget and check that it is free."""
-    holder[0] = holder[1] = None
-    gc.collect()
-    if gc.mem_free() < budget - 256:
-        raise ValueError("could not set the heap budget")
+def _hold(holder, size):
+    holder[0] = bytearray(size)
+    # The collector scans the C stack conservatively: the address of the last object
+    # made may linger there and keep it alive. Make that a small one, not the budget.
+    holder[1] = (None, None)
+
+
+def _fill(ballast):
+    """Take every free block: bytearrays, largest first, one a slot of `ballast`, then
+    in a chain of pairs at ballast[-2]; then pairs alone, a block each (four words),
+    until the allocator finds no block even after a collection."""
+    count = 0
+    chain = None
+    size = gc.mem_free()
+    while size >= BLOCK:
+        try:
+            if count < _SLOTS - 2:
+                ballast[count] = bytearray(size)
+                count += 1
+            else:
+                chain = (chain, bytearray(size))
+        except MemoryError:
+            size //= 2
+    while True:
+        try:
+            chain = (chain, None)
+        except MemoryError:
+            break
+    ballast[-2] = chain
 
 
 def own_qstr_pool():
@@ -99,26 +137,6 @@ class _Names:
 
 
 _POOL_MIN = 1024
-
-
-def _hold(holder, size):
-    holder[0] = bytearray(size)
-    # The collector scans the C stack conservatively: the address of the last object
-    # made may linger there and keep it alive. Make that a small one, not the budget.
-    holder[1] = bytearray(16)
-
-
-def _fill():
-    blocks = [None] * 2048  # the last slot stays free: pin keeps its spacers there
-    count = 0
-    size = gc.mem_free()
-    while size >= 16 and count < len(blocks) - 1:
-        try:
-            blocks[count] = bytearray(size)
-            count += 1
-        except MemoryError:
-            size //= 2
-    return blocks
 
 
 def largest_free(free):
