@@ -31,11 +31,11 @@ RESUME_HEAP = "512K"
 
 FULL = {"ticks": 1000, "shots": 50, "late_at": 950, "clock": 200, "alloc_idle": 1000,
         "alloc_shots": 50, "game": 1000, "resume_loads": 5, "heap_shots": 500, "net_shots": 20,
-        "heap_step": 1024, "flood": 3000, "bitflips": 300, "bitflip_events": 150,
+        "heap_step": 1024, "heap_fine": 256, "flood": 3000, "bitflips": 300, "bitflip_events": 150,
         "club_games": 10000, "club_runs": 5, "seals": 1000, "wakes": 1000}
 SMOKE = {"ticks": 50, "shots": 3, "late_at": 12, "clock": 20, "alloc_idle": 40,
          "alloc_shots": 2, "game": 10, "resume_loads": 1, "heap_shots": 3, "net_shots": 2,
-         "heap_step": 16384, "flood": 40, "bitflips": 4, "bitflip_events": 20,
+         "heap_step": 16384, "heap_fine": 16384, "flood": 40, "bitflips": 4, "bitflip_events": 20,
          "club_games": 40, "club_runs": 1, "seals": 20, "wakes": 50}
 
 

@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 
 from tools.bench.esp32 import ESP32_HEAP
-from tools.bench.harness import BIG_HEAP, PINNED, Unavailable, _device_env, device
+from tools.bench.harness import BIG_HEAP, PINNED, Unavailable, _device_env, parse_lines
 from tools.port import upy
 from tools.sim.board.shots import LONG_SETTINGS, long_game
 
@@ -22,24 +22,50 @@ def shot_timeline(shots, seed=11):
 
 SIM = upy.entry("board")
 HEAP_DEVICE = upy.entry("heap")
+# The seed of the simulated board's random bytes (run.py --seed): the game's identity goes
+# into what the board stores and sends, and so into the heap it takes (run.py
+# seeded_urandom); one seed makes every run and every checkout measure the same game.
+SEED = 1
+# Where heap_figures keeps its files: in the tree, so that every path the port is given,
+# named from where it runs, is the same in every checkout (port_run).
+WORK = os.path.join("build", "bench-heap")
+
+
+def port_run(script, args, cwd, interp, first=(), heapsize=BIG_HEAP, timeout=600):
+    """The port running `script` (a file of the tree) in `cwd`, with `first` (folders) and
+    the tree on its search path, every path named from `cwd`. The port interns the names
+    it is given (sys.path's folders, sys.argv, each module's __file__) among the names of
+    the firmware, in string chunks of 128 bytes and more: a name longer by the length of
+    a checkout's folder once moved where a chunk ended, and with it the heap figures by
+    up to a few hundred bytes. Named from a folder in the tree, they are the same
+    wherever the tree is."""
+    def rel(path):
+        return os.path.relpath(os.path.join(cwd, path), cwd)
+
+    search = [rel(p) for p in first] + [rel(upy.ROOT), rel(upy.UPYLIB), ".frozen"]
+    with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
+        env = _device_env(scratch)
+        env["MICROPYPATH"] = ":".join(search)
+        return subprocess.run(
+            interp.command([rel(os.path.join(upy.ROOT, script)), *map(str, args)], heapsize),
+            capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout, check=False)
 
 
 def plays(timeline, shots, budget, interp=PINNED, first=(), extra=()):
     """(played, largest free block at the end) for the firmware playing the whole
     timeline with `budget` bytes of heap for its data (tools/sim/board/run.py
     --heap-budget: the code is loaded first, then everything beyond the budget is taken
-    away). `first`: folders searched before the tree (a staged deployment)."""
+    away). `first`: folders searched before the tree (a staged deployment); paths in
+    `extra` are named from the timeline's folder, where the run starts (port_run)."""
+    here = os.path.dirname(os.path.abspath(timeline))
     # --state: the flash image lives in a file, as the board's flash is not in its heap
-    state = tempfile.mkdtemp(prefix="heap-")
+    state = tempfile.mkdtemp(prefix="heap-", dir=here)
     try:
-        args = ["--timeline", timeline, "--state", state, "--rules", LONG_SETTINGS["rules"],
+        args = ["--timeline", os.path.basename(timeline), "--state", os.path.basename(state),
+                "--rules", LONG_SETTINGS["rules"],
                 "--distance", str(LONG_SETTINGS["distance"][0]), "--heap-budget", str(budget),
-                *extra]
-        with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
-            proc = subprocess.run(
-                interp.command([os.path.join(upy.ROOT, SIM), *args], BIG_HEAP),
-                capture_output=True, text=True, env=_device_env(scratch, first),
-                cwd=upy.ROOT, timeout=600, check=False)
+                "--seed", str(SEED), *extra]
+        proc = port_run(SIM, args, here, interp, first)
     finally:
         shutil.rmtree(state, ignore_errors=True)
     if proc.returncode != 0:
@@ -57,26 +83,33 @@ def plays(timeline, shots, budget, interp=PINNED, first=(), extra=()):
         raise Unavailable("the sim printed no final state: %s" % exc) from None
 
 
-def smallest_heap(works, step, low=1024, high=256 << 10, start=32768):
+def smallest_heap(works, step, low=1024, high=256 << 10, start=32768, fine=None):
     """The smallest budget from which every budget up to `start`, `step` bytes apart,
     works (`works(budget)` -> bool): down from `start` until one fails. Whether a budget
     plays is not monotone (a heap in pieces may lack one block a smaller heap happened to
     keep), so a bisection could land on a lucky budget below failing ones. If `start`
-    fails too, bisection above it (to `step` bytes)."""
+    fails too, bisection above it (to `step` bytes). With `fine` (a divisor of `step`),
+    the last budget that worked is then followed down in `fine` steps until one fails:
+    the figure to `fine` bytes for a few more runs."""
     if not works(high):
         raise Unavailable("it fails even with %d bytes of heap" % high)
     if works(start):
         while start - step >= low and works(start - step):
             start -= step
-        return start
-    low = start
-    while high - low > step:
-        mid = (low + high) // 2
-        if works(mid):
-            high = mid
-        else:
-            low = mid
-    return high
+        found = start
+    else:
+        low = start
+        while high - low > step:
+            mid = (low + high) // 2
+            if works(mid):
+                high = mid
+            else:
+                low = mid
+        found = high
+    if fine:
+        while found - fine > max(low, found - step) and works(found - fine):
+            found -= fine
+    return found
 
 
 def stage_tree(workdir, name, mpy):
@@ -102,15 +135,19 @@ def frozen_image(stage, workdir):
     return write_image(os.path.join(stage, "lib"), os.path.join(workdir, "frozen.romfs"))
 
 
-def heap_device(args, stage, interp, frozen=None):
+def heap_device(args, stage, interp, frozen=None, heapsize=BIG_HEAP):
     """tools/sim/board/heap_device.py with the staged deployment first on the path, found as
     a board finds it: from the current folder (the ESP32's sys.path starts with ""; the
     unix port loads no .mpy file through "", so "."), so that each module's `__file__`
     is about the board's ("./firmware/app.mpy" for "firmware/app.mpy"), not a path of
-    this machine's whose length would count in the names' heap."""
-    extra = ["--frozen", frozen] if frozen else []
-    return device(list(args) + extra, heapsize=BIG_HEAP, interp=interp, script=HEAP_DEVICE,
-                  first=(".",), cwd=stage)
+    this machine's whose length would count in the names' heap (port_run)."""
+    extra = ["--frozen", os.path.relpath(frozen, stage)] if frozen else []
+    proc = port_run(HEAP_DEVICE, list(args) + extra, stage, interp, first=(".",),
+                    heapsize=heapsize, timeout=300)
+    if proc.returncode != 0:
+        said = (proc.stderr.strip() or proc.stdout.strip())[-300:]
+        raise Unavailable("%s %s failed: %s" % (HEAP_DEVICE, " ".join(map(str, args)), said))
+    return parse_lines(proc.stdout)
 
 
 def import_heap(stage, interp, frozen, step, start, net=False):
@@ -130,7 +167,18 @@ def import_heap(stage, interp, frozen, step, start, net=False):
 
 def heap_figures(sizes, workdir, interp):
     """The ram32_* figures (docs/performance.md, "Heap"): the code a board holds, the
-    heap its data needs in a 500-shot game, the peaks, and what is left in one piece."""
+    heap its data needs in a 500-shot game, the peaks, and what is left in one piece.
+    Their files are made afresh in the tree (WORK, port_run), the broker's in workdir."""
+    work = os.path.join(upy.ROOT, WORK)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    try:
+        return _heap_figures(sizes, work, workdir, interp)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _heap_figures(sizes, workdir, elsewhere, interp):
     mpy = stage_tree(workdir, "mpy", True)
     frozen = frozen_image(mpy, workdir)
     out = {"heap_on_bits": interp.bits}
@@ -147,22 +195,24 @@ def heap_figures(sizes, workdir, interp):
         f.write(shot_timeline(sizes["heap_shots"]))
     shots = sizes["heap_shots"]
     first = (mpy,)
+    frozen_arg = os.path.relpath(frozen, workdir)  # named from where the runs start
 
     def play(budget):
-        return plays(path, shots, budget, interp, first, ["--frozen", frozen])[0]
+        return plays(path, shots, budget, interp, first, ["--frozen", frozen_arg])[0]
 
-    data = smallest_heap(play, sizes["heap_step"], start=16384)
+    data = smallest_heap(play, sizes["heap_step"], start=16384, fine=sizes["heap_fine"])
     out["ram32_data_play_bytes"] = data
     out["ram32_peak_play_bytes"] = max(import_play, code + data)
     # What a 500-shot game leaves in one piece on a board: the ESP32's heap less the code
     played, largest = plays(path, shots, ESP32_HEAP - code, interp, first,
-                            ["--frozen", frozen])
+                            ["--frozen", frozen_arg])
     if played:
         out["ram32_largest_free_play_bytes"] = largest
     detail = {"import_play_bytes": import_play}
     out["ram32_detail"] = detail
     try:
-        out.update(net_heap_figures(sizes, workdir, interp, mpy, frozen, data, detail))
+        out.update(net_heap_figures(sizes, workdir, interp, mpy, frozen, data, detail,
+                                    elsewhere))
     except Unavailable as exc:
         notes["heap_net"] = str(exc)
     if notes:
@@ -173,7 +223,8 @@ def heap_figures(sizes, workdir, interp):
 NET_BOARD = "bench1"  # the board's MQTT user and id in the bench's broker
 
 
-def net_heap_figures(sizes, workdir, interp, mpy, frozen, data_play, detail):
+def net_heap_figures(sizes, workdir, interp, mpy, frozen, data_play, detail,
+                     broker_dir=None):
     """The ram32_*_net figures: a board with the network link connected to a broker
     (tools.broker: Mosquitto on 127.0.0.1) playing a short game, against the same board
     without it: what the link adds to the data is taken onto the 500-shot game's
@@ -189,8 +240,7 @@ def net_heap_figures(sizes, workdir, interp, mpy, frozen, data_play, detail):
     if why:
         raise Unavailable(why)
     tls_interp = interp if interp.has_module("tls") else PINNED
-    tls_gc = device(["tlsobjects"], heapsize=BIG_HEAP, interp=tls_interp,
-                    script=HEAP_DEVICE)["held"]
+    tls_gc = heap_device(["tlsobjects"], workdir, tls_interp)["held"]
     detail["tls_gc_bytes"] = tls_gc
     if tls_interp is not interp:
         detail["tls_gc_on_bits"] = tls_interp.bits  # no TLS module on this 32-bit build
@@ -206,7 +256,8 @@ def net_heap_figures(sizes, workdir, interp, mpy, frozen, data_play, detail):
         f.write(shot_timeline(shots))
     users = {NET_BOARD: "bench-pw", "logger": "logger-pw"}
     out = {}
-    with broker.Mosquitto(os.path.join(workdir, "broker"), users, (NET_BOARD,)) as b:
+    with broker.Mosquitto(os.path.join(broker_dir or workdir, "broker"), users,
+                          (NET_BOARD,)) as b:
         cfg = os.path.join(workdir, "net.cfg")
         with open(cfg, "w") as f:
             json.dump({"net": {"ssid": "club", "password": "pinboard", "host": "127.0.0.1",
@@ -214,7 +265,8 @@ def net_heap_figures(sizes, workdir, interp, mpy, frozen, data_play, detail):
                                "key": "00" * 32, "id": NET_BOARD}}, f)
 
         def runs(stage, net):
-            extra = ["--frozen", frozen] + (["--config", cfg] if net else [])
+            extra = ["--frozen", os.path.relpath(frozen, workdir)] + (
+                ["--config", os.path.relpath(cfg, workdir)] if net else [])
 
             def works(budget):
                 return plays(path, shots, budget, interp, (stage,), extra)[0]
@@ -236,7 +288,8 @@ def net_heap_figures(sizes, workdir, interp, mpy, frozen, data_play, detail):
         # what the short networked game leaves in one piece: the ESP32's heap less the code
         # and the TLS objects
         played, largest = plays(path, shots, ESP32_HEAP - code_net - tls_gc, interp, (mpy,),
-                                ["--frozen", frozen, "--config", cfg])
+                                ["--frozen", os.path.relpath(frozen, workdir), "--config",
+                                 os.path.relpath(cfg, workdir)])
         if played:
             out["ram32_largest_free_net_bytes"] = largest
     return out
