@@ -354,6 +354,9 @@ def _open_journals(store, size):
         raise
     store._journal_bytes = size
     store.needs_snapshot = False
+    # both copies' directories hold a journal: the first compaction after a boot does
+    # not ask littlefs to make them again (a path search for each, docs/performance.md)
+    store._copies_made = True
 
 
 def _catch_up(store, found, base, journal):

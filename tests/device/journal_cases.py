@@ -262,6 +262,48 @@ def case_a_compaction_opens_each_journal_once():
     check(status == OK and same(back, game), "the game does not read back whole")
 
 
+def case_a_resumed_store_makes_no_directory():
+    # A store read back has opened both copies' journals, so their directories are there:
+    # its compactions do not ask the filesystem to make them again (on littlefs a path
+    # search each, at the first compaction after every boot). A new store still makes them.
+    root = scratch_dir()
+    recs = make_events("ddbu", 60, 4)
+    game = stored(root, "ddbu", recs[:20])
+    made = []
+
+    class CountingOs:
+        def __getattr__(self, name):
+            return getattr(os, name)
+
+        def mkdir(self, path):
+            made.append(path)
+            return os.mkdir(path)
+
+    journal.os = CountingOs()
+    try:
+        store = GameStore(root)
+        back, status = journal_load.load(store)
+        check(status == OK and same(back, game), "resume before going on")
+        first = store.generation
+        for rec in recs[20:]:
+            step(game, rec)
+        play_into(store, back, recs[20:], maintain=True)
+        check(store.generation - first >= 3, "%d compactions, not 3 or more"
+              % (store.generation - first))
+        copies = [p for p in made if p.startswith(root + "/")]
+        check(not copies, "a resumed store made %r" % copies)
+        back, status = load(root)
+        check(status == OK and same(back, game), "the game does not read back whole")
+        del made[:]
+        other = root + "/other"
+        os.mkdir(other)
+        new_store(other, "ddbu")
+        check(made == [other, other + "/a", other + "/b"],
+              "a new store made %r, not its folder and two copies" % made)
+    finally:
+        journal.os = os
+
+
 def case_load_after_every_event():
     # the files as a power cut leaves them once record() has returned (copy b's frame
     # may not be committed yet: it is at the next maintain_piece() or event) read back
