@@ -98,20 +98,14 @@ def load(store):
 
 def store(dirpath, **options):
     """A GameStore(dirpath, **options) ready to write a new game without reading the one
-    stored (a store writes nothing until it was read: load() or this)."""
+    stored (a store writes nothing until it was read: load() or this). It knows what
+    load() finds as it reads: each copy's older snapshot slot, a generation past whatever
+    is stored, whether older firmware's files are there."""
     new = GameStore(dirpath, **options)
-    look(new)
+    new._slots = [_newer_first(new._path(name))[1] for name in _COPIES]
+    new.generation = _highest_stored_generation(new)
+    new._old_files = _old_layout_there(new)
     return new
-
-
-def look(store):
-    """What a store never read back must know of the flash before its first write
-    (load() finds the same as it reads): each copy's older snapshot slot, a generation
-    past whatever is stored, whether older firmware's files are there."""
-    store._slots = [_newer_first(store._path(name))[1] for name in _COPIES]
-    if not store.generation:
-        store.generation = _highest_stored_generation(store)
-    store._old_files = _old_layout_there(store)
 
 
 def _find_snapshots(store):
