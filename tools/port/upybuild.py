@@ -4,14 +4,17 @@ measures memory as an ESP32 would, or a release the twin should run as itself.
     make upy32 MICROPYTHON_SRC=~/src/micropython        # 32-bit, of that tree's release
     python -m tools.port.upybuild --src DIR [--bits 32|64] [--jobs 2]
 
-Builds `ports/unix` (variant standard) with MICROPY_FORCE_32BIT=1 for 32 bits, and puts the
-interpreter in build/upy/ as micropython-X.Y.Z-32bit (or micropython-X.Y.Z for 64 bits),
-where tools.port.upy.release_binary and the twin (`interpreter="release"`) find it beside
-../shared/upy. Nothing is downloaded: the tree must be there (a git clone checked out at the
-release's tag, or an unpacked release). Parts whose sources a tree may lack are left out
-instead of failing: libffi (the ffi module is never used here), Berkeley DB (btree), and
-without lib/mbedtls the TLS module (say so: the twin then runs TLS on another interpreter);
-without lib/micropython-lib only asyncio is frozen (the tests need nothing else).
+Builds `ports/unix` (variant standard), for 32 bits with gcc's -m32 (CFLAGS_EXTRA and
+LDFLAGS_EXTRA; MICROPY_FORCE_32BIT=1 too, which the trees of 1.28 and before read and later
+ones ignore), checks that what came out has 32-bit words, and puts the interpreter in
+build/upy/ as micropython-X.Y.Z-32bit (or micropython-X.Y.Z for 64 bits), where
+tools.port.upy.release_binary, interpreter32 and the twin (`interpreter="release"`) find
+it beside ../shared/upy. Nothing is downloaded: the tree must be there (a git clone
+checked out at the release's tag, or an unpacked release). Parts whose sources a tree may
+lack are left out instead of failing: libffi (the ffi module is never used here), Berkeley
+DB (btree), and without lib/mbedtls the TLS module (say so: the twin then runs TLS on
+another interpreter, and the bench takes the TLS objects' heap on a 64-bit one); without
+lib/micropython-lib only asyncio is frozen (the tests need nothing else).
 
 32 bits on a 64-bit Debian needs the 32-bit C library and gcc's multilib support:
 `apt-get install gcc-multilib` (the interpreter itself then runs with libc6-i386 alone).
@@ -24,8 +27,16 @@ import subprocess
 import sys
 import tempfile
 
+from tools.port import upy
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "build", "upy")
+WORK = os.path.join(ROOT, "build", "upy-work")  # the object files, one folder a build
+# A 32-bit build on a 64-bit host (gcc-multilib): -m32 in the flags the unix port's Makefile
+# adds to its own (CFLAGS_EXTRA, LDFLAGS_EXTRA), and MICROPY_FORCE_32BIT=1 for the trees
+# that still read it (1.28 and before). Later Makefiles only warn about that one (their
+# README's "x86 (i686) support"): alone it gave a 64-bit interpreter there.
+FLAGS32 = ("MICROPY_FORCE_32BIT=1", "CFLAGS_EXTRA=-m32", "LDFLAGS_EXTRA=-m32")
 
 
 class BuildError(Exception):
@@ -74,22 +85,15 @@ def _version(src):
     return version, ("preview" if prerelease not in ("0", "") else "")
 
 
-def build(src, bits=32, jobs=2, out=OUT):
-    """Build the interpreter; returns its path in `out`."""
-    src = os.path.abspath(src)
-    problem = check_compiler(bits)
-    if problem:
-        raise BuildError(problem)
-    version, suffix = _version(src)
-    name = "micropython-%d.%d.%d" % version + ("-" + suffix if suffix else "") + (
-        "-32bit" if bits == 32 else "")
-    work = os.path.join(ROOT, "build", "upy-work", name)
-    os.makedirs(work, exist_ok=True)
+def port_command(src, bits, jobs, work):
+    """The make command that builds the unix port of tree `src` for `bits` into
+    `work`/build (writing there what it needs: a manifest, for a tree without
+    micropython-lib)."""
     args = ["make", "-C", os.path.join(src, "ports", "unix"), "-j%d" % jobs,
             "BUILD=" + os.path.join(work, "build"),
             "MICROPY_PY_FFI=0", "MICROPY_PY_BTREE=0"]
     if bits == 32:
-        args.append("MICROPY_FORCE_32BIT=1")
+        args += FLAGS32
     if not os.path.isfile(os.path.join(src, "lib", "mbedtls", "include", "mbedtls", "ssl.h")):
         args += ["MICROPY_PY_SSL=0"]
         print("upybuild: no lib/mbedtls in the tree: built without TLS")
@@ -102,11 +106,37 @@ def build(src, bits=32, jobs=2, out=OUT):
         open(os.path.join(empty, "README.md"), "w").close()
         args += ["FROZEN_MANIFEST=" + manifest, "MPY_LIB_DIR=" + empty]
         print("upybuild: no lib/micropython-lib in the tree: asyncio alone is frozen")
+    return args
+
+
+def build(src, bits=32, jobs=2, out=OUT):
+    """Build the interpreter; returns its path in `out`."""
+    src = os.path.abspath(src)
+    problem = check_compiler(bits)
+    if problem:
+        raise BuildError(problem)
+    version, suffix = _version(src)
+    name = "micropython-%d.%d.%d" % version + ("-" + suffix if suffix else "") + (
+        "-32bit" if bits == 32 else "")
+    work = os.path.join(WORK, name)
+    built = os.path.join(work, "build", "micropython")
+    if bits == 32 and os.path.exists(built) and not upy.is_32bit(built):
+        # objects of a 64-bit build (a builder that only passed MICROPY_FORCE_32BIT=1):
+        # make would count them up to date
+        shutil.rmtree(os.path.join(work, "build"))
+        print("upybuild: %s held a 64-bit build: built afresh" % os.path.relpath(work, ROOT))
+    os.makedirs(work, exist_ok=True)
+    args = port_command(src, bits, jobs, work)
     _run(["make", "-C", os.path.join(src, "mpy-cross"), "-j%d" % jobs])
     _run(args)
+    if bits == 32 and not upy.is_32bit(built):
+        raise BuildError("the build gave an interpreter whose words are not 32 bits wide "
+                         "(its sys.maxsize is not 2**31 - 1), so it is not put in %s: the "
+                         "tree's ports/unix/Makefile took none of %s (see its README, "
+                         "\"x86 (i686) support\")" % (out, " ".join(FLAGS32)))
     os.makedirs(out, exist_ok=True)
     dest = os.path.join(out, name)
-    shutil.copyfile(os.path.join(work, "build", "micropython"), dest)
+    shutil.copyfile(built, dest)
     os.chmod(dest, 0o755)
     return dest
 

@@ -1,0 +1,97 @@
+"""tools.port.upybuild (`make upy32`): a 32-bit build asks the compiler and the linker for
+32 bits in a way the unix port's Makefile takes, and an interpreter whose words are wider is
+refused, not put in build/upy under a -32bit name. Without a MicroPython tree: `make` is
+stood in for by one that builds as a recent tree's Makefile does (it ignores
+MICROPY_FORCE_32BIT), and the interpreter it leaves prints the sys.maxsize of the words it
+was built for."""
+
+import os
+
+import pytest
+
+from tools.port import upybuild
+
+MAXSIZE = {32: 2**31 - 1, 64: 2**63 - 1}
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    """A MicroPython 1.29.0-preview source tree as far as the builder reads one, and the
+    builder's output and work folders in tmp_path."""
+    src = tmp_path / "micropython"
+    (src / "py").mkdir(parents=True)
+    (src / "ports" / "unix").mkdir(parents=True)
+    (src / "py" / "mpconfig.h").write_text(
+        "#define MICROPY_VERSION_MAJOR 1\n#define MICROPY_VERSION_MINOR 29\n"
+        "#define MICROPY_VERSION_MICRO 0\n#define MICROPY_VERSION_PRERELEASE 1\n")
+    monkeypatch.setattr(upybuild, "WORK", str(tmp_path / "work"))
+    monkeypatch.setattr(upybuild, "check_compiler", lambda bits: None)  # no gcc needed
+    return src
+
+
+def fake_interpreter(path, bits):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\necho %d\n" % MAXSIZE[bits])
+    os.chmod(path, 0o755)
+
+
+def recent_make(made):
+    """A stand-in for _run: the unix port's make of a 1.29 tree, 32-bit only when gcc gets
+    -m32 both to compile and to link; what it was asked is appended to `made`."""
+    def run(cmd, cwd=None):
+        made.append(cmd)
+        if cmd[2].endswith(os.path.join("ports", "unix")):
+            build = [a for a in cmd if a.startswith("BUILD=")][0][len("BUILD="):]
+            bits = 32 if {"CFLAGS_EXTRA=-m32", "LDFLAGS_EXTRA=-m32"} <= set(cmd) else 64
+            fake_interpreter(os.path.join(build, "micropython"), bits)
+        return ""
+    return run
+
+
+def test_a_32_bit_build_is_32_bit_on_a_tree_that_ignores_force_32bit(tree, tmp_path,
+                                                                      monkeypatch):
+    made = []
+    monkeypatch.setattr(upybuild, "_run", recent_make(made))
+    path = upybuild.build(str(tree), 32, out=str(tmp_path / "out"))
+    assert os.path.basename(path) == "micropython-1.29.0-preview-32bit"
+    assert upybuild.upy.is_32bit(path)
+    port = made[-1]
+    # the older trees' switch is still given: they read it
+    assert "MICROPY_FORCE_32BIT=1" in port and "CFLAGS_EXTRA=-m32" in port
+
+
+def test_a_64_bit_build_gets_no_32_bit_flags(tree, tmp_path, monkeypatch):
+    made = []
+    monkeypatch.setattr(upybuild, "_run", recent_make(made))
+    path = upybuild.build(str(tree), 64, out=str(tmp_path / "out"))
+    assert os.path.basename(path) == "micropython-1.29.0-preview"
+    assert not any(flag in made[-1] for flag in upybuild.FLAGS32)
+
+
+def test_an_interpreter_with_wider_words_is_refused(tree, tmp_path, monkeypatch):
+    # a make that gives 64 bits whatever it is asked (a tree whose Makefile takes none of
+    # the flags)
+    def make64(cmd, cwd=None):
+        if cmd[2].endswith(os.path.join("ports", "unix")):
+            build = [a for a in cmd if a.startswith("BUILD=")][0][len("BUILD="):]
+            fake_interpreter(os.path.join(build, "micropython"), 64)
+        return ""
+    monkeypatch.setattr(upybuild, "_run", make64)
+    out = tmp_path / "out"
+    with pytest.raises(upybuild.BuildError, match="not 32 bits wide"):
+        upybuild.build(str(tree), 32, out=str(out))
+    assert not (out / "micropython-1.29.0-preview-32bit").exists()
+
+
+def test_a_64_bit_build_left_in_the_work_folder_is_built_afresh(tree, tmp_path,
+                                                                 monkeypatch):
+    # what the builder left before it passed -m32: objects make would take as up to date
+    left = os.path.join(upybuild.WORK, "micropython-1.29.0-preview-32bit", "build")
+    fake_interpreter(os.path.join(left, "micropython"), 64)
+    with open(os.path.join(left, "stale.o"), "w") as f:
+        f.write("64-bit\n")
+    monkeypatch.setattr(upybuild, "_run", recent_make([]))
+    path = upybuild.build(str(tree), 32, out=str(tmp_path / "out"))
+    assert upybuild.upy.is_32bit(path)
+    assert not os.path.exists(os.path.join(left, "stale.o"))
