@@ -156,3 +156,33 @@ def test_without_a_32_bit_interpreter_the_bench_says_it_counts_on_64_bits(monkey
     interp = bench_harness.Interpreter.find()
     assert interp.bits == 64 and interp.path is None
     assert "64-bit" in interp.note and "no/such/micropython" in interp.note
+
+
+def fake_port(path, tls):
+    """A 32-bit unix port's stand-in whose `import tls` succeeds or fails."""
+    path.write_text('#!/bin/sh\n[ "$2" = "import tls" ] && exit %d\necho %d 1.29\n'
+                    % (0 if tls else 1, 2**31 - 1))
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_the_tls_objects_are_taken_on_a_32_bit_interpreter_with_tls(monkeypatch, tmp_path):
+    # the 32-bit interpreter has TLS: it takes them itself
+    with_tls = bench_harness.Interpreter(fake_port(tmp_path / "with-tls", True))
+    assert bench_heap.tls_interpreter(with_tls) == (with_tls, None)
+    # it has none: another 32-bit build with TLS does (tools.port.upy.interpreter32_tls)
+    plain = bench_harness.Interpreter(fake_port(tmp_path / "plain", False))
+    other = fake_port(tmp_path / "other", True)
+    monkeypatch.setattr(upy, "interpreter32_tls", lambda: (other, None))
+    interp, note = bench_heap.tls_interpreter(plain)
+    assert interp.path == other and interp.bits == 32 and note is None
+
+
+def test_without_a_32_bit_interpreter_with_tls_the_note_says_64_bits(monkeypatch, tmp_path):
+    plain = bench_harness.Interpreter(fake_port(tmp_path / "plain", False))
+    monkeypatch.setattr(upy, "interpreter32_tls", lambda: (None, "none here"))
+    interp, note = bench_heap.tls_interpreter(plain)
+    assert interp is bench_harness.PINNED and interp.bits == 64
+    assert "64-bit" in note and "tls_gc_bytes" in note and note.endswith("none here")
+    # with everything on the pinned 64-bit port, its own note says so
+    assert bench_heap.tls_interpreter(bench_harness.PINNED) == (bench_harness.PINNED, None)

@@ -73,3 +73,56 @@ def test_no_32_bit_build_is_said_plainly(fresh, tmp_path):
     fresh.setattr(upy, "BUILT_DIR", str(tmp_path))
     path, why = upy.interpreter32()
     assert path is None and "no micropython-" in why and "-32bit in build/upy" in why
+
+
+# -- the 32-bit interpreter with TLS (interpreter32_tls) ------------------------------------------
+
+def fake_port(path, bits=32, version="1.29", tls=True):
+    """A stand-in for a unix port at `path`: it answers interpreter32's probe with its word
+    size and release line, and `import tls` with success or an ImportError's exit."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('#!/bin/sh\n[ "$2" = "import tls" ] && exit %d\necho %d %s\n'
+                    % (0 if tls else 1, 2**(bits - 1) - 1, version))
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.fixture
+def ports(fresh, tmp_path):
+    """build/upy and the shared folder in tmp_path, the pinned interpreter a 64-bit 1.29."""
+    fresh.delenv(upy.UPY32_TLS_ENV, raising=False)
+    fresh.setattr(upy, "BUILT_DIR", str(tmp_path / "built"))
+    fresh.setattr(upy, "UPY_DIR", str(tmp_path / "shared"))
+    pinned = fake_port(tmp_path / "venv" / "micropython", bits=64)
+    fresh.setattr(upy, "binary", lambda: pinned)
+    return tmp_path
+
+
+def test_the_tls_port_is_the_first_32_bit_build_with_tls(ports):
+    # make upy32's build of a tree without lib/mbedtls, then a shared one with TLS
+    fake_port(ports / "built" / "micropython-1.29.0-preview-32bit", tls=False)
+    shared = fake_port(ports / "shared" / "micropython-1.29.0-preview-32bit")
+    assert upy.interpreter32_tls() == (shared, None)
+
+
+def test_a_tls_port_of_another_release_line_or_word_size_is_not_taken(ports, fresh):
+    fake_port(ports / "built" / "micropython-1.29.0-preview-32bit", tls=False)
+    fake_port(ports / "shared" / "micropython-1.28.0-32bit", version="1.28")
+    path, why = upy.interpreter32_tls()
+    assert path is None and why.startswith("no 32-bit interpreter with TLS")
+    assert "has no tls module" in why and upy.UPY32_TLS_ENV in why
+    upy._found32.clear()
+    fresh.setenv(upy.UPY32_TLS_ENV, fake_port(ports / "elsewhere" / "mp64", bits=64))
+    path, why = upy.interpreter32_tls()
+    assert path is None and "mp64 is a 64-bit build" in why
+
+
+def test_a_named_tls_port_is_the_only_one_tried(ports, fresh):
+    fake_port(ports / "built" / "micropython-1.29.0-preview-32bit")
+    named = fake_port(ports / "elsewhere" / "micropython")
+    fresh.setenv(upy.UPY32_TLS_ENV, named)
+    assert upy.interpreter32_tls() == (named, None)
+    upy._found32.clear()
+    fresh.setenv(upy.UPY32_TLS_ENV, fake_port(ports / "elsewhere" / "plain", tls=False))
+    path, why = upy.interpreter32_tls()
+    assert path is None and "plain has no tls module" in why

@@ -9,7 +9,14 @@ import subprocess
 import tempfile
 
 from tools.bench.esp32 import ESP32_HEAP
-from tools.bench.harness import BIG_HEAP, PINNED, Unavailable, _device_env, parse_lines
+from tools.bench.harness import (
+    BIG_HEAP,
+    PINNED,
+    Interpreter,
+    Unavailable,
+    _device_env,
+    parse_lines,
+)
 from tools.port import upy
 from tools.sim.board.shots import LONG_SETTINGS, long_game
 
@@ -213,7 +220,7 @@ def _heap_figures(sizes, workdir, elsewhere, interp):
     out["ram32_detail"] = detail
     try:
         out.update(net_heap_figures(sizes, workdir, interp, mpy, frozen, data, detail,
-                                    elsewhere))
+                                    elsewhere, notes))
     except Unavailable as exc:
         notes["heap_net"] = str(exc)
     if notes:
@@ -224,8 +231,24 @@ def _heap_figures(sizes, workdir, elsewhere, interp):
 NET_BOARD = "bench1"  # the board's MQTT user and id in the bench's broker
 
 
+def tls_interpreter(interp):
+    """(the interpreter the TLS objects' heap is taken on, a note or None). The SSLContext
+    and SSL socket objects are mostly pointers, so a 32-bit figure is the board's: `interp`
+    when it has the tls module, else a 32-bit port of the same release line that has it
+    (tools.port.upy.interpreter32_tls: $PINBOARD_UPY32_TLS, or build/upy and ../shared/upy),
+    else the pinned 64-bit one, and the note says so. With `interp` itself 64-bit all the
+    heap's figures are taken there, and its own note says so."""
+    if interp.bits != 32 or interp.has_module("tls"):
+        return interp, None
+    path, why = upy.interpreter32_tls()
+    if path:
+        return Interpreter(path), None
+    return PINNED, ("the TLS objects (ram32_detail.tls_gc_bytes) taken on the pinned 64-bit "
+                    "interpreter, whose pointers are twice the board's: %s" % why)
+
+
 def net_heap_figures(sizes, workdir, interp, mpy, frozen, data_play, detail,
-                     broker_dir=None):
+                     broker_dir=None, notes=None):
     """The ram32_*_net figures: a board with the network link connected to a broker
     (tools.broker: Mosquitto on 127.0.0.1) playing a short game, against the same board
     without it: what the link adds to the data is taken onto the 500-shot game's
@@ -233,18 +256,20 @@ def net_heap_figures(sizes, workdir, interp, mpy, frozen, data_play, detail,
     memory (16 KB + 4 KB of record buffers, the certificate, the handshake) comes from
     the ESP-IDF's heap, not MicroPython's, and what a TLS connection keeps in
     MicroPython's heap, the SSLContext and SSL socket objects, is measured apart
-    (tools/sim/board/heap_device.py tlsobjects) and added. The same is done from the
-    sources (ram32_peak_net_src_bytes: the modules compiled on the board)."""
+    (tools/sim/board/heap_device.py tlsobjects, on a 32-bit interpreter with TLS where
+    there is one: tls_interpreter, whose note goes to `notes`) and added. The same is done
+    from the sources (ram32_peak_net_src_bytes: the modules compiled on the board)."""
     from tools.board import broker
 
     why = broker.available()
     if why:
         raise Unavailable(why)
-    tls_interp = interp if interp.has_module("tls") else PINNED
+    tls_interp, note = tls_interpreter(interp)
+    if note and notes is not None:
+        notes["heap_tls"] = note
     tls_gc = heap_device(["tlsobjects"], workdir, tls_interp)["held"]
     detail["tls_gc_bytes"] = tls_gc
-    if tls_interp is not interp:
-        detail["tls_gc_on_bits"] = tls_interp.bits  # no TLS module on this 32-bit build
+    detail["tls_gc_on_bits"] = tls_interp.bits
     src = stage_tree(workdir, "src", False)
     held = heap_device(["code", "net"], mpy, interp, frozen)
     held_src = heap_device(["code", "net"], src, interp, frozen)

@@ -64,8 +64,8 @@ def binary():
     return found
 
 
-# MicroPython unix ports of other releases, built from their tags (32-bit ones with
-# MICROPY_FORCE_32BIT=1): micropython-1.24.1, micropython-1.25.0-32bit, ... Optional; the
+# MicroPython unix ports of other releases, built from their tags (32-bit ones with gcc's
+# -m32: tools.port.upybuild): micropython-1.24.1, micropython-1.25.0-32bit, ... Optional; the
 # folder is ../shared/upy beside the repository unless PINBOARD_UPY_DIR names another
 # (`make upy32 MICROPYTHON_SRC=DIR` builds one into build/upy).
 UPY_DIR = os.environ.get("PINBOARD_UPY_DIR") or os.path.join(os.path.dirname(ROOT), "shared",
@@ -243,8 +243,8 @@ def run_file(path, args=(), **kw):
 
 # -- the 32-bit interpreter -----------------------------------------------------------------------
 
-# A unix port built with MICROPY_FORCE_32BIT=1 from the release line of the pinned
-# interpreter: 4-byte words and 16-byte heap blocks, as on the ESP32, so that what the
+# A unix port built for 32 bits (-m32, tools.port.upybuild) from the release line of the
+# pinned interpreter: 4-byte words and 16-byte heap blocks, as on the ESP32, so that what the
 # firmware holds in its heap is counted as the board counts it (docs/performance.md).
 # $PINBOARD_UPY32 names one (a path, relative to the repository unless absolute); otherwise
 # a 32-bit build of the pinned release line in build/upy (`make upy32`), then in UPY_DIR
@@ -281,17 +281,21 @@ def places32(line):
     return found
 
 
-def interpreter32():
-    """(path, None) of a 32-bit unix port of the pinned interpreter's release line, or
-    (None, why not) in a sentence: the one place that finds it (the bench, the twin)."""
-    if "result" in _found32:
-        return _found32["result"]
-    named = os.environ.get(UPY32_ENV)
-    pinned = _probe(binary())
-    candidates = [named] if named else places32(pinned[1] if pinned else "")
-    why = "no micropython-%s.*-32bit in build/upy or %s" % (pinned[1] if pinned else "?",
-                                                            UPY_DIR)
-    result = None
+def _imports(path, name):
+    """True when the interpreter at `path` imports the built-in module `name`."""
+    try:
+        proc = subprocess.run([path, "-c", "import " + name], capture_output=True, timeout=30,
+                              check=False, env={"MICROPYPATH": ""})
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0
+
+
+def _choose32(candidates, pinned, why, module=None):
+    """(path, None) of the first of `candidates` (paths, relative to the tree unless
+    absolute) that runs with 32-bit words, is of the release line of `pinned` (_probe's)
+    and, with `module`, imports it; else (None, why the last one was not taken, or `why`
+    when there was none)."""
     for candidate in candidates:
         path = candidate if os.path.isabs(candidate) else os.path.join(ROOT, candidate)
         if not os.path.exists(path):
@@ -306,11 +310,46 @@ def interpreter32():
         elif pinned is not None and got[1] != pinned[1]:
             why = "%s is MicroPython %s, the pinned interpreter %s" % (candidate, got[1],
                                                                        pinned[1])
+        elif module and not _imports(path, module):
+            why = "%s has no %s module" % (candidate, module)
         else:
-            result = (path, None)
-            break
-    if result is None:
-        result = (None, "no 32-bit interpreter: %s (set %s, or see docs/performance.md)"
-                  % (why, UPY32_ENV))
-    _found32["result"] = result
+            return path, None
+    return None, why
+
+
+def _find32(env_name, module=None):
+    """interpreter32's search, with `module` for one that must import it too."""
+    key = module or "result"
+    if key in _found32:
+        return _found32[key]
+    named = os.environ.get(env_name)
+    pinned = _probe(binary())
+    candidates = [named] if named else places32(pinned[1] if pinned else "")
+    why = "no micropython-%s.*-32bit in build/upy or %s" % (pinned[1] if pinned else "?",
+                                                            UPY_DIR)
+    path, why = _choose32(candidates, pinned, why, module)
+    result = (path, None) if path else (
+        None, "no 32-bit interpreter%s: %s (set %s, or see docs/performance.md)"
+        % (" with %s" % module.upper() if module else "", why, env_name))
+    _found32[key] = result
     return result
+
+
+def interpreter32():
+    """(path, None) of a 32-bit unix port of the pinned interpreter's release line, or
+    (None, why not) in a sentence: the one place that finds it (the bench, the twin)."""
+    return _find32(UPY32_ENV)
+
+
+# A 32-bit port of the same kind with the `tls` module (its tree had lib/mbedtls), for what
+# a TLS connection keeps in MicroPython's heap (the SSLContext and SSL socket objects, the
+# bench's ram32_detail.tls_gc_bytes) where the 32-bit interpreter has none:
+# $PINBOARD_UPY32_TLS names one (as $PINBOARD_UPY32 does), else the first of places32 that
+# has it.
+UPY32_TLS_ENV = "PINBOARD_UPY32_TLS"
+
+
+def interpreter32_tls():
+    """(path, None) of a 32-bit unix port of the pinned interpreter's release line that has
+    the `tls` module, or (None, why not) in a sentence."""
+    return _find32(UPY32_TLS_ENV, "tls")
