@@ -22,6 +22,8 @@ and the frame is written again next time; the device keeps running. Nothing is
 allocated per frame: the halves written to the TM1637 modules are memoryviews made once.
 """
 
+from builtins import len
+
 try:
     from micropython import const
 except ImportError:  # CPython: the integer itself

@@ -68,6 +68,7 @@ docs/persistence.md says what is guaranteed and what is not.
 
 import os
 import struct
+from builtins import bytearray, bytes, len, memoryview, type
 
 from boardlib.crc32 import crc32, crc32_put
 

@@ -53,6 +53,8 @@ Team members (ceb teams, CEB 28): `members` draws team 1 as "A" and team 2 as "b
 number of the player at the table, "A1"/"A2" and "b1"/"b2", with the same two markers.
 """
 
+from builtins import int, len, type
+
 from boardlib import font
 
 try:

@@ -36,6 +36,7 @@ Malformed input is counted in ``rx_bad`` and dropped; it never raises.
 
 import struct
 from array import array
+from builtins import len, type
 
 from boardlib import cobs
 from boardlib.crc32 import crc32_matches, crc32_more, crc32_put, crc32_reg_put

@@ -22,6 +22,8 @@ larger than a chunk (docs/performance.md). It reads as the bytes of its records:
     g.history[4:8], g.history.record(1)        # the second record
 """
 
+from builtins import bytearray, bytes, len, max, type
+
 from rules_core import events, savedstate
 from rules_core.common import (
     A_BREAK,

@@ -76,10 +76,14 @@ def test_every_screen_reads_right_on_the_max7219(results):
 
 
 def test_every_layout_function_is_covered():
+    import builtins
+
     from boardlib import layout
 
     public = {n for n in dir(layout) if not n.startswith("_") and callable(getattr(layout, n))}
     public -= {"const", "font"}
+    # the builtins it takes into its globals (a builtin is looked for there first)
+    public -= {n for n in public if getattr(layout, n) is getattr(builtins, n, None)}
     assert public <= {name for name, *_ in SCREENS}
 
 
