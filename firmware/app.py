@@ -5,21 +5,23 @@
     app.boot(now_ms)              # resume the game from flash, say hello on the link
     while True:
         wait_ms = app.step(now_ms)   # what is due: inputs, link, display, upkeep, watchdog
-        ...                          # sleep wait_ms, or until a pin changes (app.changed[0])
+        ...                          # sleep wait_ms, or until a pin changes
+        #                              (app.spots_changed or app.buttons_changed)
         # app.buzzer (firmware.sound): a call playing is a deadline step() wakes for
 
 The parts are `poll_inputs` (sensors, buttons, shots, rules, journal), `service_link`,
 `refresh_display` and `upkeep` (journal compaction while no shot is in progress); `step`
-runs each only when it is due: the inputs when a pin has changed (the pins' interrupts set
-`changed`) or one of their timers runs out, the link when the host has sent bytes or a
-heartbeat is due, the display when its picture changes, upkeep after events. Every step
-takes the time as an argument, so the same code runs from the board's loop
-(`firmware.run`) and in virtual time in the simulator. Order of work for a scored shot:
-the rules apply it, the journal stores it (flushed), then the display and the link show it:
-what a player has seen on the display is on flash.
+runs each only when it is due: the inputs when a pin has changed (the pins' interrupts fill
+`spots_changed` or `buttons_changed`) or one of their timers runs out, the link when the
+host has sent bytes or a heartbeat is due, the display when its picture changes, upkeep
+after events. Every step takes the time as an argument, so the same code runs from the
+board's loop (`firmware.run`) and in virtual time in the simulator. Order of work for a
+scored shot: the rules apply it, the journal stores it (flushed), then the display and the
+link show it: what a player has seen on the display is on flash.
 """
 
 import struct
+from collections import deque
 
 from boardlib import inputs, layout, shot
 from boardlib.display import Display
@@ -58,9 +60,11 @@ _BUSY_MS = const(10)  # the wiring check polls the inputs every tick
 _UPKEEP_MS = const(250)  # upkeep waits while a shot is in progress
 _RETRY_MS = const(40)  # a part that raised is tried again after this
 _FAR_MS = const(1 << 28)  # "not due": far, and within half the ticks period
-_SPOTS = const(1)  # the groups of inputs: bits of App.changed[0]
+_SPOTS = const(1)  # the groups of inputs whose pins changed, as bits (poll_inputs)
 _BUTTONS_CHANGED = const(2)
 _SETTLE = const(4)  # (not an interrupt: the shot's settle time running out)
+_LINK_TIMES = const(1)  # App._link_kind: the link says when it is due (Link.due)
+_LINK_CUTS = const(2)  # App._link_kind: the link is told the history's cuts
 _PRESS = const(1)  # boardlib.inputs' PRESS and HOLD (tests/test_app.py checks them)
 _HOLD = const(2)
 # boardlib.link's numbers that the application uses (tools/linkcodes.py has the host's copy
@@ -140,10 +144,17 @@ class App:
         # spots' timers, the soonest button timer, the shot settling by itself
         self._spots_at = self._buttons_at = self._settle_at = 0
         # The schedule (step): when each part is next due, in ticks. A pin's interrupt
-        # sets its group's bit in changed[0] (a byte, cheap to read where the board's task
-        # asks at every tick while it sleeps); pins that cannot interrupt are read at
-        # every step.
-        self.changed = bytearray((_SPOTS | _BUTTONS_CHANGED,))
+        # handler is its group's `append`, into a deque of one entry: "changed since the
+        # last poll". A handler in Python would be a Python call at every change of a pin
+        # (about 1,600 instructions, 8 a shot); the deque's is C, takes no memory (the
+        # deque keeps its last entry only: a line that chatters between two polls leaves
+        # one), and is cheap to ask where the board's loop asks at every tick while it
+        # sleeps (firmware.run.Wake). Pins that cannot interrupt are read at every step.
+        # One entry each to begin with: the first poll reads every pin.
+        self.spots_changed = deque((), 1)
+        self.spots_changed.append(None)
+        self.buttons_changed = deque((), 1)
+        self.buttons_changed.append(None)
         self.errors = 0  # exceptions the parts raised (counted, the board goes on)
         self._failed = 0  # a part raised since the watchdog was last fed: it is not fed
         self._inputs_at = self._link_at = self._upkeep_at = self._feed_at = 0
@@ -153,8 +164,9 @@ class App:
         self._which = _INPUTS
         watchdog_ms = cfg.get("watchdog_ms", 0)
         self._feed_every = watchdog_ms // 2 if watchdog_ms else _FAR_MS
-        self._every_step = 0 if board.watch_inputs(self._spot_changed, self._button_changed) \
-            else _SPOTS | _BUTTONS_CHANGED
+        self._every_step = 0 if board.watch_inputs(
+            self.spots_changed.append, self.buttons_changed.append) else (
+            _SPOTS | _BUTTONS_CHANGED)
         self._read_spots = board.read_spots  # (bound once: a lookup of the class each poll)
         self._read_buttons = board.read_buttons
         # The inputs' own calls at their polls, bound once as well. (They also keep this
@@ -173,11 +185,12 @@ class App:
         # without it, or without `due` (the network), is served every _LINK_MS.
         self.link_any = getattr(self.link, "any", None)
         self._link_bytes = self.link_any or bool  # (bool(): never any)
-        self._link_times = self.link_any is not None and hasattr(self.link, "due")
         # A link that keeps the STATE frame's events' CRC as the history grows is told how
         # often the game's history was cut (boardlib.link.Link.history_cuts); one that
         # passes the frames on to others (the network's) is not, and takes it whole.
-        self._cuts_told = hasattr(self.link, "history_cuts")
+        self._link_kind = (_LINK_TIMES if self.link_any is not None
+                           and hasattr(self.link, "due") else 0) | (
+            _LINK_CUTS if hasattr(self.link, "history_cuts") else 0)
 
     # -- start-up ---------------------------------------------------------------------------
 
@@ -209,7 +222,7 @@ class App:
         if game is None:
             game = self._new_game_from(self.board.config["game"])
             self.numbering.new_identity()
-            self._store(self.store.new_game, game)
+            App._store(self, self.store.new_game, game)
         self.game = game
         self.changes += 1
 
@@ -222,7 +235,7 @@ class App:
         self._number_link()
         if self.link is not None:
             self.link.send_hello(_PROTOCOL_VERSION, self.board.reset_cause, now_ms)
-        self._changed(now_ms, shot_event=False)  # the state goes out after the hello
+        App._changed(self, now_ms, shot_event=False)  # the state goes out after the hello
         self.screens.show_reset(self.board.reset_cause, now_ms)
         for code in self.notices:
             self.screens.flash(ERR, code, now_ms)
@@ -230,7 +243,7 @@ class App:
                 # the host hears of a game resumed short (or lost) with the board's code
                 self.link.send_error(_ERR_STORAGE, "Err %d" % code)
         if self.storage_error:
-            self._storage_changed()
+            App._storage_changed(self)
 
     def _new_game_from(self, settings):
         d = settings["distance"]
@@ -243,13 +256,6 @@ class App:
         )
 
     # -- the schedule -----------------------------------------------------------------------
-
-    def _spot_changed(self, pin):
-        # A spot's interrupt (a soft IRQ on the ESP32): set a flag, no more.
-        self.changed[0] |= _SPOTS
-
-    def _button_changed(self, pin):
-        self.changed[0] |= _BUTTONS_CHANGED
 
     def step(self, now_ms):
         """Run every part that is due at now_ms; return the ms until one is due again
@@ -269,8 +275,9 @@ class App:
         self._now = now_ms
         diff = ticks_diff  # (a local: a module's global is a lookup at every use)
         wait = diff(self._inputs_at, now_ms)
-        if wait <= 0 or self.changed[0]:  # (`_which` is _INPUTS outside _step_rest)
-            self.poll_inputs(now_ms)
+        if wait <= 0 or self.spots_changed or self.buttons_changed:  # (`_which` is
+            # _INPUTS outside _step_rest)
+            App.poll_inputs(self, now_ms)
             wait = diff(self._inputs_at, now_ms)
         # The other parts' soonest time is kept as one (`_rest_at`): a step with none of
         # theirs due (a pin's change, an input's timer: most steps of a shot) ends here.
@@ -281,7 +288,7 @@ class App:
         left = diff(self._rest_at, now_ms)
         if (left <= 0 or diff(now_ms, self._feed_at) >= 0 or self.screens.dirty
                 or self._sounding or self._link_bytes()):
-            return self._step_rest(now_ms, wait)
+            return App._step_rest(self, now_ms, wait)
         if left < wait:
             wait = left
         return wait if wait > 0 else 0
@@ -293,41 +300,42 @@ class App:
         # it was, and no part moves the time of one checked before it (the inputs', the
         # link's and the display's are theirs alone), so what is left of each is the wait.
         soon = _IDLE_MS  # the soonest of these parts, in ms from now
+        diff = ticks_diff  # (a local: a module's global is a lookup at every use)
         link = self.link
         if link is not None:
-            left = ticks_diff(self._link_at, now_ms)
+            left = diff(self._link_at, now_ms)
             # bytes from the host: the stream's any(), C on the board
             if left <= 0 or self._link_bytes():
                 self._which = _LINK
                 self.service_link(now_ms)
-                left = ticks_diff(self._link_at, now_ms)
+                left = diff(self._link_at, now_ms)
             if left < soon:
                 soon = left
         link = self.screens  # (the frame's slot again: it stays within 11 words)
-        left = ticks_diff(link.due, now_ms)
+        left = diff(link.due, now_ms)
         if link.dirty or left <= 0:
             self._which = _DISPLAY
             self.refresh_display(now_ms)
-            left = ticks_diff(link.due, now_ms)
+            left = diff(link.due, now_ms)
         if left < soon:
             soon = left
-        left = ticks_diff(self._upkeep_at, now_ms)
+        left = diff(self._upkeep_at, now_ms)
         if left <= 0:
             self._which = _UPKEEP
             self._upkeep_at = ticks_add(now_ms, _FAR_MS)
-            self.upkeep(now_ms)
-            left = ticks_diff(self._upkeep_at, now_ms)
+            App.upkeep(self, now_ms)
+            left = diff(self._upkeep_at, now_ms)
         if left < soon:
             soon = left
-        if ticks_diff(now_ms, self._feed_at) >= 0:
-            self._feed(now_ms)
-        left = ticks_diff(self._feed_by, now_ms)
+        if diff(now_ms, self._feed_at) >= 0:
+            App._feed(self, now_ms)
+        left = diff(self._feed_by, now_ms)
         if left < soon:
             soon = left
         if self._sounding:  # a buzzer call: its steps are deadlines too
-            self._sound(now_ms)
+            App._sound(self, now_ms)
             if self._sounding:
-                left = ticks_diff(self.buzzer.due, now_ms)
+                left = diff(self.buzzer.due, now_ms)
                 if left < soon:
                     soon = left
         self._rest_at = ticks_add(now_ms, soon)
@@ -382,8 +390,13 @@ class App:
         if self.check is not None:  # the builders' wiring check (firmware.check)
             self._inputs_at = ticks_add(now_ms, _BUSY_MS)
             return self.check.run(self, now_ms)
-        groups = self.changed[0] | self._every_step  # (pins that cannot interrupt: every step)
-        self.changed[0] = 0
+        groups = self._every_step  # (pins that cannot interrupt: every step)
+        if self.spots_changed:
+            self.spots_changed.popleft()  # (emptied before the pins are read)
+            groups |= _SPOTS
+        if self.buttons_changed:
+            self.buttons_changed.popleft()
+            groups |= _BUTTONS_CHANGED
         diff = ticks_diff  # (a local: a module's global is a lookup at every use)
         # (The spots and the assembler's settling here, not in functions of their own: a
         # call costs as much as a dozen attribute reads. `at` serves one thing after
@@ -396,7 +409,7 @@ class App:
         if groups & _SPOTS or diff(now_ms, self._spots_at) >= 0:
             at = self._update_spots(self._spot_levels, now_ms)  # the spots down
             if self.sensors.fault != self._faults:
-                self._faults_changed(now_ms)
+                App._faults_changed(self, now_ms)
             # The assembler cares only about a change of the down mask, and while a shot
             # is in progress about spots that flap: a report the glitch filter has not
             # passed yet (a pin falling or standing, 40 ms before it counts) moves nothing
@@ -430,7 +443,7 @@ class App:
             self._moved = 0
             at = self._settle(now_ms)
             if at:
-                self._take(at, now_ms)
+                App._take(self, at, now_ms)
             at = self.assembler.left  # what timer() would say after the poll, -1 for None
             self._settle_at = ticks_add(now_ms, _FAR_MS if at < 0 else at)
             # Pins set? Between shots the spots without a pin go to the display
@@ -451,7 +464,7 @@ class App:
     def _faults_changed(self, now_ms):
         faults = self.sensors.fault
         if faults & ~self._faults:
-            self._call_error(now_ms)  # a new sensor fault
+            App._call_error(self, now_ms)  # a new sensor fault
         self._faults = faults
         self._show_fault()
 
@@ -476,9 +489,9 @@ class App:
 
     def _take(self, event, now_ms):
         if self.asked is not None and event:
-            self._answer_ask(False, now_ms)  # play went on: the players said no
+            App._answer_ask(self, False, now_ms)  # play went on: the players said no
         if event == shot.SHOT:
-            self._scored_shot(now_ms)
+            App._scored_shot(self, now_ms)
         elif event == shot.UNDO:
             self.undo(now_ms)
         elif event == shot.MENU:
@@ -488,7 +501,7 @@ class App:
         if self.asked is not None:
             # The host asked for a new game over an unfinished one: ok confirms it, any
             # other button keeps the game.
-            self._answer_ask(which == shot.OK and kind == _PRESS, now_ms)
+            App._answer_ask(self, which == shot.OK and kind == _PRESS, now_ms)
             return
         if self.menu is not None:
             settings = self.menu.button(which, kind)
@@ -537,30 +550,30 @@ class App:
             return
         cmd = link.poll(now_ms)
         if cmd:
-            self._command(cmd, now_ms)
+            App._command(self, cmd, now_ms)
         net = self.board.net
         if net is not None and net.notice:  # the network failed: say why, once per try
             self.screens.flash(ERR, net.take_notice(), now_ms)
         # A link that counts its bytes (the serial one) is due at its next frame, or when
         # bytes arrive; the network link is served every _LINK_MS.
-        self._link_at = link.due if self._link_times else ticks_add(now_ms, _LINK_MS)
+        self._link_at = link.due if self._link_kind & _LINK_TIMES else ticks_add(now_ms, _LINK_MS)
 
     def upkeep(self, now_ms):
         store = self.store
         if store.compacting:
-            self._compact_piece(now_ms)
+            App._compact_piece(self, now_ms)
             return
         if self.assembler.busy and not store.behind():
             self._upkeep_at = ticks_add(now_ms, _UPKEEP_MS)  # after the shot
             return
         self.game.reserve()  # room for the next events, taken between them
         if not self.storage_error:
-            self._compact_piece(now_ms)  # begun when the journal is full
+            App._compact_piece(self, now_ms)  # begun when the journal is full
         elif ticks_diff(now_ms, self._storage_retry_at) >= 0:
             # a failing or full flash is tried again now and then: a whole snapshot of
             # the game, so that nothing is missing once it works
             self._storage_retry_at = ticks_add(now_ms, _STORAGE_RETRY_MS)
-            self._store(self.store.maintain)
+            App._store(self, self.store.maintain)
         if self.storage_error:
             self._upkeep_at = self._storage_retry_at
 
@@ -592,13 +605,13 @@ class App:
         self._rest_at = self._now  # (step: upkeep is due sooner)
         if ticks_diff(self._upkeep_at, self._now) <= 0:  # (_store says why)
             self._upkeep_at = ticks_add(self._now, 1)  # type: ignore[type-var]
-        record = self._journal(game, record)  # (the frame's slot again: the error)
+        record = App._journal(self, game, record)  # (the frame's slot again: the error)
         if record is not None:
             self._store_failed(record)
             return
         if self.storage_error and not self.store.needs_snapshot:
             self.storage_error = 0
-            self._storage_changed()
+            App._storage_changed(self)
         # (_compaction_due, inline: a call costs as much as a dozen attribute reads)
         if self.store.behind() and not self.storage_error:
             self._upkeep_at = ticks_add(self._now, 1)  # type: ignore[type-var]
@@ -629,8 +642,8 @@ class App:
             return False
         if self.storage_error and not self.store.needs_snapshot:
             self.storage_error = 0
-            self._storage_changed()
-        self._compaction_due()
+            App._storage_changed(self)
+        App._compaction_due(self)
         return True
 
     def _store_failed(self, exc):
@@ -638,7 +651,7 @@ class App:
             errors.STORAGE_FAILED)
         if code != self.storage_error:
             self.storage_error = code
-            self._storage_changed()
+            App._storage_changed(self)
 
     def _storage_changed(self):
         self._show_fault()
@@ -654,16 +667,16 @@ class App:
         if not self.assembler.record_into(self._record, _SECOND_FOUL[game.rid],
                                           _CASINO[game.rid]):
             return  # more fouls than a record holds: a stuck finger, not a shot
-        if not self._apply(game):
+        if not App._apply(self, game):
             return
-        self._record_event(game, self._record)
+        App._record_event(self, game, self._record)
         if self.link is not None and self._started:
             # The event first, then the state that counts it: a host that has the state
             # has had its chance at every event in it. (Here, not in a call of its own:
             # a call costs as much as a dozen attribute reads.)
             self.link.send_event(game.history.count, self._record, game.last_player,
                                  game.last_points, game.last_to, now_ms)
-        self._changed(now_ms)
+        App._changed(self, now_ms)
 
     def _apply(self, game):
         try:
@@ -677,12 +690,12 @@ class App:
             self.game.undo()
         except GameError:
             self.screens.flash(ERR, errors.NOTHING_TO_UNDO, now_ms)
-            self._call_error(now_ms)
+            App._call_error(self, now_ms)
             return False
-        self._store(self.store.record_undo, self.game)
+        App._store(self, self.store.record_undo, self.game)
         if self.link is not None and self._started:
             self.link.send_undo(self.game.history.count, now_ms)
-        self._changed(now_ms, shot_event=False)
+        App._changed(self, now_ms, shot_event=False)
         return True
 
     def new_game(self, settings, now_ms):
@@ -693,9 +706,9 @@ class App:
         self.numbering.number = (self.numbering.number + 1) & 0xFFFF
         self.numbering.new_identity()
         self._number_link()
-        self._store(self.store.new_game, game)
+        App._store(self, self.store.new_game, game)
         self.assembler.reset()
-        self._changed(now_ms, shot_event=False)
+        App._changed(self, now_ms, shot_event=False)
 
     def _keep(self, game):
         """Keep ``game`` on flash (and in memory) until the host has logged it."""
@@ -715,7 +728,7 @@ class App:
             self.new_game(settings, now_ms)  # checked when the command came
         else:
             self.link.send_error(_ERR_REFUSED, "", seq)
-            self._changed(now_ms, shot_event=False)
+            App._changed(self, now_ms, shot_event=False)
 
     def _number_link(self):
         if self.link is not None:
@@ -737,13 +750,13 @@ class App:
             screens.after_event(self.game, now_ms)
             screens.clear()
         if self.link is not None:
-            self._send_state(now_ms)
+            App._send_state(self, now_ms)
 
     def _send_state(self, now_ms):
         game = self.game
         save_into(game, self._saved)  # the state payload, made in a buffer made once
         link = self.link
-        if self._cuts_told:  # the serial link keeps the events' CRC as the history grows
+        if self._link_kind & _LINK_CUTS:  # the serial link keeps the events' CRC as it grows
             link.history_cuts = game.cuts
         link.send_state(self._state_view, now_ms, game.history)
 
@@ -784,7 +797,7 @@ class App:
                 link.nack(seq, errors.NOTHING_TO_UNDO)
         elif cmd == _CMD_STATE:
             link.ack(seq)
-            self._send_state(now_ms)
+            App._send_state(self, now_ms)
         elif cmd == _CMD_PING:
             link.ack(seq)
         elif cmd == _CMD_EVENT:
@@ -815,10 +828,10 @@ class App:
         except GameError:
             link.nack(seq, _ERR_REFUSED)
             return
-        self._record_event(game, record)
+        App._record_event(self, game, record)
         link.ack(seq)
         link.send_event(link.cmd_index, record, 0, 0, 0, now_ms, resent=True)
-        self._changed(now_ms, shot_event=False)
+        App._changed(self, now_ms, shot_event=False)
 
     def _resend_event(self, seq, now_ms):
         """CMD_EVENT: send event ``cmd_index`` of the current game again, by number."""

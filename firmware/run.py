@@ -40,21 +40,24 @@ _POLLIN = 1
 
 class Wake(io.IOBase):
     """What the board's loop waits on, registered with its poller once and for all: ready
-    when a pin has changed (`app.changed[0]`, set by the pins' interrupts) or the host's
-    bytes are waiting; the poll's timeout is the soonest deadline. The poll asks `ioctl`
-    once per tick while it waits (extmod/modselect.c, then MICROPY_EVENT_POLL_HOOK: one
-    FreeRTOS tick on the ESP32), and at once when an interrupt wakes it."""
+    when a pin has changed (`app.spots_changed`, `app.buttons_changed`: the pins'
+    interrupts append to them) or the host's bytes are waiting; the poll's timeout is the
+    soonest deadline. The poll asks `ioctl` once per tick while it waits
+    (extmod/modselect.c, then MICROPY_EVENT_POLL_HOOK: one FreeRTOS tick on the ESP32), and
+    at once when an interrupt wakes it."""
 
     def __init__(self, app):
-        self.changed = app.changed  # the pins' interrupts set a bit in changed[0]
+        # the pins' interrupts append to these (App: a deque of one entry each)
+        self.spots = app.spots_changed
+        self.buttons = app.buttons_changed
         # the link's byte count (machine.UART.any: C on the board), or one that never has
         self.any = app.link_any if app.link_any is not None else bool
 
     def ioctl(self, request, arg):
-        # Asked at every tick while the board sleeps: two cheap checks on a small object.
+        # Asked at every tick while the board sleeps: three cheap checks on a small object.
         if request != _POLL:
             return -1  # nothing else: not even a file number (the unix port asks for one)
-        if self.changed[0] or self.any():
+        if self.spots or self.buttons or self.any():
             return arg & _POLLIN
         return 0
 
@@ -79,13 +82,14 @@ class Runner:
         soonest part is due; for ever. A part's exception is handed to the app
         (App.part_failed), and the step goes on with the other parts."""
         app = self.app
+        step = app.step  # (bound once: the app's own table is looked through first)
         clock = self.clock
         wait_for = self.poller.ipoll  # C on the board; returns at the first ready object
         while True:
             now = clock()
             while True:  # (this frame is made once: the `as` below costs nothing per round)
                 try:
-                    wait = app.step(now)
+                    wait = step(now)
                     break
                 except Exception as exc:  # a part raised: counted, then on with the rest
                     app.part_failed(exc)

@@ -18,7 +18,8 @@ SCENARIOS = [("boot_after_watchdog",), ("corrupt_config",), ("cut_off_journal", 
              ("dark_sensor",), ("pins_left_lying", "stood up"), ("pins_left_lying", "ok"),
              ("full_flash", 999, 40), ("setup_menu",), ("watchdog", False), ("watchdog", True),
              ("shot_allocates_nothing",), ("quiet_polls",),
-             ("pins_read_at_changes",), ("steps_while_pins_change",)]
+             ("pins_read_at_changes",), ("steps_while_pins_change",),
+             ("pins_chatter_between_steps",)]
 
 
 @pytest.fixture(scope="module")
@@ -173,6 +174,16 @@ def test_a_step_with_only_the_inputs_due_runs_nothing_else(scenarios):
     assert out["polls"] >= 60  # each change, and the glitch filter's end after it
     assert out["rest"] < out["polls"] // 2  # the display, link and upkeep when due only
     assert out["feeds"] == 3  # 3 s of changes: fed every second, as before
+
+
+def test_a_chattering_pin_between_two_steps_costs_no_memory_and_one_read(scenarios):
+    # firmware/app.py: a pin's interrupt handler is a deque's append (C: no Python call at
+    # each change of a pin), the deque holding one entry at most, "changed"
+    out = scenarios[("pins_chatter_between_steps",)]
+    assert out["allocated"] is False  # 1000 interrupts with the heap locked
+    assert out["held"] == 1  # bounded: one entry, however often the line changed
+    assert out["reads"] == 1 and out["left"] == 0  # the next step read the spots once
+    assert out["buttons"] == 0  # and no button is taken as changed
 
 
 def test_the_app_class_dict_stays_within_47_slots():
