@@ -22,6 +22,9 @@ and the frame is written again next time; the device keeps running. Nothing is
 allocated per frame: the halves written to the TM1637 modules are memoryviews made once.
 """
 
+# The builtins the event path calls, as this module's globals: MicroPython looks a name
+# up in the module's globals first (to the table's first empty slot), then in the
+# builtins' table, each time; a global is found at once (docs/performance.md).
 from builtins import len
 
 try:

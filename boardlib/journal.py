@@ -68,6 +68,10 @@ docs/persistence.md says what is guaranteed and what is not.
 
 import os
 import struct
+
+# The builtins the event path calls, as this module's globals: MicroPython looks a name
+# up in the module's globals first (to the table's first empty slot), then in the
+# builtins' table, each time; a global is found at once (docs/performance.md).
 from builtins import bytearray, bytes, len, memoryview, type
 
 from boardlib.crc32 import crc32, crc32_put

@@ -53,6 +53,9 @@ Team members (ceb teams, CEB 28): `members` draws team 1 as "A" and team 2 as "b
 number of the player at the table, "A1"/"A2" and "b1"/"b2", with the same two markers.
 """
 
+# The builtins the event path calls, as this module's globals: MicroPython looks a name
+# up in the module's globals first (to the table's first empty slot), then in the
+# builtins' table, each time; a global is found at once (docs/performance.md).
 from builtins import int, len, type
 
 from boardlib import font

@@ -36,6 +36,10 @@ Malformed input is counted in ``rx_bad`` and dropped; it never raises.
 
 import struct
 from array import array
+
+# The builtins the event path calls, as this module's globals: MicroPython looks a name
+# up in the module's globals first (to the table's first empty slot), then in the
+# builtins' table, each time; a global is found at once (docs/performance.md).
 from builtins import len, type
 
 from boardlib import cobs

@@ -22,6 +22,9 @@ larger than a chunk (docs/performance.md). It reads as the bytes of its records:
     g.history[4:8], g.history.record(1)        # the second record
 """
 
+# The builtins the event path calls, as this module's globals: MicroPython looks a name
+# up in the module's globals first (to the table's first empty slot), then in the
+# builtins' table, each time; a global is found at once (docs/performance.md).
 from builtins import bytearray, bytes, len, max, type
 
 from rules_core import events, savedstate
