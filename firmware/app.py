@@ -63,8 +63,6 @@ _FAR_MS = const(1 << 28)  # "not due": far, and within half the ticks period
 _SPOTS = const(1)  # the groups of inputs whose pins changed, as bits (poll_inputs)
 _BUTTONS_CHANGED = const(2)
 _SETTLE = const(4)  # (not an interrupt: the shot's settle time running out)
-_LINK_TIMES = const(1)  # App._link_kind: the link says when it is due (Link.due)
-_LINK_CUTS = const(2)  # App._link_kind: the link is told the history's cuts
 _PRESS = const(1)  # boardlib.inputs' PRESS and HOLD (tests/test_app.py checks them)
 _HOLD = const(2)
 # boardlib.link's numbers that the application uses (tools/linkcodes.py has the host's copy
@@ -114,6 +112,7 @@ class App:
         self.numbering = GameNumbering()
         self.store = GameStore(board.data_dir, codec=self.numbering)
         self.store.between = self._feed_between
+        self._store_behind = self.store.behind  # (bound once: asked after every event)
         # The last game replaced while it had events, until the host says it has it all
         # (CMD_LOGGED): a new game never takes a game away before it is logged.
         self.kept_numbering = GameNumbering()
@@ -188,9 +187,8 @@ class App:
         # A link that keeps the STATE frame's events' CRC as the history grows is told how
         # often the game's history was cut (boardlib.link.Link.history_cuts); one that
         # passes the frames on to others (the network's) is not, and takes it whole.
-        self._link_kind = (_LINK_TIMES if self.link_any is not None
-                           and hasattr(self.link, "due") else 0) | (
-            _LINK_CUTS if hasattr(self.link, "history_cuts") else 0)
+        self._link_times = self.link_any is not None and hasattr(self.link, "due")
+        self._cuts_told = hasattr(self.link, "history_cuts")
 
     # -- start-up ---------------------------------------------------------------------------
 
@@ -556,7 +554,7 @@ class App:
             self.screens.flash(ERR, net.take_notice(), now_ms)
         # A link that counts its bytes (the serial one) is due at its next frame, or when
         # bytes arrive; the network link is served every _LINK_MS.
-        self._link_at = link.due if self._link_kind & _LINK_TIMES else ticks_add(now_ms, _LINK_MS)
+        self._link_at = link.due if self._link_times else ticks_add(now_ms, _LINK_MS)
 
     def upkeep(self, now_ms):
         store = self.store
@@ -591,7 +589,7 @@ class App:
 
     def _compaction_due(self):
         # after an event: a journal that is now full is compacted from the next step on
-        if self.store.behind() and not self.storage_error:
+        if self._store_behind() and not self.storage_error:
             self._upkeep_at = ticks_add(self._now, 1)  # type: ignore[type-var]
 
     def _feed_between(self):
@@ -613,7 +611,7 @@ class App:
             self.storage_error = 0
             App._storage_changed(self)
         # (_compaction_due, inline: a call costs as much as a dozen attribute reads)
-        if self.store.behind() and not self.storage_error:
+        if self._store_behind() and not self.storage_error:
             self._upkeep_at = ticks_add(self._now, 1)  # type: ignore[type-var]
 
     def _journal(self, game, record):
@@ -756,7 +754,7 @@ class App:
         game = self.game
         save_into(game, self._saved)  # the state payload, made in a buffer made once
         link = self.link
-        if self._link_kind & _LINK_CUTS:  # the serial link keeps the events' CRC as it grows
+        if self._cuts_told:  # the serial link keeps the events' CRC as the history grows
             link.history_cuts = game.cuts
         link.send_state(self._state_view, now_ms, game.history)
 

@@ -199,13 +199,15 @@ def test_the_app_class_dict_stays_within_47_slots():
     assert len(entries) <= 47, len(entries)
 
 
-def test_the_app_keeps_at_most_59_attributes():
+def test_the_app_keeps_at_most_61_attributes():
     """The App's own dict grows as its attributes are set, a table at a time (py/map.c: ...
-    47, 59, 73 slots of 8 bytes): 59 attributes fit the 472-byte table; a 60th asks for a
-    584-byte block, which a networked board on a stock ESP32 heap did not find while it made
-    its App (docs/performance.md, "The stock heap"). Counted over every attribute the
-    class's code sets, those set only later (a buzzer's module, the host's question)
-    too."""
+    47, 59, 73 slots of 8 bytes). The board's App has 60 or 61 (with a buzzer): the
+    584-byte table of 73, which a networked board on a stock ESP32 heap makes
+    (tests/test_net_versions.py), with room left: a name the table does not hold, as
+    every method's, is looked for in it up to an empty slot first, and a full table is
+    searched whole (docs/performance.md, "The App's table with room"). A 74th would ask
+    for 776 bytes. Counted over every attribute the class's code sets, those set only
+    later (a buzzer's module, the host's question) too."""
     import ast
     import os
 
@@ -216,4 +218,4 @@ def test_the_app_keeps_at_most_59_attributes():
     names = {node.attr for node in ast.walk(app) if isinstance(node, ast.Attribute)
              and isinstance(node.value, ast.Name) and node.value.id == "self"
              and isinstance(node.ctx, ast.Store)}
-    assert len(names) <= 59, sorted(names)
+    assert len(names) <= 61, sorted(names)
