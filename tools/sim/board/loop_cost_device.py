@@ -15,19 +15,22 @@ import gc
 import io
 import select
 import sys
+from collections import deque
 
 _POLL = 3  # MP_STREAM_POLL
 _POLLIN = 1
 
 
 class Wake(io.IOBase):
+    # as firmware.run.Wake: the pins' interrupts append to a deque of one entry per group
     def __init__(self):
-        self.changed = bytearray(1)
+        self.spots = deque((), 1)
+        self.buttons = deque((), 1)
 
     def ioctl(self, request, arg):
         if request != _POLL:
             return -1
-        return arg & _POLLIN if self.changed[0] else 0
+        return arg & _POLLIN if self.spots or self.buttons else 0
 
 
 def step(now):
