@@ -356,14 +356,7 @@ def _count_class_calls(cls, name):
     through its class (firmware/app.py says why), so an instance's own attribute would
     not be seen. Returns the count (a list of one) and what puts the method back."""
     method = getattr(cls, name)
-    count = [0]
-
-    def counting(*args):
-        count[0] += 1
-        return method(*args)
-
-    setattr(cls, name, counting)
-    return count, lambda: setattr(cls, name, method)
+    return _count_calls(cls, name), lambda: setattr(cls, name, method)
 
 
 def pins_read_at_changes(state):
