@@ -125,10 +125,12 @@ def tls_objects():
     object and the SSL socket object, whose structs hold mbedtls's contexts
     (extmod/modtls_mbedtls.c), and the cipher list set_ciphers makes. What mbedtls itself
     allocates (the record buffers, 16 KB in and 4 KB out, the parsed certificate, the
-    handshake's state) comes from the ESP-IDF's heap there (the IDF's mbedtls), but from
-    this port's heap here (MBEDTLS_PLATFORM_STD_CALLOC m_tracked_calloc): so each object
-    is measured on its own, the context before a certificate is loaded and the socket
-    after close() has freed what mbedtls took. Prints `context`, `socket`, `held`."""
+    handshake's state) comes from the ESP-IDF's heap there (the IDF's mbedtls), and from
+    the C heap in the unix port's standard build, but from this port's heap in a build
+    whose Mbed TLS has MBEDTLS_PLATFORM_STD_CALLOC m_tracked_calloc (the coverage
+    build's): so each object is measured on its own, the context before a certificate is
+    loaded and the socket after close() has freed what mbedtls took. Prints `context`,
+    `socket`, `held`."""
     import socket
 
     import tls
