@@ -150,6 +150,21 @@ def test_the_heap_peaks_hold_the_code_and_the_data(smoke):
     assert 0 < smoke["ram32_largest_free_play_bytes"] < bench_esp32.ESP32_HEAP
 
 
+def test_the_networked_peak_says_which_way_its_game_was_played(smoke):
+    detail = smoke["ram32_detail"] or {}
+    if "net_game" not in detail:
+        pytest.skip(smoke["notes"].get("heap_net", "not measured"))
+    note = smoke["notes"]["heap_net_game"]
+    assert "ram32_peak_net_bytes" in note
+    if detail["net_game"] == "tls":  # over TLS on a 32-bit interpreter with TLS
+        assert "over TLS" in note and detail["tls_gc_on_bits"] == 32
+    else:  # over plain MQTT, the TLS objects measured apart added
+        assert detail["net_game"] == "plain" and "tls_gc_bytes" in note
+        assert detail["data_net_bytes"] == detail["data_net_plain_bytes"]
+    assert detail["data_net_plain_bytes"] >= smoke["ram32_data_play_bytes"] \
+        + detail["tls_gc_bytes"]
+
+
 def test_without_a_32_bit_interpreter_the_bench_says_it_counts_on_64_bits(monkeypatch):
     monkeypatch.setenv(upy.UPY32_ENV, "no/such/micropython")
     monkeypatch.setattr(upy, "_found32", {})

@@ -58,12 +58,15 @@ def port_run(script, args, cwd, interp, first=(), heapsize=BIG_HEAP, timeout=600
             capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout, check=False)
 
 
-def plays(timeline, shots, budget, interp=PINNED, first=(), extra=()):
+def plays(timeline, shots, budget, interp=PINNED, first=(), extra=(), online=None):
     """(played, largest free block at the end) for the firmware playing the whole
     timeline with `budget` bytes of heap for its data (tools/sim/board/run.py
     --heap-budget: the code is loaded first, then everything beyond the budget is taken
     away). `first`: folders searched before the tree (a staged deployment); paths in
-    `extra` are named from the timeline's folder, where the run starts (port_run)."""
+    `extra` are named from the timeline's folder, where the run starts (port_run).
+    `online` ("plain" or "tls"): a networked board has played only if it also came
+    online that way and is still on the broker at the end (run.py's `net:` line): a link
+    that finds no room shows an error and the game goes on without it."""
     here = os.path.dirname(os.path.abspath(timeline))
     # --state: the flash image lives in a file, as the board's flash is not in its heap
     state = tempfile.mkdtemp(prefix="heap-", dir=here)
@@ -81,13 +84,21 @@ def plays(timeline, shots, budget, interp=PINNED, first=(), extra=()):
             return False, None
         raise Unavailable("the sim failed with a budget of %d: %s" % (budget, said.strip()[-300:]))
     largest = None
+    link = None
     for line in proc.stderr.splitlines():
         if line.startswith("heap:") and "largest block" in line:
             largest = int(line.split()[-1])
+        elif line.startswith("net: "):  # "net: up, tls, 1 connections, last error 0"
+            words = line[5:].replace(",", "").split()
+            link = words[0], words[1], int(words[2])
     try:
-        return json.loads(proc.stdout.strip().splitlines()[-1])["shots"] == shots, largest
+        played = json.loads(proc.stdout.strip().splitlines()[-1])["shots"] == shots
     except (ValueError, KeyError, IndexError) as exc:
         raise Unavailable("the sim printed no final state: %s" % exc) from None
+    if online is not None:
+        played = played and link is not None and link[0] == "up" and link[1] == online \
+            and link[2] >= 1
+    return played, largest
 
 
 def smallest_heap(works, step, low=1024, high=256 << 10, start=32768, fine=None):
@@ -252,20 +263,27 @@ def net_heap_figures(sizes, workdir, interp, mpy, frozen, data_play, detail,
     """The ram32_*_net figures: a board with the network link connected to a broker
     (tools.broker: Mosquitto on 127.0.0.1) playing a short game, against the same board
     without it: what the link adds to the data is taken onto the 500-shot game's
-    (ram32_data_play_bytes). The link runs plain MQTT here: on the ESP32 mbedtls's own
-    memory (16 KB + 4 KB of record buffers, the certificate, the handshake) comes from
-    the ESP-IDF's heap, not MicroPython's, and what a TLS connection keeps in
+    (ram32_data_play_bytes). Where there is a 32-bit interpreter with TLS
+    (tls_interpreter) the short game is played over TLS on it, as a club's board plays
+    (the broker with a TLS listener and a CA of its own, the board given `"tls": true`
+    and the CA in its flash), and the link's data is that game's: the TLS objects and
+    whatever the way up over TLS holds (ram32_detail.net_game "tls"). On the ESP32
+    mbedtls's own memory (16 KB + 4 KB of record buffers, the certificate, the handshake)
+    comes from the ESP-IDF's heap, not MicroPython's, as on the unix port it comes from
+    malloc. Without one the game runs plain MQTT and what a TLS connection keeps in
     MicroPython's heap, the SSLContext and SSL socket objects, is measured apart
-    (tools/sim/board/heap_device.py tlsobjects, on a 32-bit interpreter with TLS where
-    there is one: tls_interpreter, whose note goes to `notes`) and added. The same is done
-    from the sources (ram32_peak_net_src_bytes: the modules compiled on the board)."""
+    (tools/sim/board/heap_device.py tlsobjects; tls_interpreter's note goes to `notes`)
+    and added (net_game "plain"). The plain game's figures are kept in the detail either
+    way (net_link_data_plain_bytes, data_net_plain_bytes). The same is done from the
+    sources (ram32_peak_net_src_bytes: the modules compiled on the board)."""
     from tools.board import broker
 
     why = broker.available()
     if why:
         raise Unavailable(why)
+    notes = {} if notes is None else notes
     tls_interp, note = tls_interpreter(interp)
-    if note and notes is not None:
+    if note:
         notes["heap_tls"] = note
     tls_gc = heap_device(["tlsobjects"], workdir, tls_interp)["held"]
     detail["tls_gc_bytes"] = tls_gc
@@ -281,27 +299,73 @@ def net_heap_figures(sizes, workdir, interp, mpy, frozen, data_play, detail,
     with open(path, "w") as f:
         f.write(shot_timeline(shots))
     users = {NET_BOARD: "bench-pw", "logger": "logger-pw"}
+    home = os.path.join(broker_dir or workdir, "broker")
+    # over TLS where a 32-bit interpreter has it (tls_interpreter gives the 64-bit one
+    # only when there is none)
+    tls_game = tls_interp.bits == 32
+    listener, tls_port = "", None
+    if tls_game:
+        certs = os.path.join(home, "certs")
+        os.makedirs(certs, exist_ok=True)
+        broker.make_certificates(certs)  # the broker's certificate names 127.0.0.1
+        # the CA named from where the runs start, as every path the port is given (port_run)
+        shutil.copyfile(os.path.join(certs, "ca.der"), os.path.join(workdir, "ca.der"))
+        tls_port = broker.free_port()
+        listener = broker.tls_listener_text(certs, tls_port)
     out = {}
-    with broker.Mosquitto(os.path.join(broker_dir or workdir, "broker"), users,
-                          (NET_BOARD,)) as b:
-        cfg = os.path.join(workdir, "net.cfg")
-        with open(cfg, "w") as f:
-            json.dump({"net": {"ssid": "club", "password": "pinboard", "host": "127.0.0.1",
-                               "port": b.port, "user": NET_BOARD, "pass": users[NET_BOARD],
-                               "key": "00" * 32, "id": NET_BOARD}}, f)
+    with broker.Mosquitto(home, users, (NET_BOARD,), extra=listener) as b:
+        def config(name, tls):
+            cfg = os.path.join(workdir, name)
+            with open(cfg, "w") as f:
+                json.dump({"net": {"ssid": "club", "password": "pinboard",
+                                   "host": "127.0.0.1", "port": tls_port if tls else b.port,
+                                   "user": NET_BOARD, "pass": users[NET_BOARD],
+                                   "key": "00" * 32, "id": NET_BOARD, "tls": tls}}, f)
+            return ["--config", name] + (["--ca", "ca.der"] if tls else [])
 
-        def runs(stage, net):
-            extra = ["--frozen", os.path.relpath(frozen, workdir)] + (
-                ["--config", os.path.relpath(cfg, workdir)] if net else [])
+        frozen_arg = ["--frozen", os.path.relpath(frozen, workdir)]
+        way = {False: config("net.cfg", False)}
+        if tls_game:
+            way[True] = config("net-tls.cfg", True)
+
+        def runs(stage, net, on=interp, tls=False):
+            extra = frozen_arg + (way[tls] if net else [])
+            online = ("tls" if tls else "plain") if net else None
 
             def works(budget):
-                return plays(path, shots, budget, interp, (stage,), extra)[0]
+                return plays(path, shots, budget, on, (stage,), extra, online)[0]
             return works
 
         play_short = smallest_heap(runs(mpy, False), sizes["heap_step"], start=16384)
         net_short = smallest_heap(runs(mpy, True), sizes["heap_step"], start=play_short)
-        data_net = data_play + max(0, net_short - play_short) + tls_gc
-        detail.update(net_link_data_bytes=net_short - play_short, data_net_bytes=data_net)
+        link_plain = net_short - play_short
+        data_net = data_net_plain = data_play + max(0, link_plain) + tls_gc
+        link = link_plain
+        detail.update(net_link_data_plain_bytes=link_plain, data_net_plain_bytes=data_net_plain)
+        if tls_game:
+            try:
+                # the play-only short game on the same interpreter, for the difference
+                play_tls = play_short if tls_interp is interp else smallest_heap(
+                    runs(mpy, False, tls_interp), sizes["heap_step"], start=16384)
+                tls_short = smallest_heap(runs(mpy, True, tls_interp, True),
+                                          sizes["heap_step"], start=play_tls)
+            except Unavailable as exc:
+                notes["heap_net_tls"] = "the short game over TLS: %s" % exc
+                tls_game = False
+            else:
+                link = tls_short - play_tls
+                data_net = data_play + max(0, link)
+        detail.update(net_game="tls" if tls_game else "plain", net_link_data_bytes=link,
+                      data_net_bytes=data_net)
+        notes["heap_net_game"] = (
+            "ram32_peak_net_bytes: the short networked game played over TLS on a 32-bit "
+            "interpreter with TLS (its data holds the TLS objects and the TLS way up)"
+            if tls_game else
+            "ram32_peak_net_bytes: the short networked game played over plain MQTT, the TLS "
+            "objects measured apart added (ram32_detail.tls_gc_bytes): no 32-bit "
+            "interpreter with TLS here" if "heap_net_tls" not in notes else
+            "ram32_peak_net_bytes: the short networked game played over plain MQTT, the TLS "
+            "objects measured apart added (ram32_detail.tls_gc_bytes)")
 
         import_net = import_heap(mpy, interp, frozen, sizes["heap_step"], code_net, net=True)
         import_net_src = import_heap(src, interp, frozen, sizes["heap_step"], code_net,
@@ -312,10 +376,13 @@ def net_heap_figures(sizes, workdir, interp, mpy, frozen, data_play, detail,
         out["ram32_peak_net_bytes"] = max(import_net, code_net + dial + data_net)
         out["ram32_peak_net_src_bytes"] = max(import_net_src, code_net_src + dial_src + data_net)
         # what the short networked game leaves in one piece: the ESP32's heap less the code
-        # and the TLS objects
-        played, largest = plays(path, shots, ESP32_HEAP - code_net - tls_gc, interp, (mpy,),
-                                ["--frozen", os.path.relpath(frozen, workdir), "--config",
-                                 os.path.relpath(cfg, workdir)])
+        # (over plain MQTT, less the TLS objects too)
+        if tls_game:
+            played, largest = plays(path, shots, ESP32_HEAP - code_net, tls_interp, (mpy,),
+                                    frozen_arg + way[True], "tls")
+        else:
+            played, largest = plays(path, shots, ESP32_HEAP - code_net - tls_gc, interp,
+                                    (mpy,), frozen_arg + way[False], "plain")
         if played:
             out["ram32_largest_free_net_bytes"] = largest
     return out

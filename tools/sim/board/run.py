@@ -497,6 +497,13 @@ def main(argv):
             gc.collect()
             sys.stderr.write("heap: %d of %d budget bytes free at the end, largest block "
                              "%d\n" % (free, opts["heap_budget"], largest))
+            net = app.board.net
+            if net is not None:  # whether the board came online, and how (tools/bench/heap.py)
+                from tools.sim.board import netstate
+
+                sys.stderr.write("net: %s, %s, %d connections, last error %d\n" % (
+                    netstate.NAMES.get(net.state, net.state),
+                    "tls" if net.net["tls"] else "plain", net.connects, net.last_error))
         print(app.game.state_json())
         if opts["show_display"]:
             sys.stderr.write("display: [%s]\n" % sim.visible())
