@@ -1,6 +1,8 @@
-"""The network link's TLS: imported only by a board with `"tls": true`, when it first dials.
+"""The network link's TLS: imported only by a board with `"tls": true`, as its game starts
+(firmware.startapp, which makes the context then) or else when it first dials.
 
     from boardlib import nettls
+    nettls.prepare(link)              # the TLS context, made ahead while the heap is whole
     nettls.start(link, now_ms)        # the socket is connected: wrap it, send the ClientHello
     nettls.handshake(link, now_ms)    # each poll until the link logs in (or drops)
     context = nettls.context(ca_der, cipher)   # `tls` (1.23+) or `ssl` (1.22)
@@ -19,6 +21,7 @@ before 1.23). The streams' own `readinto`/`write` are used throughout: an `SSLSo
 
 import errno
 import io
+import os
 import select
 import sys
 
@@ -142,13 +145,31 @@ def context(ca, cipher):
     return ctx
 
 
+def read_ca(path):
+    """The CA certificate's bytes (DER) at `path`, read in one block of the file's size:
+    `f.read()` would grow its buffer 256 bytes at a time, to 1,024 for a 768-byte CA
+    (py/stream.c), and leave a hole where the context was to go."""
+    with open(path, "rb") as f:
+        return f.read(os.stat(path)[6])
+
+
+def prepare(link):
+    """The link's TLS context (`link._tls`), made ahead of its first connection while the
+    heap is still in large pieces (firmware.startapp) and kept for every connection. What
+    fails here says nothing: no CA, a bad one, no memory or no TLS leave the context to
+    the first connection, which makes it again and reports why (`start`)."""
+    if link._tls is None:
+        try:
+            link._tls = context(read_ca(link.ca_path), CIPHER)
+        except (MemoryError, OSError, ValueError, ImportError):
+            pass
+
+
 def start(link, now_ms):
     """The TCP connection is up: the TLS context (made once), the gate, the ClientHello."""
     try:
         if link._tls is None:
-            with open(link.ca_path, "rb") as f:
-                ca = f.read()  # DER
-            link._tls = context(ca, CIPHER)
+            link._tls = context(read_ca(link.ca_path), CIPHER)
         link._gate = Gate(link._raw_sock)
         link._ssl = link._tls.wrap_socket(link._gate, server_hostname=link.net["host"],
                                           do_handshake_on_connect=False)

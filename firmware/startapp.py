@@ -40,6 +40,7 @@ def make(board, clock, rooms):
             from boardlib.netstream import buffers
 
             net.bufs = buffers()
+        _tls_first(net)
     except MemoryError as exc:  # the code and the game do not fit this board's heap
         app = None  # the half-made application: garbage, once its pins let go of it
         del rooms[:]
@@ -58,6 +59,28 @@ def make(board, clock, rooms):
         errors.halt(board, exc, errors.NO_MEMORY_SCREEN)
     board.arm_watchdog()  # after the journal replay: a slow boot must not reset the board
     return app
+
+
+def _tls_first(net):
+    """A board over TLS: its TLS context made (its module loaded, the CA read) now, once
+    the game is read and before the first connection's code comes, and kept for every
+    connection (boardlib.nettls.prepare). A context that finds no room is made at the first
+    connection, as before, with the module dropped again meanwhile; a board without TLS
+    holds nothing of it."""
+    if net is None or not net.net["tls"]:
+        return
+    gc.collect()  # what reading the game left: the CA's bytes and the context go in its holes
+    try:
+        from boardlib import nettls
+
+        nettls.prepare(net)
+    except MemoryError:
+        pass
+    if net._tls is None:
+        from boardlib.netstream import forget
+
+        forget("nettls")
+        gc.collect()
 
 
 def _let_go(rooms):

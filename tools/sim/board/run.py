@@ -482,6 +482,12 @@ def main(argv):
         except ValueError as exc:
             fail("settings: %s" % exc)
     app.start(0)
+    net = sim.board.net
+    if net is not None and net.net["tls"]:
+        # the TLS context made once the game is read, as firmware.startapp makes it
+        from boardlib import nettls
+
+        nettls.prepare(net)
     if events is not None:
         run_timeline(sim, app, levels, opts["speed"], opts["check"], now, wlan,
                      opts["display_log"])
