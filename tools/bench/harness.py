@@ -82,12 +82,7 @@ class Interpreter:
 
     def has_module(self, name):
         """True when this port can import `name` (a 32-bit build may lack mbedtls)."""
-        try:
-            proc = subprocess.run(self.command(["-c", "import " + name]), capture_output=True,
-                                  env=upy.env(), timeout=60, check=False)
-        except (OSError, subprocess.SubprocessError):
-            return False
-        return proc.returncode == 0
+        return upy.imports(self.command([]), name, upy.env())
 
     def launcher(self, cwd=upy.ROOT):
         """What valgrind runs: the 32-bit port itself; the venv's micropython is a Python

@@ -357,15 +357,15 @@ def net_heap_figures(sizes, workdir, interp, mpy, frozen, data_play, detail,
                 data_net = data_play + max(0, link)
         detail.update(net_game="tls" if tls_game else "plain", net_link_data_bytes=link,
                       data_net_bytes=data_net)
-        notes["heap_net_game"] = (
-            "ram32_peak_net_bytes: the short networked game played over TLS on a 32-bit "
-            "interpreter with TLS (its data holds the TLS objects and the TLS way up)"
-            if tls_game else
-            "ram32_peak_net_bytes: the short networked game played over plain MQTT, the TLS "
-            "objects measured apart added (ram32_detail.tls_gc_bytes): no 32-bit "
-            "interpreter with TLS here" if "heap_net_tls" not in notes else
-            "ram32_peak_net_bytes: the short networked game played over plain MQTT, the TLS "
-            "objects measured apart added (ram32_detail.tls_gc_bytes)")
+        if tls_game:
+            game = ("played over TLS on a 32-bit interpreter with TLS (its data holds the "
+                    "TLS objects and the TLS way up)")
+        else:
+            game = ("played over plain MQTT, the TLS objects measured apart added "
+                    "(ram32_detail.tls_gc_bytes)")
+            if "heap_net_tls" not in notes:
+                game += ": no 32-bit interpreter with TLS here"
+        notes["heap_net_game"] = "ram32_peak_net_bytes: the short networked game " + game
 
         import_net = import_heap(mpy, interp, frozen, sizes["heap_step"], code_net, net=True)
         import_net_src = import_heap(src, interp, frozen, sizes["heap_step"], code_net,

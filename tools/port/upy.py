@@ -281,11 +281,14 @@ def places32(line):
     return found
 
 
-def _imports(path, name):
-    """True when the interpreter at `path` imports the built-in module `name`."""
+def imports(command, name, env=None):
+    """True when the interpreter `command` runs (a list: its path, or a launcher) imports
+    module `name`; `env`: its environment (by default nothing on its path, so only a
+    built-in module counts)."""
     try:
-        proc = subprocess.run([path, "-c", "import " + name], capture_output=True, timeout=30,
-                              check=False, env={"MICROPYPATH": ""})
+        proc = subprocess.run(list(command) + ["-c", "import " + name], capture_output=True,
+                              timeout=60, check=False,
+                              env={"MICROPYPATH": ""} if env is None else env)
     except (OSError, subprocess.SubprocessError):
         return False
     return proc.returncode == 0
@@ -310,7 +313,7 @@ def _choose32(candidates, pinned, why, module=None):
         elif pinned is not None and got[1] != pinned[1]:
             why = "%s is MicroPython %s, the pinned interpreter %s" % (candidate, got[1],
                                                                        pinned[1])
-        elif module and not _imports(path, module):
+        elif module and not imports([path], module):
             why = "%s has no %s module" % (candidate, module)
         else:
             return path, None
