@@ -157,12 +157,14 @@ def prepare(link):
     """The link's TLS context (`link._tls`), made ahead of its first connection while the
     heap is still in large pieces (firmware.startapp) and kept for every connection. What
     fails here says nothing: no CA, a bad one, no memory or no TLS leave the context to
-    the first connection, which makes it again and reports why (`start`)."""
+    the first connection, which makes it again and reports why (`start`). True when the
+    link has its context."""
     if link._tls is None:
         try:
             link._tls = context(read_ca(link.ca_path), CIPHER)
         except (MemoryError, OSError, ValueError, ImportError):
-            pass
+            return False
+    return True
 
 
 def start(link, now_ms):

@@ -73,10 +73,10 @@ def _tls_first(net):
     try:
         from boardlib import nettls
 
-        nettls.prepare(net)
-    except MemoryError:
-        pass
-    if net._tls is None:
+        made = nettls.prepare(net)
+    except MemoryError:  # the module itself found no room
+        made = False
+    if not made:
         from boardlib.netstream import forget
 
         forget("nettls")
