@@ -15,7 +15,9 @@ with the same code. MQTT itself is micropython-lib's `umqtt.simple`.
 Play never waits here. Joining the WiFi, looking up a broker given by name, the TCP connect,
 the TLS handshake and the broker's answers to CONNECT and SUBSCRIBE all run in the
 background, a step a poll, each with a deadline; no poll waits for the network. Those steps
-are boardlib/netdial.py, loaded while the link is on its way up and dropped once it is up.
+are modules loaded while the link needs them, one at a time, and dropped: boardlib/netdial.py
+(the WiFi and the TCP connect), boardlib/nettls.py (the TLS handshake), boardlib/netlogin.py
+(CONNECT and SUBSCRIBE).
 A broker that is down, frozen or slow makes an attempt fail, and the next one comes after a
 back-off (1 s, doubling to 30 s). Frames made while the
 link is down are dropped (the sequence numbers show the gap); the boot HELLO waits for the
@@ -25,7 +27,8 @@ truth, and the host's store takes the shots again without doubling them.
 
 With `"tls": true` the connection is TLS 1.2 (RSA key exchange, AES-128-GCM), the broker's
 certificate checked against the CA certificate in the board's flash (`ca.der` beside
-/board.cfg), by boardlib/nettls.py, which only such a board loads. A broker given by name is
+/board.cfg), by boardlib/nettls.py, which only such a board loads; once connected it keeps
+only the gate the SSL socket reads through (boardlib/netgate.py). A broker given by name is
 looked up by boardlib/netdns.py, loaded for the lookup and dropped once the address is known
 (docs/performance.md, "The network link's heap").
 
@@ -47,6 +50,7 @@ from umqtt import simple
 from boardlib.framesign import OVERHEAD, FrameSigner
 from boardlib.link import Link
 from boardlib.netstream import (
+    HANDSHAKE,
     JOIN,
     LOGIN,
     OFF,
@@ -74,6 +78,7 @@ _COMMAND_REFUSED = const(63)
 _WIFI = const(71)
 _BROKER = const(72)
 _BROKER_NAME = const(75)
+_TLS_MEMORY = const(76)
 _BACKOFF_MS = const(1000)
 _BACKOFF_MAX_MS = const(30000)
 _KEEPALIVE_S = const(30)
@@ -303,19 +308,27 @@ class NetLink(Link):
             self._look_up(now_ms)
         elif state != OFF:
             # on the way up: the steps are modules of their own, loaded for it, one at a
-            # time: the connection's (netdial), then the login's (netlogin)
-            login = state == LOGIN or state == SUBSCRIBE
-            way = sys.modules.get("boardlib.netlogin" if login else "boardlib.netdial")
+            # time: the connection's (netdial), the TLS handshake's (nettls), the login's
+            # (netlogin)
+            if state == LOGIN or state == SUBSCRIBE:
+                name = "boardlib.netlogin"
+            elif state == HANDSHAKE:
+                name = "boardlib.nettls"
+            else:
+                name = "boardlib.netdial"
+            way = sys.modules.get(name)
             if way is None:
-                forget("netdial" if login else "netlogin")  # (left by a failed attempt)
+                for other in ("netdial", "nettls", "netlogin"):  # (left by a failed attempt)
+                    forget(other)
                 try:
-                    if login:
-                        from boardlib import netlogin as way
-                    else:
-                        from boardlib import netdial as way
+                    __import__(name)
                 except MemoryError:  # no room to connect now: tried again after a while
-                    self._fail(now_ms, _BROKER)
+                    if state == HANDSHAKE:
+                        self._drop(now_ms, _TLS_MEMORY)  # (the TCP connection is open)
+                    else:
+                        self._fail(now_ms, _BROKER)
                     return
+                way = sys.modules[name]
             try:
                 way.step(self, now_ms)
             except MemoryError:  # no room for this attempt: tried again after the back-off

@@ -15,15 +15,15 @@ holds the two at once (docs/performance.md, "The network link's heap").
 import errno
 import select
 import socket as _socket
-import sys
 
 from boardlib.netstream import (
     DIAL,
+    HANDSHAKE,
     JOIN,
     LOGIN,
     RESOLVE,
     Stream,
-    buffers,
+    buffers_of,
     forget,
 )
 
@@ -40,7 +40,6 @@ except ImportError:  # CPython: the integer itself
 # The error codes reported here (firmware/errors.py lists every code; tests/test_board_codes.py).
 _WIFI = const(71)
 _BROKER = const(72)
-_TLS_MEMORY = const(76)
 _JOIN_MS = const(15000)  # a WiFi join that takes longer has failed
 # A join's failure reason counts from this long after connect(): the ESP32 keeps the last
 # failure's reason until a new one comes (ports/esp32/network_wlan.c, 1.22+), so at the
@@ -57,10 +56,8 @@ def step(link, now_ms):
         _join(link, now_ms)
     elif state == RESOLVE:
         _resolve(link, now_ms)
-    elif state == DIAL:
-        _dial(link, now_ms)
     else:
-        sys.modules["boardlib.nettls"].handshake(link, now_ms)
+        _dial(link, now_ms)
 
 
 def _join(link, now_ms):
@@ -128,31 +125,13 @@ def _dial(link, now_ms):
             return
         if events & select.POLLOUT:
             if link.net["tls"]:
-                try:
-                    from boardlib import nettls
-                except MemoryError:
-                    link._drop(now_ms, _TLS_MEMORY)
-                    return
-                nettls.start(link, now_ms)
-                return
-            link._sock = Stream(link._raw_sock, link.clock, bufs=buffers_of(link))
-            logging_in(link, now_ms)
+                # the handshake is boardlib/nettls.py's, loaded by the link once this
+                # module is dropped: the two are never held at once
+                link._enter(HANDSHAKE, now_ms)
+            else:
+                link._sock = Stream(link._raw_sock, link.clock, bufs=buffers_of(link))
+                link._enter(LOGIN, now_ms)  # CONNECT goes at the next poll (netlogin)
+            forget("netdial")
             return
     if ticks_diff(now_ms, link._since) >= _DIAL_MS:
         link._drop(now_ms, _BROKER)
-
-
-def buffers_of(link):
-    """The link's stream buffers, kept and used by every connection: made once the game is
-    read (firmware.startapp), or else here, at the first connection; not at power-up, when
-    the application and its game still have to come (boardlib.netstream.buffers)."""
-    if link.bufs is None:
-        link.bufs = buffers()
-    return link.bufs
-
-
-def logging_in(link, now_ms):
-    """Connected (TLS too): CONNECT goes at the next poll, from boardlib/netlogin.py, and
-    this module goes now."""
-    link._enter(LOGIN, now_ms)
-    forget("netdial")

@@ -1,14 +1,14 @@
 """What the network link's parts share: the socket umqtt reads and writes, its "not yet",
 the link's states, and the dropping of modules the link loads for a while.
 
-    from boardlib.netstream import UP, Later, Stream, buffers, forget
-    bufs = buffers()                         # once: firmware.startapp, else netdial
-    link._sock = Stream(raw_sock, clock, bufs=bufs)   # boardlib/netdial.py, nettls.py
+    from boardlib.netstream import UP, Later, Stream, buffers, buffers_of, forget
+    bufs = buffers()                         # once: firmware.startapp, else buffers_of()
+    link._sock = Stream(raw_sock, clock, bufs=buffers_of(link))   # netdial.py, nettls.py
     forget("netdial")                        # its code goes once nothing holds it
 
-The network link (boardlib/mqttlink.py), its way up (boardlib/netdial.py) and its TLS
-(boardlib/nettls.py) all import this module and none of them imports another at its top:
-the link loads the other two only while it needs them.
+The network link (boardlib/mqttlink.py) and the modules of its way up (boardlib/netdial.py,
+nettls.py, netlogin.py) all import this module and none of them imports another at its top:
+the link loads each of the others only while it needs it.
 
 `Stream` is what umqtt.simple reads and writes: buffers over the non-blocking socket, so that
 umqtt's writes never block and its reads never wait (boardlib/netdial.py says how its
@@ -62,12 +62,19 @@ def forget(name):
 
 def buffers():
     """A Stream's buffers (to send, received, a CONNECT recorded), made once, when the game
-    is read (firmware/startapp.py) or else at the link's first connection
-    (boardlib/netdial.py, `buffers_of`), and handed to the Stream of every connection: a
-    board that has played a while may have the bytes but not the pieces. (Not at
-    power-up: the application and its game come after the link is built, and on a heap in
-    pieces they need every block.)"""
+    is read (firmware/startapp.py) or else at the link's first connection (`buffers_of`),
+    and handed to the Stream of every connection: a board that has played a while may have
+    the bytes but not the pieces. (Not at power-up: the application and its game come after
+    the link is built, and on a heap in pieces they need every block.)"""
     return bytearray(_TX_BUF), bytearray(_RX_BUF), bytearray(_REC_BUF)
+
+
+def buffers_of(link):
+    """The link's stream buffers, kept and used by every connection (boardlib/netdial.py,
+    nettls.py): made once the game is read, or else here, at the first connection."""
+    if link.bufs is None:
+        link.bufs = buffers()
+    return link.bufs
 
 
 class Later(Exception):

@@ -64,23 +64,22 @@ def make(board, clock, rooms):
 def _tls_first(net):
     """A board over TLS: its TLS context made (its module loaded, the CA read) now, once
     the game is read and before the first connection's code comes, and kept for every
-    connection (boardlib.nettls.prepare). A context that finds no room is made at the first
-    connection, as before, with the module dropped again meanwhile; a board without TLS
-    holds nothing of it."""
+    connection (boardlib.nettls.prepare); the module goes again, as the link loads it only
+    while it connects. A context that finds no room is made at the first connection, as
+    before; a board without TLS holds nothing of it."""
     if net is None or not net.net["tls"]:
         return
     gc.collect()  # what reading the game left: the CA's bytes and the context go in its holes
     try:
         from boardlib import nettls
 
-        made = nettls.prepare(net)
+        nettls.prepare(net)
     except MemoryError:  # the module itself found no room
-        made = False
-    if not made:
-        from boardlib.netstream import forget
+        pass
+    from boardlib.netstream import forget
 
-        forget("nettls")
-        gc.collect()
+    forget("nettls")
+    gc.collect()
 
 
 def _let_go(rooms):

@@ -194,8 +194,11 @@ def tls_connect(port, ca_file, user, password):
     certificate against the CA certificate `ca_file` (None: none), copied to the board's
     flash as ca.der: [where the link ended, its last error code, connections made, polls
     spent in the handshake, TLS records mbedtls read whole in them, the most it read in one
-    poll, bytes an idle poll allocates once connected (None: not connected)]."""
+    poll, bytes an idle poll allocates once connected (None: not connected), the most
+    modules of the way up (netdial, nettls, netlogin) loaded at once after a poll, the
+    link's modules loaded once connected]."""
     micropython_only("umqtt and the tls module")
+    import sys
     import time
 
     from boardlib import mqttlink, netstream
@@ -211,7 +214,8 @@ def tls_connect(port, ca_file, user, password):
            "user": user, "pass": password, "tls": True, "key": "00" * 16, "id": user}
     link = mqttlink.NetLink(net, FakeWLAN(time.ticks_ms), time.ticks_ms(),
                             ca_path="/board/ca.der")
-    handshake_polls = records = most_in_a_poll = 0
+    handshake_polls = records = most_in_a_poll = most_ways = 0
+    ways = ("boardlib.netdial", "boardlib.nettls", "boardlib.netlogin")
     for _ in range(1500):
         gate = link._gate
         before = link.state
@@ -225,14 +229,16 @@ def tls_connect(port, ca_file, user, password):
                 read = gate.records - read_before  # the broker's records read whole
                 records += read
                 most_in_a_poll = max(most_in_a_poll, read)
+        most_ways = max(most_ways, len([name for name in ways if name in sys.modules]))
         if (link.state == netstream.UP and not link._outbox) or link.last_error:
             break
         time.sleep_ms(10)
     idle = None
     if link.state == netstream.UP:
         idle = bytes_per_idle_poll(link, 500)
+    held = sorted(name for name in sys.modules if name.startswith("boardlib.net"))
     return [netstate.NAMES[link.state], link.last_error, link.connects,
-            handshake_polls, records, most_in_a_poll, idle]
+            handshake_polls, records, most_in_a_poll, idle, most_ways, held]
 
 
 def case_tls_gate_completes_one_record_a_poll():
@@ -243,7 +249,7 @@ def case_tls_gate_completes_one_record_a_poll():
     import socket
     import time
 
-    from boardlib import nettls
+    from boardlib import netgate
 
     server = socket.socket()
     for port in range(40000 + time.ticks_ms() % 10000, 65536):  # the port has no getsockname
@@ -258,7 +264,7 @@ def case_tls_gate_completes_one_record_a_poll():
     broker.connect(address)
     board, _ = server.accept()
     board.setblocking(False)
-    gate = nettls.Gate(board)
+    gate = netgate.Gate(board)
     buf = bytearray(64)
 
     def poll():

@@ -330,7 +330,7 @@ def device_sources(packages):
 # its size is counted apart (net_mpy_bytes) from the firmware every board loads.
 NET_MODULES = tuple(os.path.join("boardlib", name + ".py")
                     for name in ("mqttlink", "netstream", "netdial", "netlogin", "nettls",
-                                 "netdns", "framesign"))
+                                 "netgate", "netdns", "framesign"))
 # The builders' wiring check (docs/building.md): imported only when a builder chooses it in
 # the setup menu or runs `make check`, so it is counted apart too (check_mpy_bytes).
 CHECK_MODULES = (os.path.join("firmware", "check.py"),)

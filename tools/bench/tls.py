@@ -29,8 +29,9 @@ from tools.port import upy
 
 DEVICE = upy.entry("tls")
 USER, PASSWORD = "t1", "t1-pw"
-# the polls of a connection: "dial" includes the one that sees the TCP connection made and
-# starts TLS (context, CA certificate, ClientHello)
+# the polls of a connection: the first "handshake" poll loads the handshake's module and
+# starts TLS (the gate, the SSL socket, ClientHello; the context is made ahead, as the game
+# starts on a board)
 CONNECTION = ("dial", "handshake", "login", "subscribe")
 # (row, certificate key, cipher suite offered, a record a poll)
 CASES = [

@@ -341,13 +341,15 @@ def _kept(name):
 
 def keep_link_modules():
     """The modules the network link loads for a while and drops (boardlib/netdial.py,
-    netlogin.py, netdns.py, nettls.py) imported now and kept: with --heap-budget the code
-    is a frozen board's, in flash, where nothing is dropped and an import costs no heap."""
+    netlogin.py, netdns.py, nettls.py, and netgate.py, which a TLS board keeps while
+    connected) imported now and kept: with --heap-budget the code is a frozen board's, in
+    flash, where nothing is dropped and an import costs no heap."""
     from boardlib import mqttlink, netstream
 
     mqttlink.forget = netstream.forget = _kept
     import boardlib.netdial  # noqa: F401
     import boardlib.netdns  # noqa: F401
+    import boardlib.netgate  # noqa: F401
     import boardlib.netlogin  # noqa: F401
     import boardlib.nettls  # noqa: F401
 
@@ -485,9 +487,10 @@ def main(argv):
     net = sim.board.net
     if net is not None and net.net["tls"]:
         # the TLS context made once the game is read, as firmware.startapp makes it
-        from boardlib import nettls
+        from boardlib import netstream, nettls
 
         nettls.prepare(net)
+        netstream.forget("nettls")
     if events is not None:
         run_timeline(sim, app, levels, opts["speed"], opts["check"], now, wlan,
                      opts["display_log"])

@@ -14,11 +14,11 @@ import gc
 import sys
 import time
 
-from boardlib import mqttlink, netstream, nettls
+from boardlib import mqttlink, netgate, netstream, nettls
 from tools.sim.board import netstate
 from tools.sim.board.wlan import FakeWLAN
 
-_Gate = nettls.Gate
+_Gate = netgate.Gate
 
 
 class _WholeAnswer(_Gate):
@@ -32,10 +32,8 @@ class _WholeAnswer(_Gate):
 
 def main(argv):
     port, ca, cipher, gated, user, password = argv
-    if cipher != "firmware":
-        nettls.CIPHER = cipher
     if gated == "0":
-        nettls.Gate = _WholeAnswer
+        netgate.Gate = _WholeAnswer
     net = {"ssid": "club", "password": "pinboard", "host": "127.0.0.1", "port": int(port),
            "user": user, "pass": password, "tls": True, "key": "00" * 16, "id": user}
     ahead = [0]  # the simulated WiFi's join takes 1.5 s: skipped
@@ -44,6 +42,10 @@ def main(argv):
         return time.ticks_add(time.ticks_ms(), ahead[0])
 
     link = mqttlink.NetLink(net, FakeWLAN(clock), time.ticks_ms(), ca_path=ca)
+    # the context made ahead, as a board makes it when its game starts (firmware.startapp)
+    link._tls = nettls.context(nettls.read_ca(ca), nettls.CIPHER if cipher == "firmware"
+                               else cipher)
+    netstream.forget("nettls")  # loaded again by the link for the handshake
     now = time.ticks_ms()
     link.poll(now)  # starts the join
     ahead[0] = 60000
