@@ -469,18 +469,19 @@ def test_a_networked_board_deployed_as_mpy_fits_the_esp32_heap(boards):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "over TLS the networked board does not fit the stock heap: once the plain link is up, "
-    "loading its TLS module (boardlib/nettls.py) fails at every try, MemoryError for 195 to "
-    "252 bytes with 3 to 4 KB free in pieces, so Err 76 and never online (it came online "
-    "in 130,000 bytes of GC heap; docs/performance.md)"))
+    "over TLS the networked board does not fit the stock heap: once the TCP connection is "
+    "up, with the handshake's module loaded, the CA's 769 bytes find no block, with 3.8 KB "
+    "free in pieces of at most 650, so Err 76 and never online (it came online in 120,000 "
+    "bytes of GC heap; docs/performance.md, \"The TLS handshake's code only while it "
+    "runs\")"))
 def test_a_networked_board_deployed_as_mpy_comes_online_over_tls_on_the_esp32_heap(boards):
     """The same board and heap over TLS: given TLS settings and the club's CA, it connects
     to the broker's TLS listener, the handshake's 22 KB and WiFi's 16 KB from the ESP-IDF's
     40 KB (Mbed TLS takes its buffers from the unix port's C heap, as the ESP-IDF's takes
-    them from its own, not from the GC heap), and holds its TLS module and the SSL objects
-    in its GC heap on top of the plain board's: it should come online and play, with no
-    MemoryError and no Err 93. Played on a 32-bit interpreter of the same release line with
-    the `tls` module (tools.port.upy.interpreter32_tls)."""
+    them from its own, not from the GC heap), and holds the TLS context, the gate's module
+    and the SSL objects in its GC heap on top of the plain board's: it should come online
+    and play, with no MemoryError and no Err 93. Played on a 32-bit interpreter of the same
+    release line with the `tls` module (tools.port.upy.interpreter32_tls)."""
     if HEAP_TLS_INTERPRETER is None:
         pytest.skip("%s; `make upy32 MICROPYTHON_SRC=DIR` builds one from a MicroPython tree "
                     "with lib/mbedtls checked out" % HEAP_TLS_WHY)

@@ -12,6 +12,9 @@ handshake, MQTT CONNECT, SUBSCRIBE) and of all of them, and the same in ESP32 mi
 project's conversion (tools.bench: cycles per instruction at 240 MHz, docs/performance.md).
 "Whole answer" rows give mbedtls everything the broker sent at once, as a plain
 non-blocking socket would; the others take one TLS record a poll, as the firmware does.
+The firmware's modules are staged as `make deploy` ships them (`.mpy`, first on the path),
+so that the modules the link loads in a poll (the handshake's, the login's) cost that poll
+what loading them costs a board, not a compilation from source.
 """
 
 import argparse
@@ -24,7 +27,7 @@ import sys
 import tempfile
 
 from tools.bench import esp32 as bench_esp32
-from tools.board import broker
+from tools.board import broker, deploy
 from tools.port import upy
 
 DEVICE = upy.entry("tls")
@@ -48,8 +51,9 @@ def esp32_ms(instructions):
                  / (bench_esp32.ESP32_MHZ * 1000), 1)
 
 
-def measure(valgrind, work, port, ca, cipher, gated):
-    """[(state, instructions)] of each poll."""
+def measure(valgrind, work, port, ca, cipher, gated, stage):
+    """[(state, instructions)] of each poll, the deployment staged in `stage` first on the
+    path (found from the current folder, as heap.port_run finds it)."""
     out = os.path.join(work, "cg.out")
     for old in glob.glob(out + "*"):
         os.unlink(old)
@@ -57,7 +61,9 @@ def measure(valgrind, work, port, ca, cipher, gated):
            "--callgrind-out-file=" + out, sys.executable, upy.binary(),
            os.path.join(upy.ROOT, DEVICE), str(port), ca, cipher, "1" if gated else "0",
            USER, PASSWORD]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=upy.env(), cwd=upy.ROOT,
+    env = upy.env()
+    env["MICROPYPATH"] = ".:" + env["MICROPYPATH"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=stage,
                           timeout=900, check=False)
     states = [line.split()[1] for line in proc.stdout.splitlines() if line.startswith("poll ")]
     if proc.returncode != 0 or "end up" not in proc.stdout:
@@ -85,6 +91,8 @@ def run(cases=CASES):
             ", ".join(missing), " ".join(missing)))
     rows = []
     with tempfile.TemporaryDirectory(prefix="tlscost-") as work:
+        stage = os.path.join(work, "stage")
+        deploy.stage(stage, mpy=True)
         ports, extra = {}, ""
         for key in ("rsa", "ec"):
             folder = os.path.join(work, key)
@@ -96,7 +104,7 @@ def run(cases=CASES):
                               extra=extra):
             for name, key, cipher, gated in cases:
                 polls = measure(valgrind, work, ports[key],
-                                os.path.join(work, key, "ca.der"), cipher, gated)
+                                os.path.join(work, key, "ca.der"), cipher, gated, stage)
                 costs = [n for state, n in polls if state in CONNECTION]
                 rows.append({"case": name, "polls": len(costs), "max_poll_instr": max(costs),
                              "total_instr": sum(costs), "max_poll_ms_esp32": esp32_ms(

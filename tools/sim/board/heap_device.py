@@ -57,12 +57,14 @@ def _stub_machine():
 # settings the network link (_net) and the settings' reader (boardlib.config).
 BOARD = ("firmware.run", "firmware.powerup", "firmware.hw", "boardlib.link",
          "boardlib.tm1637")
-# The network link with TLS (boardlib.nettls: a TLS board keeps it while connected) and the
-# settings' checks (dropped with the boot modules).
-NET = ("boardlib.mqttlink", "boardlib.nettls", "boardlib.netconfig")
+# The network link with what a TLS board keeps of TLS's code while connected (the gate the
+# SSL socket reads through, boardlib.netgate) and the settings' checks (dropped with the
+# boot modules).
+NET = ("boardlib.mqttlink", "boardlib.netgate", "boardlib.netconfig")
 # Loaded while the link connects, then dropped, one at a time: the connection
-# (boardlib/netdial.py), the login (netlogin.py), the name's lookup (netdns.py).
-DIAL = ("boardlib.netdial", "boardlib.netlogin", "boardlib.netdns")
+# (boardlib/netdial.py), the TLS handshake (nettls.py), the login (netlogin.py), the name's
+# lookup (netdns.py).
+DIAL = ("boardlib.netdial", "boardlib.nettls", "boardlib.netlogin", "boardlib.netdns")
 
 
 def load(net):
