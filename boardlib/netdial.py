@@ -1,15 +1,16 @@
 """The network link's way to the broker: loaded by the link when it has to (re)connect,
-and dropped once the connection is made (boardlib/mqttlink.py), so that a playing board's
-heap does not hold it.
+and dropped once the TCP connection is made (boardlib/mqttlink.py), so that a playing
+board's heap does not hold it.
 
     from boardlib import netdial
     netdial.step(link, now_ms)     # each poll while the link is on its way: one small step
 
 The steps, each within a poll and each with a deadline: join the WiFi, the TCP connect to
 the broker's address (its name looked up by the link itself, boardlib/netdns.py, while this
-module is dropped), the TLS handshake (boardlib/nettls.py). Then MQTT's CONNECT and
-SUBSCRIBE are boardlib/netlogin.py's, loaded once this module is dropped: the link never
-holds the two at once (docs/performance.md, "The network link's heap").
+module is dropped). Then the TLS handshake is boardlib/nettls.py's (a TLS board's), and
+MQTT's CONNECT and SUBSCRIBE are boardlib/netlogin.py's, each loaded once the one before
+is dropped: the link never holds two at once (docs/performance.md, "The network link's
+heap", "The TLS handshake's code only while it runs").
 """
 
 import errno

@@ -428,6 +428,19 @@ def test_tls_checks_the_brokers_certificate_and_takes_a_record_a_poll(tls_broker
     assert no_ca[:3] == ["wait", 74, 0] and no_ca[4:7] == [0, 0, None]  # no record read
 
 
+def test_no_room_for_the_tls_handshakes_code_is_err_76_and_tried_again(tls_broker):
+    """The handshake's module is loaded by the link when the TCP connection is up: no room
+    for it ends that attempt with Err 76 (no memory for TLS) and closes the connection,
+    never a poll; the next attempts, after the back-off, come up."""
+    b = tls_broker
+    errors, left_open, up = device_value(
+        "micropython", "net_cases", "tls_handshake_without_room", b.tls_port, str(b.ca), "t1",
+        USERS["t1"])
+    assert errors == [76, 76]
+    assert left_open == [False, False]
+    assert up
+
+
 def test_whole_game_over_tls_with_the_ca_on_the_boards_flash(tmp_path, tls_broker):
     # the board and the logger both on the TLS listener, each checking the broker's
     # certificate against the club's CA

@@ -241,6 +241,50 @@ def tls_connect(port, ca_file, user, password):
             handshake_polls, records, most_in_a_poll, idle, most_ways, held]
 
 
+def tls_handshake_without_room(port, ca_file, user, password):
+    """A TLS link whose handshake's module (boardlib/nettls.py) finds no room to load for
+    its first two attempts (MemoryError, as on a board whose heap is in pieces), then
+    loads: [the errors the failed attempts reported, whether each left its TCP connection
+    open, where the link ended]."""
+    micropython_only("umqtt and the tls module")
+    import builtins
+    import time
+
+    from boardlib import mqttlink, netstream
+    from tools.sim.board.flash import RamBlockDev, mount
+    from tools.sim.board.wlan import FakeWLAN
+
+    mount(RamBlockDev(blocks=16), "/board")
+    with open(ca_file, "rb") as f, open("/board/ca.der", "wb") as g:
+        g.write(f.read())
+    net = {"ssid": "club", "password": "pinboard", "host": "127.0.0.1", "port": port,
+           "user": user, "pass": password, "tls": True, "key": "00" * 16, "id": user}
+    link = mqttlink.NetLink(net, FakeWLAN(time.ticks_ms), time.ticks_ms(),
+                            ca_path="/board/ca.der")
+    left = [2]
+
+    def no_room(name, *args):
+        if name == "boardlib.nettls" and left[0]:
+            left[0] -= 1
+            raise MemoryError("memory allocation failed, allocating 192 bytes")
+        return builtins.__import__(name, *args)
+
+    mqttlink.__import__ = no_room  # the link's own import of its way up's modules
+    errors, left_open = [], []
+    try:
+        deadline = time.ticks_add(time.ticks_ms(), 60000)
+        while link.state != netstream.UP and time.ticks_diff(deadline, time.ticks_ms()) > 0:
+            link.poll(time.ticks_ms())
+            code = link.take_notice()
+            if code:
+                errors.append(code)
+                left_open.append(link._raw_sock is not None)
+            time.sleep_ms(10)
+    finally:
+        del mqttlink.__import__
+    return [errors, left_open, link.state == netstream.UP]
+
+
 def case_tls_gate_completes_one_record_a_poll():
     # The broker's handshake records through the link's gate, over a loopback TCP
     # connection: a record that arrives in pieces ends the poll it is completed in, and
