@@ -189,6 +189,25 @@ def cut_journal(image, keep):
     return kept
 
 
+def _tls_link(port, ca_file, user, password):
+    """A NetLink with `"tls": true` for the broker's TLS listener on `port`, the CA
+    certificate `ca_file` (None: none) copied to a little flash as the board's ca.der."""
+    import time
+
+    from boardlib import mqttlink
+    from tools.sim.board.flash import RamBlockDev, mount
+    from tools.sim.board.wlan import FakeWLAN
+
+    mount(RamBlockDev(blocks=16), "/board")  # a little flash: the heap is 2 MB
+    if ca_file is not None:
+        with open(ca_file, "rb") as f, open("/board/ca.der", "wb") as g:
+            g.write(f.read())
+    net = {"ssid": "club", "password": "pinboard", "host": "127.0.0.1", "port": port,
+           "user": user, "pass": password, "tls": True, "key": "00" * 16, "id": user}
+    return mqttlink.NetLink(net, FakeWLAN(time.ticks_ms), time.ticks_ms(),
+                            ca_path="/board/ca.der")
+
+
 def tls_connect(port, ca_file, user, password):
     """A link with `"tls": true` against the broker's TLS listener on `port`, checking its
     certificate against the CA certificate `ca_file` (None: none), copied to the board's
@@ -201,19 +220,10 @@ def tls_connect(port, ca_file, user, password):
     import sys
     import time
 
-    from boardlib import mqttlink, netstream
+    from boardlib import netstream
     from tools.sim.board import netstate
-    from tools.sim.board.flash import RamBlockDev, mount
-    from tools.sim.board.wlan import FakeWLAN
 
-    mount(RamBlockDev(blocks=16), "/board")  # a little flash: the heap is 2 MB
-    if ca_file is not None:
-        with open(ca_file, "rb") as f, open("/board/ca.der", "wb") as g:
-            g.write(f.read())
-    net = {"ssid": "club", "password": "pinboard", "host": "127.0.0.1", "port": port,
-           "user": user, "pass": password, "tls": True, "key": "00" * 16, "id": user}
-    link = mqttlink.NetLink(net, FakeWLAN(time.ticks_ms), time.ticks_ms(),
-                            ca_path="/board/ca.der")
+    link = _tls_link(port, ca_file, user, password)
     handshake_polls = records = most_in_a_poll = most_ways = 0
     ways = ("boardlib.netdial", "boardlib.nettls", "boardlib.netlogin")
     for _ in range(1500):
@@ -251,16 +261,8 @@ def tls_handshake_without_room(port, ca_file, user, password):
     import time
 
     from boardlib import mqttlink, netstream
-    from tools.sim.board.flash import RamBlockDev, mount
-    from tools.sim.board.wlan import FakeWLAN
 
-    mount(RamBlockDev(blocks=16), "/board")
-    with open(ca_file, "rb") as f, open("/board/ca.der", "wb") as g:
-        g.write(f.read())
-    net = {"ssid": "club", "password": "pinboard", "host": "127.0.0.1", "port": port,
-           "user": user, "pass": password, "tls": True, "key": "00" * 16, "id": user}
-    link = mqttlink.NetLink(net, FakeWLAN(time.ticks_ms), time.ticks_ms(),
-                            ca_path="/board/ca.der")
+    link = _tls_link(port, ca_file, user, password)
     left = [2]
 
     def no_room(name, *args):
