@@ -207,6 +207,23 @@ def test_a_folder_where_the_image_should_be(tmp_path, game):
                    "flash.img is a folder, not a flash image", "fresh flash")
 
 
+def test_an_image_another_simulator_is_making_is_in_use_not_short(tmp_path, game):
+    """A simulator that holds the folder may still be making its image, which then looks
+    short: a second one says the folder is in use, and leaves the image alone."""
+    state = tmp_path / "state"
+    state.mkdir()
+    image = state / "flash.img"
+    image.write_bytes(bytes(sim_tool.IMAGE_BYTES // 2))  # being made by the holder
+    held = sim_tool.lock_state(str(state))
+    try:
+        proc = run("tools.sim", "--timeline", game, "--state", state)
+        assert_refused(proc, "--state", "in use by another simulator")
+        assert "not a flash image" not in proc.stderr
+        assert image.stat().st_size == sim_tool.IMAGE_BYTES // 2
+    finally:
+        os.close(held)
+
+
 @pytest.mark.parametrize("kind", ["zeros", "noise", "short"])
 def test_an_unreadable_image_is_refused_and_left_alone(hostile_report, tmp_path, game, kind):
     state = tmp_path / "state"

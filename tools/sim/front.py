@@ -59,13 +59,25 @@ START_FRESH = "to start with a fresh flash, move it away or give another --state
 
 def state_problem(state):
     """What makes `--state DIR` unusable, or None. DIR and its image are made when missing;
-    what is in an image of the right size is for the board to judge when it mounts it."""
+    what is in an image of the right size is for the board to judge when it mounts it.
+    The image itself is judged by `image_problem`, once this simulator holds the folder
+    (`lock_state`): another simulator may be making it."""
     if os.path.exists(state) and not os.path.isdir(state):
         return "%s is a file, not a folder (the board's flash lives in %s inside a folder)" % (
             state, IMAGE_NAME)
     parent = _existing_parent(state)
     if not os.path.isdir(parent):
         return "%s is a file, not a folder" % parent
+    if not os.path.exists(os.path.join(state, IMAGE_NAME)) and not os.access(
+            parent, os.W_OK | os.X_OK):
+        return "cannot make %s: %s is read-only" % (os.path.join(state, IMAGE_NAME), parent)
+    return None
+
+
+def image_problem(state):
+    """What makes the flash image in `--state DIR` unusable, or None (none there yet: it is
+    made). Asked once this simulator holds the folder: an image another simulator is still
+    making would look short."""
     image = os.path.join(state, IMAGE_NAME)
     if os.path.isdir(image):
         return "%s is a folder, not a flash image: %s" % (image, START_FRESH)
@@ -78,8 +90,6 @@ def state_problem(state):
                 image, size, IMAGE_BYTES, START_FRESH)
         if not os.access(image, os.R_OK | os.W_OK):
             return "%s cannot be read and written" % image
-    elif not os.access(parent, os.W_OK | os.X_OK):
-        return "cannot make %s: %s is read-only" % (image, parent)
     return None
 
 
@@ -235,6 +245,9 @@ def parse_args(argv):
         if args.state_lock is None:
             p.error("argument --state: %s is in use by another simulator: a board's flash "
                     "is in one simulator at a time (stop the other one first)" % args.state)
+        problem = image_problem(args.state)
+        if problem:
+            p.error("argument --state: " + problem)
     if args.db is not None:
         problem = db_problem(args.db)
         if problem:
