@@ -87,3 +87,44 @@ def test_a_game_in_a_budget_takes_the_same_heap_wherever_it_runs(tmp_path, name,
     long = _play(binary, str(tmp_path / ("a" + "-longer" * 9)), timeline, 5)
     assert short == long
     assert " free at the end, largest block " in short[0]
+
+
+FIRST_NAME = """
+import gc
+from tools.sim.board.heap import own_qstr_pool, pin
+# the simulator's own names, their characters %d bytes longer in this run (a folder's name)
+getattr(gc, "s" * %d + "_sim", None)
+ballast = pin(8192 - own_qstr_pool())
+box = type("Box", (), {})()
+gc.collect()
+before = gc.mem_free()
+getattr(box, "firmware_%%d" %% 1, None)  # the firmware's first new name
+gc.collect()
+first = before - gc.mem_free()
+for i in range(8):  # short names: room for them in the chunk the first one took
+    getattr(box, "firmware_%%d" %% (i + 2), None)
+gc.collect()
+print(first, before - gc.mem_free() - first)
+"""
+
+
+@pytest.mark.parametrize("name,binary", interpreters())
+def test_the_firmwares_first_name_takes_a_chunk_of_its_budget(name, binary):
+    """As on the ESP32, whose names before the firmware's are in flash, the firmware's first
+    new name takes a chunk for names' characters (128 bytes, py/qstr.c) from its budget,
+    and the next ones cost the same however long the simulator's own names were. The
+    chunk the simulator's names were in once gave the firmware its free end, outside the
+    budget: up to 127 bytes, more or fewer with the folder the tree was checked out in,
+    and enough to bring the networked board online on the stock heap in one folder and not
+    in another (docs/performance.md, "The twin's names, and the rooms again")."""
+    costs = set()
+    for longer in (1, 37, 70, 101):
+        proc = subprocess.run([binary, "-X", "heapsize=1M", "-c",
+                               FIRST_NAME % (longer, longer)],
+                              capture_output=True, text=True, cwd=upy.ROOT, env=upy.env(),
+                              timeout=120)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        first, more = map(int, proc.stdout.split())
+        assert first >= 128, (name, longer, first)
+        costs.add((first, more))
+    assert len(costs) == 1, (name, costs)

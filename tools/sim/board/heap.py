@@ -112,7 +112,14 @@ def own_qstr_pool():
     size is needed: how many depends on how many names the simulator has, so where the
     board runs out of memory would move with any change to it. Filled with names of its
     own until a new pool is made, the firmware starts on that pool, as on the board;
-    `pin(budget - own_qstr_pool())` counts it in the budget."""
+    `pin(budget - own_qstr_pool())` counts it in the budget.
+
+    The names' characters are kept apart from the pool, in chunks of 128 bytes or more
+    (py/qstr.c, `qstr_from_strn_helper`), and the chunk in use is left full: on the ESP32
+    the firmware's first new name takes a chunk of its own from the heap. Left part used,
+    the firmware's first names would go into its free end, outside the budget, and how
+    many bytes that is depends on the characters of the simulator's names, its modules'
+    file names among them, so on the folder the tree was checked out in."""
     import gc
 
     gc.collect()
@@ -126,14 +133,27 @@ def own_qstr_pool():
             getattr(box, name, None)  # makes the name a qstr
             took = free - gc.mem_free()
             if took > _POOL_MIN:  # a pool (a string chunk takes 128 bytes)
+                _fill_name_chunk(box)
                 return took
             i += 1
     finally:
         gc.enable()
 
 
+def _fill_name_chunk(box):
+    """Leave the names' character chunk full. A name of _CHUNK - 1 characters (_CHUNK
+    bytes with its terminator) fits no part-used chunk, whose free end is always shorter:
+    the chunk grows by exactly that much where it lies, or is cut to what it holds and a
+    chunk of exactly _CHUNK bytes is made for the name. Either way no byte is left free in
+    it."""
+    getattr(box, "_" + "c" * (_CHUNK - 2), None)
+
+
 class _Names:
     pass
+
+
+_CHUNK = 128  # py/mpconfig.h MICROPY_ALLOC_QSTR_CHUNK_INIT
 
 
 _POOL_MIN = 1024
