@@ -37,10 +37,11 @@ BOOT_MODULES = ("firmware.powerup", "firmware.hw", "firmware.assemble",
 # game (read after), kept from power-up, while the heap is still in large pieces, and let go
 # just before each is made: the network link's and the board's blocks, made in between, leave
 # the rest of the heap in pieces too small for them (docs/performance.md, "The networked
-# board on the ESP32's heap, step by step").
-_APP_ROOM = 2048
+# board on the ESP32's heap, step by step"; the sizes: "The twin's names, and the rooms
+# again").
+_APP_ROOM = 2560
 _GAME_ROOM = 6144
-_CODE_ROOM = 2048
+_CODE_ROOM = 2560
 ROOM = []  # [game's, application's, code's] while they are kept (firmware.startapp)
 
 

@@ -469,11 +469,11 @@ def test_a_networked_board_deployed_as_mpy_fits_the_esp32_heap(boards):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "over TLS the networked board does not fit the stock heap: once the TCP connection is "
-    "up, with the handshake's module loaded, the CA's 769 bytes find no block, with 3.8 KB "
-    "free in pieces of at most 650, so Err 76 and never online (it came online in 120,000 "
-    "bytes of GC heap; docs/performance.md, \"The TLS handshake's code only while it "
-    "runs\")"))
+    "over TLS the networked board does not fit the stock heap: the handshake finds no "
+    "room once the TCP connection is up (Err 76, never online; with the rooms before, the "
+    "CA's 769 bytes found no block, 3.8 KB free in pieces of at most 650); it comes online "
+    "in 120,000 bytes of GC heap (docs/performance.md, \"The twin's names, and the rooms "
+    "again\")"))
 def test_a_networked_board_deployed_as_mpy_comes_online_over_tls_on_the_esp32_heap(boards):
     """The same board and heap over TLS: given TLS settings and the club's CA, it connects
     to the broker's TLS listener, the handshake's 22 KB and WiFi's 16 KB from the ESP-IDF's
