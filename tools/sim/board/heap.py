@@ -144,8 +144,8 @@ def _fill_name_chunk(box):
     """Leave the names' character chunk full. A name of _CHUNK - 1 characters (_CHUNK
     bytes with its terminator) fits no part-used chunk, whose free end is always shorter:
     the chunk grows by exactly that much where it lies, or is cut to what it holds and a
-    chunk of exactly _CHUNK bytes is made for the name. Either way no byte is left free in
-    it."""
+    chunk of exactly _CHUNK bytes is made for the name. Either way the chunk is full, but
+    for what its heap blocks round it up by (under a block) when it grew."""
     getattr(box, "_" + "c" * (_CHUNK - 2), None)
 
 
