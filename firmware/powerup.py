@@ -21,7 +21,10 @@ from boardlib import layout
 from firmware import errors
 from firmware.board import UNDO_BUTTON
 
-SAFE_WORD = "SAFE"
+try:
+    from micropython import const
+except ImportError:  # CPython: the integer itself
+    const = int
 
 # Used once, at power-up: firmware.powerup (the checks) and firmware.startapp (the start of
 # the game, dropped by firmware.run once the game is read), and to build the ESP32 board
@@ -39,9 +42,9 @@ BOOT_MODULES = ("firmware.powerup", "firmware.hw", "firmware.assemble",
 # the rest of the heap in pieces too small for them (docs/performance.md, "The networked
 # board on the ESP32's heap, step by step"; the sizes: "The twin's names, and the rooms
 # again").
-_APP_ROOM = 2560
-_GAME_ROOM = 6144
-_CODE_ROOM = 2560
+_APP_ROOM = const(2560)
+_GAME_ROOM = const(6144)
+_CODE_ROOM = const(2560)
 ROOM = []  # [game's, application's, code's] while they are kept (firmware.startapp)
 
 
@@ -81,7 +84,7 @@ def no_room(board, exc, app_modules):
 def hold_word(board):
     """SAFE when undo is held at power-up, else None: run the game."""
     if board.read_buttons() & (1 << UNDO_BUTTON):
-        return SAFE_WORD
+        return "SAFE"
     return None
 
 

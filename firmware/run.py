@@ -33,9 +33,14 @@ import time
 
 from firmware import errors
 
+try:
+    from micropython import const
+except ImportError:  # CPython: the integer itself
+    const = int
+
 STEP_MS = 5  # the simulator's virtual time advances by this much a step (tick)
-_POLL = 3  # MicroPython's stream ioctl: MP_STREAM_POLL
-_POLLIN = 1
+_POLL = const(3)  # MicroPython's stream ioctl: MP_STREAM_POLL
+_POLLIN = const(1)
 
 
 class Wake(io.IOBase):
