@@ -33,7 +33,7 @@ except ImportError:  # CPython: the integer itself
 
 
 _MESSAGE_MS = const(2000)
-BREAK_S = const(300)
+_BREAK_S = const(300)
 _QUEUE = const(8)
 _REDRAW_MS = const(40)  # an override (menu, wiring check) and a failed bus write: redrawn
 _FAR_MS = const(1 << 28)  # "no change due": far, and within half the ticks period
@@ -41,17 +41,18 @@ _FAR_MS = const(1 << 28)  # "no change due": far, and within half the ticks peri
 # Message kinds; each takes one integer argument.
 _POINTS = const(1)
 _REMAINING20 = const(2)
-DISTANCE = const(3)
+_DISTANCE = const(3)
 _LAST_SERIES = const(4)
-SET = const(5)
+_SET = const(5)
 ERR = const(6)
 _RESET = const(7)
-UNSET = const(8)  # a shot begun before the pins were set: (shooter << 8) | empty spots
+_UNSET = const(8)  # a shot begun before the pins were set: (shooter << 8) | empty spots
 
 # The announcements that queue a message (rules_core.common bits, one per player each), in
 # the order the bits come: the order the players hear them.
-_ANNOUNCED = (A_TWENTY, _REMAINING20, A_DISTANCE, DISTANCE, A_LAST_SERIES, _LAST_SERIES,
-              A_SET, SET)
+_ANNOUNCED = (A_TWENTY, _REMAINING20, A_DISTANCE, _DISTANCE, A_LAST_SERIES, _LAST_SERIES,
+              A_SET, _SET)
+del A_DISTANCE, A_LAST_SERIES, A_SET, A_TWENTY  # (read here alone: no room in the globals)
 # Team play: of every TEAM_CYCLE message periods the last shows the players at the table.
 _TEAM_CYCLE = const(3)
 
@@ -127,7 +128,7 @@ class Screens:
         self._count = 0  # (clear(), inline)
         self.dirty = True
         if unset and game.last_player:
-            self.flash(UNSET, (game.last_player << 8) | unset, now_ms)
+            self.flash(_UNSET, (game.last_player << 8) | unset, now_ms)
         if game.last_player and (game.last_points or game.last_foul):
             # the shot's points; 0x4000: the shot counted less than it made (capped at the
             # distance). (Here, not in a function: a call costs a dozen attribute reads.)
@@ -196,7 +197,7 @@ class Screens:
 
     def _next_second(self, now_ms, due):
         gone = ticks_diff(now_ms, self.break_started)
-        if gone < BREAK_S * 1000:
+        if gone < _BREAK_S * 1000:
             return ticks_add(self.break_started, (gone // 1000 + 1) * 1000)  # type: ignore
         return due
 
@@ -235,7 +236,7 @@ class Screens:
         self.display.show(self.buf)  # the facade skips a frame identical to the one on the glass
 
     def _draw_break(self, game, now_ms):
-        now_ms = BREAK_S - ticks_diff(now_ms, self.break_started) // 1000  # (seconds left)
+        now_ms = _BREAK_S - ticks_diff(now_ms, self.break_started) // 1000  # (seconds left)
         layout.break_clock(self.buf, now_ms if now_ms > 0 else 0)
         now_ms = game.marked()
         if now_ms:
@@ -263,17 +264,17 @@ class Screens:
             self._draw_points(arg)
         elif kind == _REMAINING20:
             layout.remaining20(self.buf, arg >> 12, arg & 0xFFF)
-        elif kind == DISTANCE:
+        elif kind == _DISTANCE:
             layout.distance(self.buf, arg)
         elif kind == _LAST_SERIES:
             layout.last_series(self.buf, arg)
-        elif kind == SET:
+        elif kind == _SET:
             layout.set_score(self.buf, game.sets[0], game.sets[1])
         elif kind == ERR:
             layout.error(self.buf, arg)
         elif kind == _RESET:
             layout.text(self.buf, self.reset_text)
-        elif kind == UNSET:
+        elif kind == _UNSET:
             layout.castle(self.buf, arg & 0x1F, arg >> 8, "no")
         if kind < ERR and game.marks_ball:
             kind = game.marked()  # (the frame's slot again: the player with the marked ball)
