@@ -52,7 +52,7 @@ _BROKER_NAME = const(75)  # boardlib.mqttlink
 _TLS_MEMORY = const(76)  # boardlib.netdial, boardlib.nettls
 
 SENSOR_STUCK = const(10)
-SENSOR_FLAPS = const(20)
+_SENSOR_FLAPS = const(20)
 JOURNAL_CUT = const(41)
 JOURNAL_LOST = const(42)
 STORAGE_FULL = const(43)
@@ -60,7 +60,7 @@ STORAGE_FAILED = const(44)
 NOTHING_TO_UNDO = const(51)
 BAD_SETTINGS = const(61)
 UNKNOWN_COMMAND = const(62)
-LOOP_FAILED = const(91)
+_LOOP_FAILED = const(91)
 MICROPYTHON_TOO_OLD = const(92)
 NO_MEMORY = const(93)
 # The oldest MicroPython the firmware runs on (docs/esp32.md, "Releases"; the same as
@@ -104,7 +104,7 @@ def show(board, code):
         return False
 
 
-def halt(board, exc, code=LOOP_FAILED):
+def halt(board, exc, code=_LOOP_FAILED):
     """Show Err 91 (or `code`, or a screen) and keep the watchdog fed until someone
     interrupts (Ctrl-C)."""
     import gc
