@@ -19,7 +19,8 @@ empty shows it first ("no  2 4", docs/inputs.md).
 """
 
 from boardlib import layout
-from rules_core.common import A_DISTANCE, A_LAST_SERIES, A_SET, A_TWENTY, BREAK, TIE
+from rules_core import common
+from rules_core.common import BREAK, TIE
 
 try:
     from time import ticks_add, ticks_diff
@@ -50,9 +51,9 @@ _UNSET = const(8)  # a shot begun before the pins were set: (shooter << 8) | emp
 
 # The announcements that queue a message (rules_core.common bits, one per player each), in
 # the order the bits come: the order the players hear them.
-_ANNOUNCED = (A_TWENTY, _REMAINING20, A_DISTANCE, _DISTANCE, A_LAST_SERIES, _LAST_SERIES,
-              A_SET, _SET)
-del A_DISTANCE, A_LAST_SERIES, A_SET, A_TWENTY  # (read here alone: no room in the globals)
+_ANNOUNCED = (common.A_TWENTY, _REMAINING20, common.A_DISTANCE, _DISTANCE,
+              common.A_LAST_SERIES, _LAST_SERIES, common.A_SET, _SET)
+del common  # (read here alone: the module's globals stay in a smaller table)
 # Team play: of every TEAM_CYCLE message periods the last shows the players at the table.
 _TEAM_CYCLE = const(3)
 
