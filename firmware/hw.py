@@ -14,18 +14,17 @@ import machine
 from boardlib.display import Display
 from firmware.boards import esp32_devkit as profile
 
-_CAUSES = (
-    (machine.PWRON_RESET, "PWR"),
-    (machine.HARD_RESET, "HARD"),
-    (machine.WDT_RESET, "WDT"),
-    (machine.DEEPSLEEP_RESET, "SLEEP"),
-    (machine.SOFT_RESET, "SOFT"),
-)
+try:
+    from micropython import const
+except ImportError:  # CPython: the integer itself
+    const = int
 
 
 def reset_cause():
     cause = machine.reset_cause()
-    for value, name in _CAUSES:
+    for value, name in ((machine.PWRON_RESET, "PWR"), (machine.HARD_RESET, "HARD"),
+                        (machine.WDT_RESET, "WDT"), (machine.DEEPSLEEP_RESET, "SLEEP"),
+                        (machine.SOFT_RESET, "SOFT")):
         if value == cause:
             return name
     return "?"
@@ -96,7 +95,7 @@ def serial(cfg):
     return Link(uart, time.ticks_ms(), board_id=machine.unique_id())
 
 
-CPU_HZ = 240_000_000  # stock MicroPython starts the ESP32 at 160 MHz (docs/performance.md)
+_CPU_HZ = const(240_000_000)  # stock MicroPython starts the ESP32 at 160 MHz (docs/performance.md)
 
 
 def bare_display():
@@ -171,7 +170,7 @@ def buzzer(gpio):
 def build():
     # The full clock: the shot figures of `make bench` are for 240 MHz; at 160 MHz a shot
     # would take longer than its 30 ms target.
-    machine.freq(CPU_HZ)
+    machine.freq(_CPU_HZ)
     import sys
 
     # here, not at the top: a board too short of memory to be built can still import this
