@@ -25,7 +25,7 @@ from collections import deque
 
 from boardlib import inputs, layout, shot
 from boardlib.display import Display
-from boardlib.inputs import INDEX as _INDEX
+from boardlib.inputs import INDEX
 from boardlib.journal import GameStore
 from firmware import errors
 from firmware.screens import ERR, Screens
@@ -434,9 +434,9 @@ class App:
                 at ^= low
                 groups = _HOLD if self.buttons.holds & low else _PRESS
                 if self.asked is not None or self.menu is not None:
-                    self._menu_button(_INDEX[low], groups, now_ms)
+                    self._menu_button(INDEX[low], groups, now_ms)
                 else:
-                    self._hand_on(_INDEX[low], groups, now_ms)
+                    self._hand_on(INDEX[low], groups, now_ms)
                     self._moved = 1
             self._buttons_at = ticks_add(now_ms, self.buttons.left)  # (far: none)
         if self._moved or diff(now_ms, self._settle_at) >= 0:
@@ -591,11 +591,6 @@ class App:
         if self.store.maintain_piece():
             self._upkeep_at = now_ms  # the next piece at the next step
 
-    def _compaction_due(self):
-        # after an event: a journal that is now full is compacted from the next step on
-        if self._store_behind() and not self.storage_error:
-            self._upkeep_at = ticks_add(self._now, 1)  # type: ignore[type-var]
-
     def _feed_between(self):
         # between the pieces of a compaction done at once: the watchdog, as _feed does
         if not self._failed:
@@ -614,7 +609,8 @@ class App:
         if self.storage_error and not self.store.needs_snapshot:
             self.storage_error = 0
             App._storage_changed(self)
-        # (_compaction_due, inline: a call costs as much as a dozen attribute reads)
+        # a journal now full is compacted from the next step on (as _store has it; inline:
+        # a call costs as much as a dozen attribute reads)
         if self._store_behind() and not self.storage_error:
             self._upkeep_at = ticks_add(self._now, 1)  # type: ignore[type-var]
 
@@ -645,7 +641,9 @@ class App:
         if self.storage_error and not self.store.needs_snapshot:
             self.storage_error = 0
             App._storage_changed(self)
-        App._compaction_due(self)
+        # a journal that is now full is compacted from the next step on
+        if self._store_behind() and not self.storage_error:
+            self._upkeep_at = ticks_add(self._now, 1)  # type: ignore[type-var]
         return True
 
     def _store_failed(self, exc):
