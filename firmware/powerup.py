@@ -59,11 +59,13 @@ def boot(board, clock):
         errors.show(board, errors.MICROPYTHON_TOO_OLD)
         print("pinboard: " + old)
         return old
-    word = hold_word(board)
-    if word is not None:
-        show_text(board, word)
-        print("pinboard: %s: the firmware is not running, the REPL is free" % word)
-        return word
+    if board.read_buttons() & (1 << UNDO_BUTTON):  # undo held down: safe mode
+        if board.display is not None:
+            buf = bytearray(8)
+            layout.text(buf, "SAFE")
+            board.display.show(buf)
+        print("pinboard: SAFE: the firmware is not running, the REPL is free")
+        return "SAFE"
     return board
 
 
@@ -79,20 +81,6 @@ def no_room(board, exc, app_modules):
         start_without(errors.NO_MEMORY)
         # the flash took no file: no second start
     errors.halt(board, exc, errors.NO_MEMORY_SCREEN)
-
-
-def hold_word(board):
-    """SAFE when undo is held at power-up, else None: run the game."""
-    if board.read_buttons() & (1 << UNDO_BUTTON):
-        return "SAFE"
-    return None
-
-
-def show_text(board, text):
-    if board.display is not None:
-        buf = bytearray(8)
-        layout.text(buf, text)
-        board.display.show(buf)
 
 
 def too_old(version=None):
