@@ -3,7 +3,6 @@
     board = assemble(parts, profile)   # firmware.assemble: the one place a Board is made
     board.read_spots()      # bit i set: spot i+1 reports a pin standing
     board.read_buttons()    # bit i set: button i (carom, foul, ok, undo) is held down
-    board.read_inputs()     # both in one call: read_spots() | read_buttons() << 8
     board.arm_watchdog()    # once the game is loaded: config["watchdog_ms"], never stopped
     board.watch_inputs(on_spot, on_button)   # on_spot(pin) when a spot's pin changes, ...
 
@@ -49,11 +48,6 @@ class Board:
         self._spot_reads = tuple(pin.value for pin in self.spots)
         self._button_reads = tuple(pin.value for pin in self.buttons)
         self._usual = len(self.spots) == 5 and len(self.buttons) == 4
-
-    def read_inputs(self):
-        """read_spots() | read_buttons() << 8 (a pin reads 0 or 1, as machine.Pin.value()
-        does)."""
-        return self.read_spots() | self.read_buttons() << 8
 
     def watch_inputs(self, on_spot, on_button):
         """Have every spot pin call on_spot(pin), and every button pin on_button(pin),
