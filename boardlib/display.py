@@ -129,17 +129,6 @@ class Display:
             self._left.brightness(level)
             self._right.brightness(level)
 
-    def on(self):
-        self._each("on")
-
-    def off(self):
-        self._each("off")
-
-    def _each(self, name):
-        for module in (self._chip, self._left, self._right):
-            if module is not None:
-                getattr(module, name)()
-
 
 def _move_dot(cells, source, colon):
     if cells[source] & 0x80:

@@ -86,10 +86,6 @@ def facade(rig):
         out["levels"] = (screen.left.brightness, screen.right.brightness)
     else:
         out["levels"] = (screen.intensity,)
-    display.off()
-    out["off"] = screen.visible()
-    display.on()
-    out["on"] = screen.visible()
     refused = []
     for call in ("brightness8", "short"):
         try:
@@ -230,8 +226,6 @@ def no_display():
     layout.scores(buf, 3, 4, 1)
     display.show(buf)
     display.brightness(2)
-    display.off()
-    display.on()
     return display.brightness()
 
 
