@@ -31,13 +31,13 @@ except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
 
 try:
     from micropython import const
-except ImportError:  # CPython: the integer itself
-    const = int
+except ImportError:  # CPython: the value itself
+    const = lambda value: value
 
 
 STEP_MS = const(120)  # one segment of one digit
 STEPS = const(72)  # 64 single segments, then 8 steps (about 1 s) of everything at once
-_NAMES = ("bt  CAro", "bt  FouL", "bt    oK", "bt  undo")
+_NAMES = const(("bt  CAro", "bt  FouL", "bt    oK", "bt  undo"))
 
 
 class WiringCheck:

@@ -27,7 +27,7 @@ within what the chosen rules take.
 """
 
 from boardlib import layout
-from boardlib.inputs import HOLD, PRESS  # noqa: F401 - the press kinds the app passes
+from boardlib.inputs import HOLD
 from boardlib.shot import CAROM, FOUL, OK, UNDO
 from rules_core.settings import (
     BEST_OF,
@@ -40,7 +40,6 @@ from rules_core.settings import (
     menu_word,
 )
 
-RULES = RULES_IDS
 # menu.item indexes it; the order players change them most (docs/display.md)
 ITEMS = ("again", "d1", "d2", "first", "rules", "sets", "teams", "sound", "check", "new")
 
@@ -129,7 +128,7 @@ class Menu:
 
     def _step(self, name, sign, fine):
         if name == "rules":
-            self.rules = RULES[(RULES.index(self.rules) + sign) % len(RULES)]
+            self.rules = RULES_IDS[(RULES_IDS.index(self.rules) + sign) % len(RULES_IDS)]
             top = max_distance(self.rules)
             self.distance = [min(top, self.distance[0]), min(top, self.distance[1])]
         elif name in ("d1", "d2"):

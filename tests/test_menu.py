@@ -1,7 +1,8 @@
 """The setup menu worked with the four buttons (HARDWARE.md: setting up a game needs no laptop)."""
 
 from boardlib import font
-from firmware.menu import CAROM, FOUL, HOLD, ITEMS, OK, PRESS, UNDO, Menu
+from boardlib.inputs import HOLD, PRESS
+from firmware.menu import CAROM, FOUL, ITEMS, OK, UNDO, Menu
 from rules_core.settings import MAX_DISTANCE, MIN_DISTANCE, max_distance
 
 START = {"rules": "ddbu", "distance": (40, 40), "sets": 1, "first": 1}
