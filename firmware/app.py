@@ -537,11 +537,8 @@ class App:
             now["first"] = st.get("first", 1)
         self.menu = Menu(now, again=again,
                          sound=None if self.buzzer is None else self.buzzer.on)
-        self.screens.draw_with(self._draw_menu)
+        self.screens.draw_with(self.menu.draw)
         self.assembler.reset()
-
-    def _draw_menu(self, buf, now_ms):
-        self.menu.draw(buf)
 
     def refresh_display(self, now_ms):
         self.screens.refresh(self.game, now_ms)

@@ -146,7 +146,8 @@ class Menu:
         elif name in ("check", "new"):
             self.confirm = not self.confirm
 
-    def draw(self, buf):
+    def draw(self, buf, now_ms=0):
+        # (now_ms: what the screens' draw_with passes; the menu's picture keeps no time)
         name = self.shown = ITEMS[self.item]
         if name == "again":
             text = "AGAIn"
