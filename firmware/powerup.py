@@ -105,7 +105,15 @@ def _build():
     # ESP32 heap (the twin: tests/test_net_versions.py), though the import peak measured
     # without building a board was lower (docs/performance.md).
     try:
-        no_net = _net_first()
+        import os
+
+        # True (once) when the last start found no room for the game beside the network
+        # link (start_without left /net.noroom): this start goes without it
+        no_net = True
+        try:
+            os.remove("/net.noroom")
+        except OSError:
+            no_net = False
         from firmware import hw
 
         networked = not no_net and "net" in hw.read_given()
@@ -126,7 +134,17 @@ def _build():
         if ROOM:  # beside the rooms kept for the link's sake: again, without the link
             del ROOM[:]
             start_without(errors.NO_MEMORY)
-        _no_room_to_build(exc)
+        # What the failed build loaded goes, and Err 93 is shown on the display alone
+        # (firmware.hw.made_first) for good; the network link's modules too (a networked
+        # board builds its link first): the display's driver may still have to be
+        # compiled from its source, in what they held
+        _forget(sys.modules, ("rules_core", "firmware.assemble", "firmware.board",
+                              "boardlib.config", "boardlib.shot", "boardlib.net",
+                              "boardlib.mqttlink", "boardlib.framesign", "boardlib.link",
+                              "boardlib.replstream", "umqtt", "firmware.app",
+                              "firmware.screens", "firmware.sound", "boardlib.journal",
+                              "boardlib.inputs", "boardlib.calls"))
+        errors.halt(_Bare(), exc, errors.NO_MEMORY_SCREEN)
     if no_net:
         board.config_error = board.config_error or errors.NO_MEMORY
     errors.forget(BOOT_MODULES)
@@ -190,18 +208,6 @@ def start_without(code, no_room="/net.noroom"):
     machine.soft_reset()
 
 
-def _net_first(no_room="/net.noroom"):
-    """True (once) when the last start found no room for the game beside the network link
-    (start_without left `no_room`): this start goes without it."""
-    import os
-
-    try:
-        os.remove(no_room)
-        return True
-    except OSError:
-        return False
-
-
 def _forget(had, prefixes=()):
     """Drop the modules loaded since `had` and those whose names begin with one of
     `prefixes` (what a failed start left, half made), and collect: room to go on, or at
@@ -243,17 +249,3 @@ class _Bare:
 
     def feed(self):
         pass
-
-
-def _no_room_to_build(exc):
-    """Drop what the failed build loaded, show Err 93 on the display alone
-    (firmware.hw.made_first) for good."""
-    # the network link's modules too (a networked board builds its link first): the
-    # display's driver may still have to be compiled from its source, in what they held
-    _forget(sys.modules, ("rules_core", "firmware.assemble", "firmware.board",
-                          "boardlib.config", "boardlib.shot", "boardlib.net",
-                          "boardlib.mqttlink", "boardlib.framesign", "boardlib.link",
-                          "boardlib.replstream", "umqtt", "firmware.app", "firmware.screens",
-                          "firmware.sound", "boardlib.journal", "boardlib.inputs",
-                          "boardlib.calls"))
-    errors.halt(_Bare(), exc, errors.NO_MEMORY_SCREEN)
