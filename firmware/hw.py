@@ -40,7 +40,16 @@ def made_first():
     if len(_FIRST) < 2:  # not made yet (or the heap ran out making it: tried again)
         del _FIRST[:]
         _FIRST.append(None)
-        _FIRST.append(bare_display())
+        # The display alone, its kind read from board.cfg as plain JSON (the TM1637
+        # modules when it cannot be read)
+        cfg = {"display": "tm1637", "colon_marker": False}
+        given = read_given()
+        if given.get("display") in ("tm1637", "max7219"):
+            cfg["display"] = given["display"]
+        cfg["colon_marker"] = given.get("colon_marker") is True
+        made = display(cfg)
+        _FIRST[0] = (cfg["display"], cfg["colon_marker"])
+        _FIRST.append(made)
     return _FIRST[1]
 
 
@@ -96,20 +105,6 @@ def serial(cfg):
 
 
 _CPU_HZ = const(240_000_000)  # stock MicroPython starts the ESP32 at 160 MHz (docs/performance.md)
-
-
-def bare_display():
-    """The display alone, its kind read from board.cfg as plain JSON (the TM1637 modules
-    when it cannot be read): for Err 93 when the board itself does not fit the heap."""
-    cfg = {"display": "tm1637", "colon_marker": False}
-    given = read_given()
-    if given.get("display") in ("tm1637", "max7219"):
-        cfg["display"] = given["display"]
-    cfg["colon_marker"] = given.get("colon_marker") is True
-    made = display(cfg)
-    if _FIRST and _FIRST[0] is None:
-        _FIRST[0] = (cfg["display"], cfg["colon_marker"])
-    return made
 
 
 def read_given():
@@ -174,7 +169,7 @@ def build():
     import sys
 
     # here, not at the top: a board too short of memory to be built can still import this
-    # module for its display alone (bare_display, Err 93)
+    # module for its display alone (made_first, Err 93)
     from firmware.assemble import assemble
 
     return assemble(sys.modules[__name__], profile)
