@@ -2,7 +2,7 @@
 power cut nor one damaged spot on the flash costs a scored event.
 
     from boardlib import journal_load
-    from boardlib.journal import GameStore, OK, TRUNCATED, NONE, CORRUPT
+    from boardlib.journal import GameStore  # GameStore.OK, TRUNCATED, NONE, CORRUPT
     store = GameStore("/game")
     game, status = journal_load.load(store)  # at boot: the game as it was, or None
     errors.forget(("boardlib.journal_load",))  # read once: its code leaves the heap
@@ -78,22 +78,17 @@ from boardlib.crc32 import crc32, crc32_put
 
 try:
     from micropython import const
-except ImportError:  # CPython: the integer itself
-    const = int
+except ImportError:  # CPython: the value itself
+    const = lambda value: value
 
-
-OK = 0  # the game was read back whole (or there was nothing irregular to repair)
-NONE = 1  # no game stored
-TRUNCATED = 2  # what was read back is older than what the flash proves was stored
-CORRUPT = 3  # files were there but no game could be read back from them
 
 # The journal's record for an undo (the game's own records are shots and adjusts; kind 0
 # is none of them): replaying it calls game.undo().
 UNDO_RECORD = b"\x00\x00\x00\x00"
 
 # (older firmware's formats, PBS1 and PBJ1, are the reader's alone: boardlib.journal_load)
-_SPLIT_MAGIC = b"PBS2"  # the history's whole chunks in game.his
-_JOURNAL_MAGIC = b"PBJ2"
+_SPLIT_MAGIC = const(b"PBS2")  # the history's whole chunks in game.his
+_JOURNAL_MAGIC = const(b"PBJ2")
 _SPLIT_HEADER = const(24)  # magic, generation, length, chunks, their CRC-32, CRC-32
 _CHUNK_SHIFT = const(7)  # 128 events a chunk: rules_core.game's (tests/test_journal.py)
 _JOURNAL_HEADER = const(12)  # magic, generation, CRC-32 of both
@@ -132,11 +127,11 @@ _JOURNAL = const(4)
 class GameStore:
     """The stored game in directory `dirpath` (on an already mounted filesystem)."""
 
-    # The statuses of load(), also here so a caller needs only the class.
-    OK = OK
-    NONE = NONE
-    TRUNCATED = TRUNCATED
-    CORRUPT = CORRUPT
+    # The statuses of journal_load.load(), here so that a caller needs only the class.
+    OK = 0  # the game was read back whole (or there was nothing irregular to repair)
+    NONE = 1  # no game stored
+    TRUNCATED = 2  # what was read back is older than what the flash proves was stored
+    CORRUPT = 3  # files were there but no game could be read back from them
 
     def __init__(self, dirpath, journal_limit=_JOURNAL_LIMIT, codec=None):
         self.dirpath = dirpath.rstrip("/")  # "" for the root: paths still start with "/"

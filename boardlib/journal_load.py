@@ -2,7 +2,7 @@
 of docs/persistence.md and the checks of every file they read.
 
     from boardlib import journal_load
-    game, status = journal_load.load(store)   # (game or None, OK/NONE/TRUNCATED/CORRUPT)
+    game, status = journal_load.load(store)   # (game or None, a status: GameStore.OK, ...)
     errors.forget(("boardlib.journal_load",))  # once every store is read (firmware.app)
     store = journal_load.store("/data/game")  # a tool's new game over whatever is stored
 
@@ -24,35 +24,32 @@ from boardlib.journal import (
     _BAK,
     _COPIES,
     _HIS,
-    _JOURNAL_MAGIC,
     _JRN,
     _OLD_FILES,
     _SNP,
-    _SPLIT_MAGIC,
     _TMP,
-    CORRUPT,
-    NONE,
-    OK,
-    TRUNCATED,
     UNDO_RECORD,
     GameStore,
 )
 
 try:
     from micropython import const
-except ImportError:  # CPython: the integer itself
-    const = int
+except ImportError:  # CPython: the value itself
+    const = lambda value: value
 
-# The sizes of boardlib.journal's format (compile-time constants there, which MicroPython
-# keeps out of the module's names: so given again; tests/test_journal.py checks them).
+# The magics and sizes of boardlib.journal's format (compile-time constants there, which
+# MicroPython keeps out of the module's names: so given again; tests/test_journal.py
+# checks them).
+_SPLIT_MAGIC = const(b"PBS2")
+_JOURNAL_MAGIC = const(b"PBJ2")
 _SPLIT_HEADER = const(24)
 _JOURNAL_HEADER = const(12)
 _MAX_RECORD = const(64)
 # Older firmware's formats, read here alone (the store writes PBS2 and PBJ2): the whole
 # history in the snapshot, and a journal header without its CRC.
-_SNAP_MAGIC = b"PBS1"
+_SNAP_MAGIC = const(b"PBS1")
 _SNAP_HEADER = const(16)  # magic, generation, payload length, CRC-32
-_OLD_JOURNAL_MAGIC = b"PBJ1"
+_OLD_JOURNAL_MAGIC = const(b"PBJ1")
 _OLD_JOURNAL_HEADER = const(8)
 # A 1000-shot game packs into about 5 KB; a file claiming far more than any game is damage.
 _MAX_FILE = const(65536)
@@ -92,7 +89,7 @@ def load(store):
     game, base = _choose_base(store, found)
     if game is None:
         store.needs_snapshot = True
-        return None, (CORRUPT if found.files else NONE)
+        return None, (GameStore.CORRUPT if found.files else GameStore.NONE)
     return game, _replay_and_repair(store, game, base, found)
 
 
@@ -320,10 +317,10 @@ def _replay_and_repair(store, game, base, found):
     applied = 0
     if journal is not None:
         applied = _frames(journal, header, base, game)[0]
-    status = OK
+    status = GameStore.OK
     replayed = 0 if journal is None else len(journal)  # its bytes, if all were valid
     if applied < proven_frames or found.proven > base or found.damaged_journal > replayed:
-        status = TRUNCATED
+        status = GameStore.TRUNCATED
     store.records = applied
     store._game = game
     if clean and journal is not None and applied == count \

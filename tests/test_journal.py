@@ -18,11 +18,12 @@ def test_every_case_is_collected():
 
 
 def test_the_reader_knows_the_writers_sizes():
-    # boardlib.journal_load repeats the format's sizes (MicroPython keeps a module's
-    # const() names to itself): they must be the writer's.
+    # boardlib.journal_load repeats the format's magics and sizes (MicroPython keeps a
+    # module's const() names to itself): they must be the writer's.
     from boardlib import journal, journal_load
 
-    for name in ("_SPLIT_HEADER", "_JOURNAL_HEADER", "_MAX_RECORD"):
+    for name in ("_SPLIT_MAGIC", "_JOURNAL_MAGIC", "_SPLIT_HEADER", "_JOURNAL_HEADER",
+                 "_MAX_RECORD"):
         assert getattr(journal_load, name) == getattr(journal, name), name
 
 

@@ -9,12 +9,15 @@ import os
 
 from boardlib import journal, journal_load
 from boardlib.crc32 import crc32
-from boardlib.journal import CORRUPT, NONE, OK, TRUNCATED, UNDO_RECORD, GameStore
+from boardlib.journal import UNDO_RECORD, GameStore
 from device.support import Rng, check, micropython_only, read, scratch_dir, write
 from rules_core import Game, GameError
 from rules_core import events as ev
 
 HEAPSIZE = "4M"
+
+# load()'s statuses, as the store's class names them
+OK, NONE, TRUNCATED, CORRUPT = GameStore.OK, GameStore.NONE, GameStore.TRUNCATED, GameStore.CORRUPT
 
 _RULES = {"ddbu": ((120, 100), 1, ("foul",)), "ceb": ((60, 60), 3, ("foul", "quilles", "rouge")),
           "russian": ((71, 71), 1, ("foul", "stop30")),

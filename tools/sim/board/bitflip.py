@@ -32,7 +32,7 @@ import sys
 
 from boardlib import journal_load
 from boardlib.crc32 import crc32
-from boardlib.journal import OK, UNDO_RECORD, GameStore
+from boardlib.journal import UNDO_RECORD, GameStore
 from rules_core import Game, GameError
 from rules_core import events as ev
 from rules_core.settings import SETS, with_trait
@@ -160,7 +160,7 @@ def classify(game, status, keys):
         return "whole"
     if got == keys[-2]:
         return "lost_last"
-    return "lost_silent" if status == OK else "lost_more_err"
+    return "lost_silent" if status == GameStore.OK else "lost_more_err"
 
 
 def run(flips, events=150, seed=1, verbose=False):
