@@ -1,8 +1,8 @@
 """Consistent Overhead Byte Stuffing: frames without 0x00 bytes, so 0x00 can end them.
 
     from boardlib import cobs
-    out = bytearray(cobs.max_encoded(len(raw)))
-    n = cobs.encode_into(raw, len(raw), out)      # out[:n] holds no zero byte
+    out = bytearray(len(raw) + len(raw) // 254 + 1)   # the most the encoding can take
+    n = cobs.encode_to(raw, len(raw), out, 0)     # out[0:n] holds no zero byte
     m = cobs.decode_in_place(out, n)              # out[:m] == raw, or -1 if malformed
 
 Both work on caller-owned buffers and allocate nothing, so the link can frame and unframe
@@ -10,51 +10,18 @@ on the device's hot path. Encoding adds one byte per 254 bytes of input (at most
 one: a 67-byte frame becomes 68 bytes.
 """
 
-
-def max_encoded(length):
-    """Worst-case encoded size of ``length`` raw bytes (no delimiter counted)."""
-    return length + length // 254 + 1
-
-
 try:
-    import micropython  # noqa: F401 - the viper encoder below is for MicroPython
-
-    _ON_MICROPYTHON = True
-except ImportError:  # CPython
-    _ON_MICROPYTHON = False
+    import micropython
+except ImportError:  # CPython: the encoder in Python, below
+    micropython = None
 
 
-def encode_into(src, length, dst, start=0):
-    """Encode ``src[:length]`` into ``dst`` from index ``start``; returns the end index."""
-    if _ON_MICROPYTHON:
-        return _encode_viper(src, length, dst, start)
-    code_at = start
-    out = start + 1
-    code = 1
-    for i in range(length):
-        byte = src[i]
-        if byte:
-            dst[out] = byte
-            out += 1
-            code += 1
-            if code == 0xFF:
-                dst[code_at] = code
-                code_at = out
-                out += 1
-                code = 1
-        else:
-            dst[code_at] = code
-            code_at = out
-            out += 1
-            code = 1
-    dst[code_at] = code
-    return out
-
-
-if _ON_MICROPYTHON:
-    # The same loop as machine code (viper, stock MicroPython's native emitter).
+if micropython:
+    # Machine code (viper, stock MicroPython's native emitter): the link's hot path calls
+    # it straight, one call a frame.
     @micropython.viper
-    def _encode_viper(src, length: int, dst, start: int) -> int:
+    def encode_to(src, length: int, dst, start: int) -> int:
+        # Encode src[:length] into dst from index start; returns the end index.
         s = ptr8(src)  # noqa: F821 - viper built-ins
         d = ptr8(dst)  # noqa: F821
         code_at = start
@@ -79,10 +46,31 @@ if _ON_MICROPYTHON:
         d[code_at] = code
         return out
 
+else:
 
-# encode_into with every argument given: on MicroPython the machine code itself (one call
-# where encode_into makes two; a caller on the hot path takes this one)
-encode_to = _encode_viper if _ON_MICROPYTHON else encode_into
+    def encode_to(src, length, dst, start):
+        """Encode ``src[:length]`` into ``dst`` from index ``start``; returns the end index."""
+        code_at = start
+        out = start + 1
+        code = 1
+        for i in range(length):
+            byte = src[i]
+            if byte:
+                dst[out] = byte
+                out += 1
+                code += 1
+                if code == 0xFF:
+                    dst[code_at] = code
+                    code_at = out
+                    out += 1
+                    code = 1
+            else:
+                dst[code_at] = code
+                code_at = out
+                out += 1
+                code = 1
+        dst[code_at] = code
+        return out
 
 
 def decode_in_place(buf, length):

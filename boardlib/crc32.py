@@ -6,66 +6,35 @@
     reg = array("H", (0xFFFF, 0xFFFF))  # a CRC kept as data grows (no int is made):
     crc32_more(data, 0, len(data), reg); crc32_reg_put(reg, out, at)
 
-Uses ``binascii.crc32`` (C code on the ESP32 and the unix port) when the interpreter has
-it; otherwise a bitwise loop with no table, so that a port without ``binascii`` still links
-without spending 1 KB of RAM on a lookup table.
+``crc32`` is ``binascii.crc32`` itself: C code on the ESP32 and the unix ports (every
+MicroPython build with the extra features has it) as on CPython.
 """
 
-try:
-    from binascii import crc32 as _native_crc32
-except ImportError:  # a port built without binascii
-    _native_crc32 = None
+from binascii import crc32
 
 try:
     import micropython
-    from micropython import const
 
     _ON_MICROPYTHON = True
 except ImportError:  # CPython
     _ON_MICROPYTHON = False
-    const = int
-
-# Reflected polynomial split in 16-bit halves: the fallback never builds an int above
-# 2**30, so on MicroPython it stays in small ints and allocates nothing per byte.
-_POLY_HI = const(0xEDB8)
-_POLY_LO = const(0x8320)
-
-
-def _bitwise_crc32(data, crc=0):
-    hi = ((crc >> 16) & 0xFFFF) ^ 0xFFFF
-    lo = (crc & 0xFFFF) ^ 0xFFFF
-    for byte in data:
-        lo ^= byte
-        for _ in range(8):
-            carry = lo & 1
-            lo = (lo >> 1) | ((hi & 1) << 15)
-            hi >>= 1
-            if carry:
-                hi ^= _POLY_HI
-                lo ^= _POLY_LO
-    return ((hi ^ 0xFFFF) << 16) | (lo ^ 0xFFFF)
-
-
-_table = None  # 256 entries of 32 bits (1 KB), built on first use
-
-
-def _word_table():
-    global _table
-    if _table is None:
-        from array import array
-
-        table = array("I", bytes(1024))
-        one = bytearray(1)
-        for n in range(256):
-            # the register after byte n alone, from zero and without the final inversion
-            one[0] = n
-            table[n] = _bitwise_crc32(one, 0xFFFFFFFF) ^ 0xFFFFFFFF  # once, at start-up
-        _table = table
-    return _table
 
 
 if _ON_MICROPYTHON:
+    from array import array
+
+    # 256 entries of 32 bits (1 KB): the register after byte n alone, from zero and without
+    # the final inversion
+    def _word_table():
+        table = array("I", bytes(1024))
+        one = bytearray(1)
+        for n in range(256):
+            one[0] = n
+            table[n] = crc32(one, 0xFFFFFFFF) ^ 0xFFFFFFFF  # once, at start-up
+        return table
+
     _TABLE = _word_table()  # made once at import: a frame's CRC then makes no call
+    del _word_table  # (its code is needed no more)
 
     @micropython.viper  # noqa: F821 - a compiler directive, there on MicroPython only
     def crc32_put(data, length: int, out, at: int):
@@ -154,9 +123,3 @@ def crc32_matches(data, length):
         and data[length + 2] == _scratch[2] and data[length + 3] == _scratch[3]
     )
 
-
-def crc32(data, crc=0):
-    """CRC-32 of ``data`` (bytes-like), continuing from ``crc``; an unsigned 32-bit int."""
-    if _native_crc32 is not None:
-        return _native_crc32(data, crc) & 0xFFFFFFFF
-    return _bitwise_crc32(data, crc)

@@ -42,7 +42,7 @@ from array import array
 # builtins' table, each time; a global is found at once (docs/performance.md).
 from builtins import len, type
 
-from boardlib import cobs
+from boardlib.cobs import decode_in_place, encode_to
 from boardlib.crc32 import crc32_matches, crc32_more, crc32_put, crc32_reg_put
 from rules_core.settings import RULES_IDS, check_settings
 
@@ -121,8 +121,6 @@ _SLOT = const(8)  # per remembered command: seq (2), CRC (4), answer kind, error
 _BAD_REPORT_MS = const(1000)
 _STATE_AT = const(21)  # _HEADER + _GAME_HEAD: where a game frame's own fields begin
 _EVENT_AT = const(21)
-# A frame's COBS straight into the viper encoder where there is one (one call, not two)
-_encode = cobs.encode_to
 _BYTES = (bytes, bytearray, memoryview)  # a history given as its records' bytes
 
 
@@ -438,7 +436,7 @@ class Link:
         if length == 0:  # two delimiters in a row: the normal start of a frame
             return _NONE
         frame = self._frame
-        length = cobs.decode_in_place(frame, length)
+        length = decode_in_place(frame, length)
         if length < _HEADER + _CRC:
             self._bad()
             return _NONE
@@ -560,7 +558,7 @@ class Link:
         crc32_put(raw, payload_len, raw, payload_len)
         # (_tx[0] is a leading delimiter, made once: it ends any text the REPL wrote in
         # between)
-        kind = _encode(raw, payload_len + _CRC, self._tx, 1)
+        kind = encode_to(raw, payload_len + _CRC, self._tx, 1)  # (viper on the board)
         self._tx[kind] = 0
         kind += 1
         raw = self._tx_views.get(kind)

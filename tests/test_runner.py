@@ -51,7 +51,7 @@ def ping():  # a CMD_PING frame as the logger sends it (COBS, CRC)
     raw[0] = 0x84; raw[1] = 7; raw[2] = 0
     crc32_put(raw, 3, raw, 3)
     out = bytearray(12)
-    end = cobs.encode_into(raw, 7, out, 1)
+    end = cobs.encode_to(raw, 7, out, 1)
     host.inbox.extend(out[:end + 1])
 
 def run_for(ms):
