@@ -43,9 +43,7 @@ What a shot is (HARDWARE.md, "How a shot is seen"):
 Results wait in a small queue; `poll()` hands out one per call (call it every poll).
 """
 
-from boardlib.inputs import NONE  # noqa: F401 - poll()'s "nothing", as the results' name
-from rules_core.events import FOUL_ORDINARY, KIND_SHOT, MAX_OTHER
-from rules_core.settings import CASINO, RULES_IDS, second_foul, with_trait
+from rules_core import settings
 
 try:
     from time import ticks_diff
@@ -68,10 +66,10 @@ BUTTON_NAMES = ("carom", "foul", "ok", "undo")
 # What a held button means in each rules id (CONTRACT section 4, rules_core.settings): a
 # held foul is the rules' second foul code, and a held carom a casino where the rules have
 # one (CASINO), else a carambole.
-SECOND_FOUL = {rules: second_foul(rules) for rules in RULES_IDS}
-CASINO_RULES = with_trait(CASINO)
-# Results of poll(): NONE (nothing happened, from boardlib.inputs), SHOT, MENU, and UNDO,
-# which is both a button and a result.
+SECOND_FOUL = {rules: settings.second_foul(rules) for rules in settings.RULES_IDS}
+CASINO_RULES = settings.with_trait(settings.CASINO)
+# Results of poll(): boardlib.inputs' NONE (nothing happened), SHOT, MENU, and UNDO, which
+# is both a button and a result.
 SHOT = const(4)
 MENU = const(5)
 
@@ -83,6 +81,11 @@ _HOLD = const(2)
 _QUEUE = const(8)  # results waiting for poll(); a 5 ms poll never has more than two
 _ENTRY = const(6)  # kind, pins, carom, foul presses, foul holds, spots unset at the start
 _MAX_MARKS = const(9)  # more fouls than this in one shot is a stuck finger, not a rule
+# rules_core.events' record of a shot, folded into record_into (tests/test_shot.py checks
+# them against events')
+_KIND_SHOT = const(1)
+_FOUL_ORDINARY = const(1)
+_MAX_OTHER = const(15)
 
 
 class ShotAssembler:
@@ -273,14 +276,14 @@ class ShotAssembler:
             bits = second
             other = self.foul_holds - 1
         if self.foul_presses:  # ordinary fouls: the first has its bit, unless a hold has
-            if bits & FOUL_ORDINARY:
+            if bits & _FOUL_ORDINARY:
                 other += self.foul_presses
             else:
-                bits |= FOUL_ORDINARY
+                bits |= _FOUL_ORDINARY
                 other += self.foul_presses - 1
-        if other > MAX_OTHER:
+        if other > _MAX_OTHER:
             return False
-        buf[0] = KIND_SHOT
+        buf[0] = _KIND_SHOT
         buf[2] = bits
         buf[3] = other
         bits = self.carom  # (one local less: the frame stays small)

@@ -207,7 +207,15 @@ def test_the_assemblers_button_kinds_are_the_buttons():
     from boardlib import inputs, shot
 
     assert (shot._NONE, shot._PRESS, shot._HOLD) == (inputs.NONE, inputs.PRESS, inputs.HOLD)
-    assert shot.NONE == inputs.NONE
+
+
+def test_the_assemblers_record_is_the_events_record():
+    # record_into folds rules_core.events' numbers of a shot's record: they must be events'
+    from boardlib import shot
+    from rules_core import events
+
+    assert (shot._KIND_SHOT, shot._FOUL_ORDINARY, shot._MAX_OTHER) == (
+        events.KIND_SHOT, events.FOUL_ORDINARY, events.MAX_OTHER)
 
 
 def test_the_record_the_board_makes_is_the_one_the_rules_encode():

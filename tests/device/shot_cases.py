@@ -34,6 +34,7 @@ def play(text, tail_ms=3000):
     """Play a timeline; returns [time, "shot", pins, carom, foul, presses, holds] per shot
     and [time, "undo" | "menu"] per command."""
     from boardlib import shot
+    from boardlib.inputs import NONE
 
     rig = timeline_rig(text)
     levels, asm = rig[0], rig[2]
@@ -48,7 +49,7 @@ def play(text, tail_ms=3000):
             out.append([now, "undo"])
         elif result == shot.MENU:
             out.append([now, "menu"])
-        elif result != shot.NONE:
+        elif result != NONE:
             out.append([now, "unknown %d" % result])
         now += 5
     return out
@@ -62,7 +63,7 @@ def play_levels(steps):
     was flapping during the shot.
     """
     from boardlib import shot
-    from boardlib.inputs import SpotSensors
+    from boardlib.inputs import NONE, SpotSensors
     from device.one_button import Button
 
     sensors = SpotSensors(flap_limit=6, flap_window_ms=300, stuck_ms=2000)
@@ -99,7 +100,7 @@ def play_levels(steps):
                 results.append([now, asm.pins, asm.carom, asm.foul])
                 if asm.pins & blocked or asm.pins & ~seen or asm.pins & faulted:
                     problems.append([now, asm.pins, blocked, seen, faulted])
-            elif result != shot.NONE:
+            elif result != NONE:
                 results.append([now, result])
             previous = down
             now += 5
@@ -114,6 +115,7 @@ def poll_without_allocating(text, tail_ms=3000):
     import micropython
 
     from boardlib import shot
+    from boardlib.inputs import NONE
 
     rig = timeline_rig(text)
     shots = 0
@@ -126,7 +128,7 @@ def poll_without_allocating(text, tail_ms=3000):
             result = poll(rig, now)
             if result == shot.SHOT:
                 shots += 1
-            elif result != shot.NONE:
+            elif result != NONE:
                 commands += 1
             now += 5
     except MemoryError:
