@@ -30,8 +30,8 @@ times as "m:ss" with the minute digit in a module's second cell (position 1 or 5
 
 try:
     from micropython import const
-except ImportError:  # CPython: the integer itself
-    const = int
+except ImportError:  # CPython: the value itself
+    const = lambda value: value
 
 
 _DP = const(0x80)
@@ -48,8 +48,8 @@ _GLYPHS = (
     b"\x01"  # a shot capped at the distance: a bar on top (boardlib.layout.shot_points)
 )
 # Other spellings of the same shapes (never returned by decode_segments).
-_ALIAS_CHARS = "aBDefgjklNOpQRSsTYwzZ"
-_ALIAS_OF = "AbdEF9JKIn0Pqr55tyW22"
+_ALIAS_CHARS = const("aBDefgjklNOpQRSsTYwzZ")
+_ALIAS_OF = const("AbdEF9JKIn0Pqr55tyW22")
 
 
 def encode_char(ch):

@@ -62,8 +62,8 @@ from boardlib import font
 
 try:
     from micropython import const
-except ImportError:  # CPython: the integer itself
-    const = int
+except ImportError:  # CPython: the value itself
+    const = lambda value: value
 
 
 _DP = const(0x80)
@@ -75,10 +75,10 @@ _HALF = const(4)
 # Digit shapes 0-9, indexed by value: bytes indexing gives an int, no allocation.
 _DIGITS = b"\x3f\x06\x5b\x4f\x66\x6d\x7d\x07\x7f\x6f"
 _POW10 = (1, 10, 100, 1000, 10000, 100000)
-# The words drawn after a shot, as segment bytes once (font.render checks and looks up
-# every character at every call).
-_FOUL = bytes(font.encode_char(ch) for ch in "FouL")
-_OPEN = bytes(font.encode_char(ch) for ch in "oPEn")
+# The words drawn after a shot, as font's segment bytes (font.render checks and looks up
+# every character at every call; tests/test_layout.py checks them against font's)
+_FOUL = const(b"\x71\x5c\x1c\x38")  # FouL
+_OPEN = const(b"\x5c\x73\x79\x54")  # oPEn
 
 
 def scores(buf, s1, s2, turn, marked=0):

@@ -155,3 +155,12 @@ def test_micropython_refuses_the_same_bad_input(upy_results):
 
 def test_scores_clock_and_sets_allocate_nothing_on_micropython(upy_results):
     assert upy_results[-1] == 0
+
+
+def test_the_shot_words_are_the_fonts():
+    # shot_points draws "FouL" and "oPEn" from segment bytes of its own: they must be the
+    # font's
+    from boardlib import font
+
+    assert layout._FOUL == bytes(font.encode_char(ch) for ch in "FouL")
+    assert layout._OPEN == bytes(font.encode_char(ch) for ch in "oPEn")
