@@ -37,8 +37,8 @@ four grids (what the board writes).
 
 try:
     from micropython import const
-except ImportError:  # CPython: the integer itself
-    const = int
+except ImportError:  # CPython: the value itself
+    const = lambda value: value
 
 
 # Half a clock period of 500000 // FREQ_HZ = 80 us; a CLK line that stays low longer than
@@ -54,7 +54,7 @@ _GRIDS = const(6)
 _FRAME = const(5)  # the address command and four grids: what a module of the board gets
 # A nibble bit-reversed: a byte reversed is _REV[b & 15] << 4 | _REV[b >> 4].
 _REV = b"\x00\x08\x04\x0c\x02\x0a\x06\x0e\x01\x09\x05\x0d\x03\x0b\x07\x0f"
-_DATA_FRAME = b"\x02"  # the data command 0x40, reversed
+_DATA_FRAME = const(b"\x02")  # the data command 0x40, reversed
 _ADDRESS_0 = const(0x03)  # the address command 0xC0 (grid 0), reversed
 
 
@@ -66,7 +66,6 @@ def reverse(byte):
 class TM1637:
     def __init__(self, bus, brightness=7):
         _check_level(brightness)
-        self.bus = bus
         # The bus's methods, taken once (a bound method is made at every lookup).
         self._start = bus.start
         self._stop = bus.stop
@@ -150,7 +149,11 @@ class TM1637:
             self._stop()
         except OSError:  # the bus timed out: CLK held low (no module, a short)
             pass
-        return self._acked(len(frame))
+        frame = len(frame)  # (the slot again: the bytes sent)
+        if self._acks == frame:
+            return True
+        self.missing_acks += frame - self._acks
+        return False
 
     def _send3(self, frame):
         """A write's three frames: the data command, `frame` (the address and the
@@ -168,16 +171,10 @@ class TM1637:
             self._stop()
         except OSError:  # the bus timed out: CLK held low (no module, a short)
             pass
-        frame = len(frame) + 2  # (the slot again: the bytes sent; _acked, inline)
+        frame = len(frame) + 2  # (the slot again: the bytes sent)
         if self._acks == frame:
             return True
         self.missing_acks += frame - self._acks
-        return False
-
-    def _acked(self, sent):
-        if self._acks == sent:
-            return True
-        self.missing_acks += sent - self._acks
         return False
 
 

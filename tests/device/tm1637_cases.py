@@ -77,8 +77,12 @@ def scenarios():
     out["input_pins"] = state(tm, emu, wire, tm.write(b"\x3f\x06\x5b\x4f"))
     # A CLK line held low (a short, or a module whose line never rises): the bus times
     # out; the driver counts the bytes as missing and does not raise.
-    tm, emu, wire = rig(chip=False)
-    tm.bus.scl.external(0)
-    out["stuck_clk"] = state(tm, emu, wire, tm.write(b"\x3f\x06\x5b\x4f"))
+    wire = Wire()
+    clk = FakePin("clk", 1, wire, FakePin.OPEN_DRAIN)
+    tm = TM1637(SoftI2C(clk, FakePin("dio", 1, wire, FakePin.OPEN_DRAIN), freq=FREQ_HZ,
+                        timeout=TIMEOUT_US))
+    wire.clear()
+    clk.external(0)
+    out["stuck_clk"] = state(tm, None, wire, tm.write(b"\x3f\x06\x5b\x4f"))
     out["stuck_clk"]["us"] = wire.us
     return out
