@@ -584,11 +584,19 @@ class GameStore:
                 made = True
             except OSError:  # there already (or the flash fails: the write will say so)
                 pass
-        if made and _ON_LITTLEFS:
+        import sys
+
+        if made and sys.implementation.name == "micropython":  # littlefs: the board's
             _settle(self.dirpath)
             parent = self.dirpath.rsplit("/", 1)[0] or "/"
-            if parent != self.dirpath and _same_filesystem(parent, self.dirpath):
-                _settle(parent)
+            if parent != self.dirpath:
+                try:  # the parent too, when it is on the same filesystem
+                    there = os.statvfs(parent)
+                    here = os.statvfs(self.dirpath)
+                    if there[0] == here[0] and there[2] == here[2]:
+                        _settle(parent)
+                except OSError:  # (taken as another filesystem)
+                    pass
         self._copies_made = True
 
     def _close_journals(self):
@@ -598,13 +606,6 @@ class GameStore:
                 _close(journal)
         self._journal_a = None
         self._journal_b = None
-
-try:
-    import sys
-
-    _ON_LITTLEFS = sys.implementation.name == "micropython"  # the board's filesystem
-except (ImportError, AttributeError):
-    _ON_LITTLEFS = False
 
 
 def _settle(path):
@@ -620,15 +621,6 @@ def _settle(path):
     except OSError:  # a full flash: the copies still work, only less protected
         pass
     _remove(target)
-
-
-def _same_filesystem(a, b):
-    try:
-        sa = os.statvfs(a)
-        sb = os.statvfs(b)
-    except OSError:
-        return False
-    return sa[0] == sb[0] and sa[2] == sb[2]
 
 
 class _Compaction:
