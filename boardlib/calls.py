@@ -4,7 +4,6 @@ it sounds like.
     from boardlib import calls
     call = calls.for_event(announce, points, foul, turn_passed)  # calls.GAME, ... or NONE
     calls.steps(calls.FOUL)      # (400, 150, 0, 60, 300, 250): (Hz, ms) pairs, 0 Hz = rest
-    calls.length_ms(calls.FOUL)  # 460
     calls.NAMES[calls.FOUL]      # "foul"
 
 Eight calls, each short (at most about a second) and unlike the others in rhythm and
@@ -20,8 +19,6 @@ distance reached, "20 remaining", foul, shot scored, turn passed. boardlib.buzze
 them on a PWM pin; the simulator decodes them back from the PWM (tools.sim.board.chips).
 `PATTERNS` holds them all, indexed by call.
 """
-
-from rules_core.common import A_DISTANCE, A_FINISHED, A_SET, A_TWENTY
 
 try:
     from micropython import const
@@ -39,10 +36,17 @@ SET = const(6)
 GAME = const(7)
 ERROR = const(8)
 
+# rules_core.common's announcements that make a call (for_event; tests/test_calls.py checks
+# them against common's)
+_A_TWENTY = const(0x001)  # << (player - 1)
+_A_DISTANCE = const(0x004)  # << (player - 1)
+_A_SET = const(0x080)  # << (player - 1)
+_A_FINISHED = const(0x200)
+
 NAMES = ("none", "scored", "foul", "turn", "20-remaining", "distance", "set", "game", "error")
 
 # Each pattern: frequency (Hz, 0 = silence) and duration (ms), pair after pair.
-_PATTERNS = (
+PATTERNS = (
     (),
     (2500, 70),  # scored: one high blip
     (400, 150, 0, 60, 300, 250),  # foul: two low tones, falling
@@ -55,34 +59,23 @@ _PATTERNS = (
 )
 
 
-PATTERNS = _PATTERNS
-
-
 def steps(call):
     """The (Hz, ms) pairs of `call`, flattened; () for NONE or an unknown call."""
-    if 0 < call < len(_PATTERNS):
-        return _PATTERNS[call]
+    if 0 < call < len(PATTERNS):
+        return PATTERNS[call]
     return ()
-
-
-def length_ms(call):
-    pattern = steps(call)
-    total = 0
-    for i in range(1, len(pattern), 2):
-        total += pattern[i]
-    return total
 
 
 def for_event(announce, points, foul, turn_passed):
     """The call for a shot: `announce` the game's A_* bits (rules_core.common), `points`
     and `foul` of the shot, `turn_passed` whether the other player is at the table now."""
-    if announce & A_FINISHED:
+    if announce & _A_FINISHED:
         return GAME
-    if announce & (A_SET | A_SET << 1):
+    if announce & (_A_SET | _A_SET << 1):
         return SET
-    if announce & (A_DISTANCE | A_DISTANCE << 1):
+    if announce & (_A_DISTANCE | _A_DISTANCE << 1):
         return DISTANCE
-    if announce & (A_TWENTY | A_TWENTY << 1):
+    if announce & (_A_TWENTY | _A_TWENTY << 1):
         return TWENTY
     if foul:
         return FOUL
