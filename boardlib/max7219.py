@@ -44,6 +44,7 @@ def _font_to_raw_table():
 
 
 _TO_RAW = _font_to_raw_table()
+del _font_to_raw_table  # (its code is needed no more)
 
 
 class MAX7219:
