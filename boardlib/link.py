@@ -135,18 +135,15 @@ class Link:
             self._raw = bytearray(_MAX_RAW)
             self._tx_views = {}
             self._tx = bytearray(_MAX_WIRE)
-            self._tx_view = memoryview(self._tx)
         else:  # another Link's: a frame is made and written whole before the next begins
             self._raw = frames._raw
             self._tx_views = frames._tx_views
             self._tx = frames._tx
-            self._tx_view = frames._tx_view
         self._chunk = bytearray(_RX_CHUNK)
         self._chunk_len = 0
         self._chunk_pos = 0
         self._frame = bytearray(_RX_FRAME)
-        self._frame_len = 0
-        self._overflow = False
+        self._frame_len = 0  # past _RX_FRAME: the frame overflowed, dropped at its end
         self._seq = 0
         self._last_heartbeat = now_ms
         self._last_bad_report = now_ms
@@ -395,13 +392,11 @@ class Link:
                     kind = self._end_frame()
                     if kind != _NONE:
                         return kind
-                elif self._overflow:
-                    pass
                 elif self._frame_len < _RX_FRAME:
                     self._frame[self._frame_len] = byte
                     self._frame_len += 1
-                else:
-                    self._overflow = True
+                else:  # overflowed: the rest up to its end is dropped with it
+                    self._frame_len = _RX_FRAME + 1
             if not self._read():
                 return _NONE
         return _NONE
@@ -429,8 +424,7 @@ class Link:
     def _end_frame(self):
         length = self._frame_len
         self._frame_len = 0
-        if self._overflow:
-            self._overflow = False
+        if length > _RX_FRAME:  # overflowed
             self._bad()
             return _NONE
         if length == 0:  # two delimiters in a row: the normal start of a frame
@@ -563,7 +557,7 @@ class Link:
         kind += 1
         raw = self._tx_views.get(kind)
         if raw is None:  # one view per frame length, made once: no slice per frame
-            raw = self._tx_views[kind] = self._tx_view[:kind]
+            raw = self._tx_views[kind] = memoryview(self._tx)[:kind]
         return self._write(raw)
 
     def _write(self, wire):
