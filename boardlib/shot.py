@@ -9,9 +9,8 @@
     asm.button(shot.CAROM, carom_button.update(level, now_ms), now_ms)  # NONE is ignored
     ...                                                                # FOUL, OK, UNDO
     result = asm.poll(now_ms)
-    if result == shot.SHOT:
-        game.shot(*asm.shot_for(game.rules))   # pins, carom, fouls as the rules read them
-        # or, allocating nothing: the record itself (what the board does)
+    if result == shot.SHOT:                    # asm.pins, carom, foul_presses, foul_holds
+        # the record itself, allocating nothing
         asm.record_into(record, second_foul_bit, casino) and game.apply(record)
     elif result == shot.UNDO:
         game.undo()
@@ -28,8 +27,7 @@ What a shot is (HARDWARE.md, "How a shot is seen"):
   no shot in progress is a shot that scored nothing.
 - `carom`: press = carambole (1), hold = casino (2); the highest mark of the shot wins.
 - `foul`: every press is one ordinary foul, every hold one foul of the rules' second code
-  (`foul_presses`, `foul_holds`, both in `foul_count`); `foul` is 2 if any hold, else 1
-  if any press, else 0. `foul_codes(second_code)` spells them out for the rules.
+  (`foul_presses`, `foul_holds`).
 - `undo` steps back one layer: it clears the carom and foul marks of the shot in
   progress, or (with no marks) drops the shot in progress unscored, or (with no shot in
   progress) gives UNDO: take back the last scored shot. A hold counts as a press.
@@ -104,10 +102,8 @@ class ShotAssembler:
         # The last result handed out by poll().
         self.pins = 0
         self.carom = 0
-        self.foul = 0
         self.foul_presses = 0
         self.foul_holds = 0
-        self.foul_count = 0
         self.unset = 0
         self.dropped = 0  # results lost because poll() was not called for a long time
         self.left = -1  # after poll(): the ms until it has something to do, -1 never
@@ -129,18 +125,6 @@ class ShotAssembler:
         self._presses = 0
         self._holds = 0
         self._quiet_since = now_ms
-
-    # (Methods, not properties: a class with a property pays a lookup of its class at
-    # every attribute it stores, five times a plain store, docs/performance.md.)
-    def live_pins(self):
-        """Spots counted so far in the shot in progress (0 between shots; for the display)."""
-        return self._counted
-
-    def live_carom(self):
-        return self._carom
-
-    def live_foul(self):
-        return 2 if self._holds else (1 if self._presses else 0)
 
     def spots(self, down_mask, now_ms, fault_mask=0):
         """Take the conditioned down mask (bit i = spot i+1 has no pin) and the mask of
@@ -216,31 +200,23 @@ class ShotAssembler:
         else:
             self._drop()
 
-    def timer(self, now_ms):
-        """The ms from now_ms until poll() would act with the spots and buttons as they
-        are: 0 while results wait, the rest of the settle time while a shot with no
-        counted spot down is in progress, else None."""
-        if self.waiting:
-            return 0
-        if self.busy and not (self._down & ~self._blocked):
-            return self.settle_ms - ticks_diff(now_ms, self._quiet_since)
-        return None
-
     def poll(self, now_ms):
         """End the shot if it has settled; return NONE, SHOT, UNDO or MENU.
 
-        After SHOT read `pins`, `carom`, `foul`, `foul_presses`, `foul_holds` and
-        `foul_count` (presses and holds together). `left` is then what timer(now_ms)
-        would say, -1 for None (the caller needs no second call for it).
+        After SHOT read `pins`, `carom`, `foul_presses`, `foul_holds` and `unset`.
+        `left` is then the ms until poll() acts with the spots and buttons as they are: 0
+        while results wait, the rest of the settle time while a shot with no counted
+        spot down is in progress, else -1.
         """
         self.left = -1
         if self.busy and not (self._down & ~self._blocked):
             gone = ticks_diff(now_ms, self._quiet_since)
             if gone >= self.settle_ms:
+                # The shot ends (inline: a call costs a dozen reads); one that only a
+                # flapping sensor moved gives nothing: its error shows, no turn passes.
                 if self._counted & ~self._faulted or self._carom or self._presses or self._holds:
-                    self._finish()
-                else:  # only a flapping sensor moved: show its error, do not pass the turn
-                    self._drop()
+                    self._push(SHOT, True)
+                self._drop()
             else:
                 self.left = self.settle_ms - gone
         if not self.waiting:
@@ -253,21 +229,16 @@ class ShotAssembler:
         self.carom = q[at + 2]
         self.foul_presses = q[at + 3]
         self.foul_holds = q[at + 4]
-        self.foul = 2 if self.foul_holds else (1 if self.foul_presses else 0)
-        self.foul_count = self.foul_presses + self.foul_holds
         self.unset = q[at + 5]
         self._head = (self._head + 1) % _QUEUE
         self.waiting -= 1
         return q[at]
 
-    def foul_codes(self, second_code, ordinary="foul"):
-        """The last shot's fouls as rule codes, e.g. ("quilles", "foul"). Allocates."""
-        return (second_code,) * self.foul_holds + (ordinary,) * self.foul_presses
-
     def record_into(self, buf, second, casino):
         """The last shot as an event record (rules_core.events) written into buf[0:4],
-        the same as events.encode_shot(*shot_for(rules), unset=bool(self.unset)) without
-        making anything:
+        the same as events.encode_shot(pins, carom, fouls, unset=bool(self.unset)) of
+        the shot as its rules read it (tests/device/shot_reading.py), without making
+        anything:
         `second` is the bit of the rules' second foul code (a held `foul`), `casino`
         whether a held `carom` is a casino. False, writing nothing, when the fouls are
         more than a record holds (a stuck finger: encode_shot refuses them too)."""
@@ -291,17 +262,6 @@ class ShotAssembler:
             bits = 1
         buf[1] = self.pins | bits << 5 | (0x80 if self.unset else 0)  # events.UNSET
         return True
-
-    def shot_for(self, rules):
-        """(pins, carom, fouls) of the last shot as the rules id reads the buttons."""
-        carom = self.carom
-        if carom == 2 and rules not in CASINO_RULES:
-            carom = 1
-        return self.pins, carom, self.foul_codes(SECOND_FOUL[rules])
-
-    def _finish(self):
-        self._push(SHOT, True)
-        self._drop()
 
     def _drop(self):
         self.busy = False

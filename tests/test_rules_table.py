@@ -74,7 +74,7 @@ asm = shot.ShotAssembler(settle_ms=10)
 asm.button(shot.FOUL, HOLD, 0)
 asm.button(shot.OK, PRESS, 1)
 asm.poll(2)
-out["held_foul"] = list(asm.shot_for("fourth")[2])
+out["held_foul"] = [shot.SECOND_FOUL["fourth"]] * asm.foul_holds  # its one held foul
 menu = Menu({"rules": "russian", "distance": (600, 600)})
 menu.button(OK, PRESS), menu.button(OK, PRESS), menu.button(OK, PRESS)  # d1 d2 first: rules
 menu.button(CAROM, PRESS)

@@ -81,7 +81,7 @@ def view(sim, app):
     fouls = [SECOND_FOUL[rules]] * asm._holds + ["foul"] * asm._presses
     menu = app.menu
     return {
-        "standing": sim.board.read_spots(), "pins": asm.live_pins(), "carom": asm.live_carom(),
+        "standing": sim.board.read_spots(), "pins": asm._counted, "carom": asm._carom,
         "fouls": fouls, "rules": rules,
         "menu": menu.shown if menu is not None else None,
         "check": app.check is not None,
@@ -161,7 +161,7 @@ def saved(sim, app):
     from tools.sim.board.flash import FileBlockDev, mount
 
     asm = app.assembler
-    shot = bool(asm.busy or asm.live_pins() or asm.live_carom() or asm._presses or asm._holds)
+    shot = bool(asm.busy or asm._counted or asm._carom or asm._presses or asm._holds)
     path = getattr(sim.flash, "path", None)
     report = {"saved": False, "shot": shot, "image": path}
     if path is None:
