@@ -2,7 +2,6 @@
 
     from boardlib import font
     font.encode_char("E")            # 0x79: bit0 = a (top) ... bit6 = g (middle), bit7 = dp
-    font.decode_segments(0x79)       # "E" (the decimal point bit is ignored)
     buf = bytearray(8)
     font.render("brK 5:00", buf)     # 8 cells; the ':' lights bit 7 of the '5'
 
@@ -36,7 +35,8 @@ except ImportError:  # CPython: the value itself
 
 _DP = const(0x80)
 
-# Canonical characters first: decode_segments returns the first match.
+# Canonical characters first: a shape reads back as the first that has it (the simulator's
+# tools.sim.board.chips.decode_segments).
 _CHARS = "0123456789 -_=+AbCcdEFGHhIiJKLnoPqrtUuWy\u00b0\u203e"
 _GLYPHS = (
     b"\x3f\x06\x5b\x4f\x66\x6d\x7d\x07\x7f\x6f"  # 0-9
@@ -47,7 +47,7 @@ _GLYPHS = (
     b"\x63"  # the marked ball (a ring in the top half, CEB 21.1; boardlib.layout)
     b"\x01"  # a shot capped at the distance: a bar on top (boardlib.layout.shot_points)
 )
-# Other spellings of the same shapes (never returned by decode_segments).
+# Other spellings of the same shapes (never read back).
 _ALIAS_CHARS = const("aBDefgjklNOpQRSsTYwzZ")
 _ALIAS_OF = const("AbdEF9JKIn0Pqr55tyW22")
 
@@ -64,15 +64,6 @@ def encode_char(ch):
             raise ValueError("no 7-segment shape for %r" % (ch,))
         i = _CHARS.find(_ALIAS_OF[j])
     return _GLYPHS[i]
-
-
-def decode_segments(byte):
-    """The character a segment byte shows (bit 7 ignored); '?' for a shape not in the font."""
-    shape = byte & 0x7F
-    for i in range(len(_GLYPHS)):
-        if _GLYPHS[i] == shape:
-            return _CHARS[i]
-    return "?"
 
 
 def render(text, buf, start=0, width=8):

@@ -5,17 +5,17 @@ import re
 import xml.etree.ElementTree as ET
 from xml.sax.saxutils import escape
 
-from boardlib import font
 from firmware.menu import ITEMS, Menu
 from tools.board import card
 from tools.sim import view as simview
 from tools.sim import words
+from tools.sim.board.chips import decode_segments
 
 SVG = "{http://www.w3.org/2000/svg}"
 
 
 def read(segments_hex):
-    return "".join(font.decode_segments(b & 0x7F) for b in bytes.fromhex(segments_hex))
+    return "".join(decode_segments(b & 0x7F) for b in bytes.fromhex(segments_hex))
 
 
 def pictures(text, key):

@@ -9,6 +9,7 @@ module, so the other display tests can use it as an independent reading.
 import pytest
 
 from boardlib import font
+from tools.sim.board.chips import decode_segments
 
 #  aaa
 # f   b
@@ -54,8 +55,8 @@ def test_shapes_are_unique_so_decoding_is_exact():
     bytes_seen = [hand_byte(ch) for ch in HAND_SHAPES]
     assert len(set(bytes_seen)) == len(bytes_seen)
     for ch in HAND_SHAPES:
-        assert font.decode_segments(hand_byte(ch)) == ch
-        assert font.decode_segments(hand_byte(ch) | 0x80) == ch  # dp does not change it
+        assert decode_segments(hand_byte(ch)) == ch
+        assert decode_segments(hand_byte(ch) | 0x80) == ch  # dp does not change it
 
 
 @pytest.mark.parametrize(
@@ -74,7 +75,7 @@ def test_character_with_no_shape_is_a_clear_error(bad):
 
 
 def test_decode_of_an_unknown_shape_is_a_question_mark():
-    assert font.decode_segments(0b0100_1001) == "?"  # a, d, g: three bars, no character
+    assert decode_segments(0b0100_1001) == "?"  # a, d, g: three bars, no character
 
 
 def test_render_left_aligns_and_blanks_the_rest():

@@ -1,9 +1,9 @@
 """The setup menu worked with the four buttons (HARDWARE.md: setting up a game needs no laptop)."""
 
-from boardlib import font
 from boardlib.inputs import HOLD, PRESS
 from firmware.menu import CAROM, FOUL, ITEMS, OK, UNDO, Menu
 from rules_core.settings import MAX_DISTANCE, MIN_DISTANCE, max_distance
+from tools.sim.board.chips import decode_segments
 
 START = {"rules": "ddbu", "distance": (40, 40), "sets": 1, "first": 1}
 
@@ -35,7 +35,7 @@ def test_walk_through_every_item_and_start_a_ceb_match():
 def text(m):
     buf = bytearray(8)
     m.draw(buf)
-    return "".join(font.decode_segments(b) for b in buf)
+    return "".join(decode_segments(b) for b in buf)
 
 
 def test_ceb_offers_singles_or_two_man_teams():
@@ -109,8 +109,6 @@ def test_the_wiring_check_item_opens_the_check_only_on_yes():
 
 
 def font_text(buf):
-    from boardlib.font import decode_segments
-
     return "".join(decode_segments(b) for b in buf)
 
 

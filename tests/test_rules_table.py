@@ -63,6 +63,7 @@ from firmware.menu import CAROM, FOUL, OK, Menu
 from tools.replay import shotscript
 from tools.sim import timelines
 from tools.sim import words
+from tools.sim.board.chips import decode_segments
 from tools.logger.__main__ import _new_game
 from tools.club.pages import new_game_settings
 
@@ -80,7 +81,7 @@ menu.button(OK, PRESS), menu.button(OK, PRESS), menu.button(OK, PRESS)  # d1 d2 
 menu.button(CAROM, PRESS)
 buf = bytearray(8)
 menu.draw(buf)
-out["menu"] = "".join(font.decode_segments(b) for b in buf)
+out["menu"] = "".join(decode_segments(b) for b in buf)
 out["menu_distance"] = menu.distance
 menu.button(OK, PRESS)
 out["menu_item"] = menu.item

@@ -15,8 +15,8 @@ import time
 
 from helpers import MENU_LINES, menu_item_read
 
-from boardlib import font
 from tools.port import upy
+from tools.sim.board.chips import decode_segments
 
 CLEAR = "\x1b[H\x1b[2J"
 GAP = 6  # columns between the players' halves: a digit is 6 columns and a space
@@ -37,7 +37,7 @@ def read_digits(rows):
 
 def menu_item_shown(segments):
     """The menu item a person reads on the digits, or None."""
-    return menu_item_read("".join(font.decode_segments(s & 0x7F) for s in segments))
+    return menu_item_read("".join(decode_segments(s & 0x7F) for s in segments))
 
 
 class Terminal:

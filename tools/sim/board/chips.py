@@ -37,6 +37,19 @@ driver gives on real modules.
 
 from boardlib import font
 
+
+def decode_segments(byte):
+    """The character a segment byte shows (bit 7 ignored), as boardlib.font draws it; '?'
+    for a shape not in the font. A shape two characters share reads as the first the font
+    lists (digits win: "SEt" reads "5Et", exactly what a person sees). The board never
+    reads its display back, so the reading is the simulator's."""
+    shape = byte & 0x7F
+    glyphs = font._GLYPHS
+    for i in range(len(glyphs)):
+        if glyphs[i] == shape:
+            return font._CHARS[i]
+    return "?"
+
 # TM1637 command classes (the top two bits of the first byte of a frame).
 _TM_DATA = 0x40
 _TM_CONTROL = 0x80
@@ -210,7 +223,7 @@ class TM1637Emulator:
         out = ""
         cells = self.cells()
         for i in range(self.grids):
-            out += font.decode_segments(cells[i])
+            out += decode_segments(cells[i])
             if cells[i] & 0x80:
                 out += ":" if i == _TM_COLON_GRID else "."
         return out
@@ -324,7 +337,7 @@ class MAX7219Emulator:
     def visible(self):
         out = ""
         for byte in self.cells():
-            out += font.decode_segments(byte)
+            out += decode_segments(byte)
             if byte & 0x80:
                 out += "."
         return out
