@@ -114,7 +114,8 @@ def members(buf, players, turn, marked=0):
     _check_buf(buf)
     _check_player(players[0])
     _check_player(players[1])
-    _clear(buf, 0, 8)
+    for i in range(8):
+        buf[i] = 0
     buf[2] = 0x77  # A
     buf[3] = _DIGITS[players[0]]
     buf[6] = 0x7C  # b
@@ -187,7 +188,8 @@ def remaining20(buf, player, remaining):
     _check_player(player)
     _check_int(remaining, "remaining")
     start = (player - 1) * _HALF
-    _clear(buf, 0, 8)
+    for i in range(8):
+        buf[i] = 0
     _number(buf, start + 1, _HALF - 1, remaining if remaining > 0 else 0)
     buf[start] = font.encode_char("r")
 
@@ -235,8 +237,11 @@ def set_score(buf, s1, s2):
     _check_buf(buf)
     _check_int(s1, "sets 1")
     _check_int(s2, "sets 2")
-    _sets(buf, 0, s1)
-    _sets(buf, _HALF, s2)
+    buf[0] = buf[_HALF] = 0x6D  # S
+    buf[1] = buf[_HALF + 1] = 0x79  # E
+    buf[2] = buf[_HALF + 2] = 0x78  # t
+    buf[3] = _DIGITS[0 if s1 < 0 else 9 if s1 > 9 else s1]
+    buf[_HALF + 3] = _DIGITS[0 if s2 < 0 else 9 if s2 > 9 else s2]
 
 
 def last_series(buf, player):
@@ -276,18 +281,12 @@ def text(buf, s):
     font.render(s, buf, 0, 8)
 
 
-def _sets(buf, start, sets):
-    buf[start] = 0x6D  # S
-    buf[start + 1] = 0x79  # E
-    buf[start + 2] = 0x78  # t
-    buf[start + 3] = _DIGITS[0 if sets < 0 else 9 if sets > 9 else sets]
-
-
 def _word(buf, player, word):
     _check_buf(buf)
     _check_player(player)
     start = (player - 1) * _HALF
-    _clear(buf, _HALF - start, _HALF)
+    for i in range(_HALF - start, 2 * _HALF - start):  # the other half blank
+        buf[i] = 0
     font.render(word, buf, start, _HALF)
 
 
@@ -315,11 +314,6 @@ def _number(buf, start, width, value, top=-1):
     while width >= start:
         buf[width] = 0
         width -= 1
-
-
-def _clear(buf, start, width):
-    for i in range(start, start + width):
-        buf[i] = 0
 
 
 def _check_buf(buf):
