@@ -110,7 +110,6 @@ _HIS = "game.his"
 # Older firmware kept one copy in the store's directory itself, and a damaged journal as
 # game.bad: read, then removed.
 _OLD_FILES = (_SNP, _TMP, _BAK, _JRN, "game.bad")
-_PAD = "settle.pad"
 # A compaction in pieces (GameStore.maintain_piece): the snapshot is written _PIECE bytes
 # a piece, so that a piece begins at most one block of littlefs's (a block holds 4 KB less
 # a few pointers, and a file's first block is begun once it outgrows its inline 128
@@ -587,16 +586,29 @@ class GameStore:
         import sys
 
         if made and sys.implementation.name == "micropython":  # littlefs: the board's
-            _settle(self.dirpath)
+            places = [self.dirpath]
             parent = self.dirpath.rsplit("/", 1)[0] or "/"
             if parent != self.dirpath:
                 try:  # the parent too, when it is on the same filesystem
                     there = os.statvfs(parent)
                     here = os.statvfs(self.dirpath)
                     if there[0] == here[0] and there[2] == here[2]:
-                        _settle(parent)
+                        places.append(parent)
                 except OSError:  # (taken as another filesystem)
                     pass
+            # In each, a small file is rewritten until the directory's metadata block has
+            # compacted at least once (more bytes of commits than a block holds), then
+            # removed. Best effort.
+            pad = bytes(48)
+            for path in places:
+                target = path.rstrip("/") + "/settle.pad"
+                try:
+                    for _ in range(os.statvfs(path)[0] // 48 + 2):
+                        with open(target, "wb") as f:
+                            f.write(pad)
+                except OSError:  # a full flash: the copies still work, only less protected
+                    pass
+                _remove(target)
         self._copies_made = True
 
     def _close_journals(self):
@@ -606,21 +618,6 @@ class GameStore:
                 _close(journal)
         self._journal_a = None
         self._journal_b = None
-
-
-def _settle(path):
-    """Rewrite a small file in `path` until its metadata block has compacted at least once
-    (more bytes of commits than a block holds), then remove it. Best effort."""
-    pad = bytes(48)
-    target = path.rstrip("/") + "/" + _PAD
-    try:
-        rounds = os.statvfs(path)[0] // 48 + 2
-        for _ in range(rounds):
-            with open(target, "wb") as f:
-                f.write(pad)
-    except OSError:  # a full flash: the copies still work, only less protected
-        pass
-    _remove(target)
 
 
 class _Compaction:
