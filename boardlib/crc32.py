@@ -14,18 +14,16 @@ from binascii import crc32
 
 try:
     import micropython
-
-    _ON_MICROPYTHON = True
-except ImportError:  # CPython
-    _ON_MICROPYTHON = False
+except ImportError:  # CPython: the register's functions in Python, below
+    micropython = None
 
 
-if _ON_MICROPYTHON:
-    from array import array
-
+if micropython:
     # 256 entries of 32 bits (1 KB): the register after byte n alone, from zero and without
     # the final inversion
     def _word_table():
+        from array import array
+
         table = array("I", bytes(1024))
         one = bytearray(1)
         for n in range(256):
