@@ -15,17 +15,14 @@ BREAK = const(1)
 FINISHED = const(2)
 TIE = const(3)  # winner code for a tie; 1 and 2 are the players
 
-# Announcements, one bit each; the bit order is the one order they are listed in.
+# Announcements, one bit each; the bit order is the one order they are listed in
+# (rules_core.game names them in the board state in that order).
 A_TWENTY = const(0x001)  # << (player - 1)
 A_DISTANCE = const(0x004)  # << (player - 1)
 A_BREAK = const(0x010)
 A_LAST_SERIES = const(0x020)  # << (player - 1)
 A_SET = const(0x080)  # << (player - 1)
 A_FINISHED = const(0x200)
-ANNOUNCE_NAMES = (
-    "20-remaining:1", "20-remaining:2", "distance:1", "distance:2", "break",
-    "last-series:1", "last-series:2", "set:1", "set:2", "finished",
-)
 
 CENTRE = const(0x04)  # spot 3: the red pin (ceb), the king (russian)
 

@@ -28,24 +28,14 @@ larger than a chunk (docs/performance.md). It reads as the bytes of its records:
 from builtins import bytearray, bytes, len, max, type
 
 from rules_core import events, savedstate
-from rules_core.common import (
-    A_BREAK,
-    A_FINISHED,
-    ANNOUNCE_NAMES,
-    BREAK,
-    FINISHED,
-    PLAYING,
-    TIE,
-    GameError,
-)
-from rules_core.events import KIND_ADJUST, MAX_DELTA, RECORD_SIZE, EventError
-from rules_core.savedstate import SAVE_SIZE
-from rules_core.settings import OPENING, PAST, RULES_IDS, RULES_TABLE, check_settings
+from rules_core.common import GameError
+from rules_core.events import EventError
+from rules_core.settings import RULES_IDS, RULES_TABLE, check_settings
 
 try:
     from micropython import const
-except ImportError:  # CPython: the integer itself
-    const = int
+except ImportError:  # CPython: the value itself
+    const = lambda value: value  # noqa: E731 - a function would be one more name
 
 
 def _scoring(rules_module):
@@ -55,17 +45,32 @@ def _scoring(rules_module):
     return __import__("rules_core." + rules_module, None, None, ("shot",)).shot
 
 
-_STATUS_NAMES = ("playing", "break", "finished")
-# rules_core.common's and rules_core.events' numbers the event path reads, as constants of
-# this module (an imported name is a lookup at every use; tests/test_rules.py checks them)
+_STATUS_NAMES = const(("playing", "break", "finished"))
+# The announcements' names, bit i of `announce` (rules_core.common's A_* bits) named by
+# item i (docs/state-layout.md)
+_ANNOUNCE_NAMES = const((
+    "20-remaining:1", "20-remaining:2", "distance:1", "distance:2", "break",
+    "last-series:1", "last-series:2", "set:1", "set:2", "finished",
+))
+# The numbers of rules_core.common, events, savedstate and settings that this module reads,
+# as constants of its own (an imported name is a lookup at every use and a slot in this
+# module's globals; tests/test_rules_game.py checks them)
 _PLAYING = const(0)
 _BREAK = const(1)
 _FINISHED = const(2)
-_RECORD_SIZE = const(4)
-_KIND_SHOT = const(1)
-_MAX_OTHER = const(15)
+_TIE = const(3)
 _A_TWENTY = const(0x001)
 _A_DISTANCE = const(0x004)
+_A_BREAK = const(0x010)
+_A_FINISHED = const(0x200)
+_RECORD_SIZE = const(4)
+_KIND_SHOT = const(1)
+_KIND_ADJUST = const(2)
+_MAX_OTHER = const(15)
+_MAX_DELTA = const(32767)
+_SAVE_SIZE = const(28)
+_PAST = const(8)
+_OPENING = const(16)
 
 _MAX_COUNT = const(0xFFFF)
 CHECKPOINT_EVERY = const(32)
@@ -95,7 +100,7 @@ def _delta(record, at):
     delta = record[at + 2] << 8 | record[at + 3]
     if delta & 0x8000:
         delta -= 0x10000
-    if (player != 1 and player != 2) or delta == 0 or delta < -MAX_DELTA:
+    if (player != 1 and player != 2) or delta == 0 or delta < -_MAX_DELTA:
         raise EventError("bad adjust record")
     return delta
 
@@ -139,13 +144,13 @@ class History:
         bytes stay as they are until the game's next event (an undo changes none)."""
         out = []
         chunks = self.chunks
-        left = (self.count // CHECKPOINT_EVERY + 1) * SAVE_SIZE - first * _RECORDS_AT
+        left = (self.count // CHECKPOINT_EVERY + 1) * _SAVE_SIZE - first * _RECORDS_AT
         i = first
         while left > 0 and i < len(chunks):
             out.append(memoryview(chunks[i])[:min(left, _RECORDS_AT)])
             left -= _RECORDS_AT
             i += 1
-        left = (self.count - first * _CHUNK_EVENTS) * RECORD_SIZE
+        left = (self.count - first * _CHUNK_EVENTS) * _RECORD_SIZE
         i = first
         while left > 0 and i < len(chunks):
             out.append(memoryview(chunks[i])[_RECORDS_AT:_RECORDS_AT + min(left, _RECORD_BYTES)])
@@ -155,8 +160,8 @@ class History:
 
     def record(self, n):
         """Record n (from 0), a new bytearray."""
-        at = _RECORDS_AT + (n & (_CHUNK_EVENTS - 1)) * RECORD_SIZE
-        return self.chunks[n >> _CHUNK_SHIFT][at:at + RECORD_SIZE]
+        at = _RECORDS_AT + (n & (_CHUNK_EVENTS - 1)) * _RECORD_SIZE
+        return self.chunks[n >> _CHUNK_SHIFT][at:at + _RECORD_SIZE]
 
     def tobytes(self):
         """The records, one after the other (a copy)."""
@@ -167,7 +172,7 @@ class History:
         return bytes(out)
 
     def __len__(self):
-        return self.count * RECORD_SIZE
+        return self.count * _RECORD_SIZE
 
     def __getitem__(self, what):
         return self.tobytes()[what]
@@ -185,7 +190,7 @@ class Game:
         self.rid = RULES_IDS.index(rules)
         # the rules mark a ball (ceb): marked() has an answer other than 0 (a plain
         # attribute, cheap to ask where the display draws the ring)
-        self.marks_ball = bool(RULES_TABLE[self.rid][3] & OPENING)
+        self.marks_ball = bool(RULES_TABLE[self.rid][3] & _OPENING)
         self._rules_shot = _scoring(RULES_TABLE[self.rid][1])  # this game's rules' shot
         self.distance = [d1, d2]
         self.best_of = sets
@@ -195,7 +200,7 @@ class Game:
         self.cuts = 0  # times the history was cut short (undo): it only grows in between
         # The state before the event being applied, to go back to if the rules refuse it:
         # made once, so that an event allocates nothing.
-        self._before = bytearray(SAVE_SIZE)
+        self._before = bytearray(_SAVE_SIZE)
         self._reset()
         self._mark()
 
@@ -210,7 +215,7 @@ class Game:
         self.shots = 0
         self.turn = self.first
         self.series = 0
-        self.status = PLAYING
+        self.status = _PLAYING
         # status == FINISHED, kept beside it (a plain attribute: a class with a property
         # pays a lookup of its class at every attribute it stores, docs/performance.md)
         self.finished = False
@@ -230,7 +235,7 @@ class Game:
         self.said_distance = 0
         self.break_done = False
         self.reds = 0
-        self.opening = bool(RULES_TABLE[self.rid][3] & OPENING)  # the rules' traits
+        self.opening = bool(RULES_TABLE[self.rid][3] & _OPENING)  # the rules' traits
 
     def marked(self):
         """ceb: the player (team) with the marked ball in the current set, else 0.
@@ -241,7 +246,7 @@ class Game:
         if not self.marks_ball:
             return 0
         current = self.sets[0] + self.sets[1]
-        if self.status == FINISHED:
+        if self.status == _FINISHED:
             current -= 1
         opener = self.first if current % 2 == 0 else 3 - self.first
         return 3 - opener
@@ -264,7 +269,7 @@ class Game:
             part = records[i * _RECORD_BYTES:(i + 1) * _RECORD_BYTES]
             chunk[_RECORDS_AT:_RECORDS_AT + len(part)] = part
             i += 1
-        self.history.count = first * _CHUNK_EVENTS + len(records) // RECORD_SIZE
+        self.history.count = first * _CHUNK_EVENTS + len(records) // _RECORD_SIZE
 
     def reserve(self):
         """Make room now for the next _RESERVE_EVENTS events and their checkpoint, so that
@@ -287,7 +292,7 @@ class Game:
         """Write the checkpoint of the state as it is now (after event 32 k: checkpoint k)."""
         k = self.history.count // CHECKPOINT_EVERY
         savedstate.save_into(self, self._chunk(k // _CHUNK_MARKS),
-                             (k % _CHUNK_MARKS) * SAVE_SIZE)
+                             (k % _CHUNK_MARKS) * _SAVE_SIZE)
 
     def state(self):
         """The board state (CONTRACT section 3) plus "first", "best_of", "last_series"."""
@@ -298,7 +303,7 @@ class Game:
             last = {"player": self.last_player, "points": self.last_points,
                     "to": self.last_to, "foul": self.last_foul}
         set_points = match_points = None
-        if self.status == FINISHED and self.best_of > 1 and self.winner in (1, 2):
+        if self.status == _FINISHED and self.best_of > 1 and self.winner in (1, 2):
             w = self.winner - 1
             lost = self.sets[1 - w]
             set_points = [lost, lost]
@@ -306,9 +311,11 @@ class Game:
             match_points = [0, 0]
             match_points[w] = 1
         announce = []
-        for i in range(len(ANNOUNCE_NAMES)):
-            if self.announce & (1 << i):
-                announce.append(ANNOUNCE_NAMES[i])
+        bit = 1
+        for name in _ANNOUNCE_NAMES:
+            if self.announce & bit:
+                announce.append(name)
+            bit <<= 1
         return {
             "rules": self.rules,
             "distance": [d[0], d[1]],
@@ -321,7 +328,7 @@ class Game:
             "sets": [self.sets[0], self.sets[1]],
             "shots": self.shots,
             "status": _STATUS_NAMES[self.status],
-            "winner": "tie" if self.winner == TIE else (self.winner or None),
+            "winner": "tie" if self.winner == _TIE else (self.winner or None),
             "last": last,
             "set_points": set_points,
             "match_points": match_points,
@@ -366,7 +373,7 @@ class Game:
         if type(record) is not bytearray and type(record) is not bytes:  # (the board's first)
             record = _as_record(record)
         if len(record) != _RECORD_SIZE:
-            raise GameError("a record is %d bytes, got %d" % (RECORD_SIZE, len(record)))
+            raise GameError("a record is %d bytes, got %d" % (_RECORD_SIZE, len(record)))
         if self.finished:
             raise GameError("the game is finished: only undo is accepted")
         n = self.history.count
@@ -423,11 +430,11 @@ class Game:
         mark = count // CHECKPOINT_EVERY
         chunk = self.history.chunks[mark // _CHUNK_MARKS]  # its events are there too
         first = mark % _CHUNK_MARKS
-        self._load(chunk, False, first * SAVE_SIZE)
-        at = _RECORDS_AT + first * (CHECKPOINT_EVERY * RECORD_SIZE)
+        self._load(chunk, False, first * _SAVE_SIZE)
+        at = _RECORDS_AT + first * (CHECKPOINT_EVERY * _RECORD_SIZE)
         for _ in range(count - mark * CHECKPOINT_EVERY):
             self._run(chunk, at)
-            at += RECORD_SIZE
+            at += _RECORD_SIZE
 
     def _run(self, record, at):
         """Apply the record at record[at:at + 4]: checked first, as events.decode checks
@@ -438,22 +445,16 @@ class Game:
         if kind == _KIND_SHOT:
             if (a >> 5) & 3 > 2 or record[at + 3] > _MAX_OTHER:  # (bit 7: the unset mark)
                 raise EventError("bad shot record")
-            self.announce = 0  # (_begin, inline)
+            self.announce = 0  # (as _adjust begins)
             self.capped = False
             if self.status == _BREAK:
                 self.status = _PLAYING  # play resumes after the break
             self.shots += 1
             self._rules_shot(self, record, at)
-        elif kind == KIND_ADJUST:
+        elif kind == _KIND_ADJUST:
             self._adjust(a, _delta(record, at))
         else:
             raise EventError("unknown record kind %d" % kind)
-
-    def _begin(self):
-        self.announce = 0
-        self.capped = False
-        if self.status == _BREAK:
-            self.status = _PLAYING  # play resumes after the break
 
     def _adjust(self, player, delta):
         i = player - 1
@@ -461,20 +462,20 @@ class Game:
         if new < 0:
             raise GameError("adjust would take player %d below 0 (score %d)"
                             % (player, self.score[i]))
-        if not RULES_TABLE[self.rid][3] & PAST:
+        if not RULES_TABLE[self.rid][3] & _PAST:
             if self.score[i] >= self.distance[i]:
                 raise GameError("player %d is at the distance: take the shot back with undo"
                                 % player)
             if new >= self.distance[i]:
                 raise GameError("an adjust cannot reach the distance (%d for player %d): "
                                 "the distance is reached by play" % (self.distance[i], player))
-        self._begin()
+        self.announce = 0
+        self.capped = False
+        if self.status == _BREAK:
+            self.status = _PLAYING  # play resumes after the break
         self.score[i] = new
 
     # ----- helpers for the rules modules --------------------------------------------------
-
-    def other(self, player):
-        return 3 - player
 
     def gain(self, player, points, cap):
         """Add points to player's score (capped at the distance if cap); returns them."""
@@ -522,14 +523,14 @@ class Game:
         self.reds = 0
 
     def finish(self, winner):
-        self.status = FINISHED
+        self.status = _FINISHED
         self.finished = True
         self.winner = winner
         self.last_series = 0
-        self.announce |= A_FINISHED
+        self.announce |= _A_FINISHED
 
     def start_break(self):
         self.break_done = True
-        self.status = BREAK
-        self.announce |= A_BREAK
+        self.status = _BREAK
+        self.announce |= _A_BREAK
 

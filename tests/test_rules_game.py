@@ -196,7 +196,7 @@ def test_the_history_is_kept_in_chunks_of_one_size_made_one_at_a_time():
 
     assert game_module._CHUNK_EVENTS == 1 << game_module._CHUNK_SHIFT
     assert game_module._CHUNK_MARKS * game_module.CHECKPOINT_EVERY == game_module._CHUNK_EVENTS
-    assert game_module._RECORDS_AT == game_module._CHUNK_MARKS * game_module.SAVE_SIZE
+    assert game_module._RECORDS_AT == game_module._CHUNK_MARKS * game_module._SAVE_SIZE
     assert game_module._RECORD_BYTES == game_module._CHUNK_EVENTS * events.RECORD_SIZE
     assert game_module._CHUNK_BYTES == game_module._RECORDS_AT + game_module._RECORD_BYTES
     g = game("russian", 9999)
@@ -259,13 +259,17 @@ def test_winner_codes_and_last_are_null_until_set():
 def test_the_event_paths_constants_are_the_shared_ones():
     # rules_core.game keeps the numbers its event path reads as constants of its own (no
     # lookup of an imported name per event): they must be rules_core's shared ones
-    from rules_core import common, game
+    from rules_core import common, game, savedstate, settings
 
-    assert (game._PLAYING, game._BREAK, game._FINISHED) == (
-        common.PLAYING, common.BREAK, common.FINISHED)
-    assert (game._RECORD_SIZE, game._KIND_SHOT, game._MAX_OTHER) == (
-        events.RECORD_SIZE, events.KIND_SHOT, events.MAX_OTHER)
-    assert (game._A_TWENTY, game._A_DISTANCE) == (common.A_TWENTY, common.A_DISTANCE)
+    assert (game._PLAYING, game._BREAK, game._FINISHED, game._TIE) == (
+        common.PLAYING, common.BREAK, common.FINISHED, common.TIE)
+    assert (game._RECORD_SIZE, game._KIND_SHOT, game._KIND_ADJUST, game._MAX_OTHER,
+            game._MAX_DELTA) == (events.RECORD_SIZE, events.KIND_SHOT, events.KIND_ADJUST,
+                                 events.MAX_OTHER, events.MAX_DELTA)
+    assert (game._A_TWENTY, game._A_DISTANCE, game._A_BREAK, game._A_FINISHED) == (
+        common.A_TWENTY, common.A_DISTANCE, common.A_BREAK, common.A_FINISHED)
+    assert game._SAVE_SIZE == savedstate.SAVE_SIZE
+    assert (game._PAST, game._OPENING) == (settings.PAST, settings.OPENING)
 
 
 def test_an_event_past_the_boards_limit_is_refused_and_changes_nothing():
