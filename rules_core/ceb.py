@@ -7,17 +7,25 @@
 Seed 002 (CEB rules, Danish), as read by RULES.md section 2 and docs/rules.md.
 """
 
-from rules_core.common import A_SET, CENTRE, POPCOUNT, popcount
+from rules_core.common import POPCOUNT
 
-_QUILLES = 0x02  # events.FOUL_QUILLES: pin and carom points only, no 2-point penalty
+try:
+    from micropython import const
+except ImportError:  # CPython: the integer itself
+    const = int
+
+_QUILLES = const(0x02)  # events' quilles bit: pin and carom points only, no 2-point penalty
+# rules_core.common's (tests/test_rules_game.py checks them)
+_CENTRE = const(0x04)
+_A_SET = const(0x080)
 
 
 def shot_points(pins, carom):
     """Points a shot makes (CEB 8.1-8.3): white pins 2, red 4 (10 alone), carom 4/3."""
-    if pins == CENTRE:
+    if pins == _CENTRE:
         points = 10
     else:
-        points = 2 * POPCOUNT[pins & ~CENTRE & 0x1F] + (4 if pins & CENTRE else 0)
+        points = 2 * POPCOUNT[pins & ~_CENTRE & 0x1F] + (4 if pins & _CENTRE else 0)
     if carom == 1:
         points += 4
     elif carom == 2:
@@ -36,8 +44,10 @@ def shot(g, record, at):
 
 
 def _penalty(record, at):
-    # CEB 24.1-24.2: every foul but quilles adds 2; all the shot's points go over.
-    return 2 * (popcount(record[at + 2] & ~_QUILLES) + record[at + 3])
+    # CEB 24.1-24.2: every foul but quilles adds 2; all the shot's points go over. (The
+    # named fouls are eight bits: the table of five-bit masks counts them in two parts.)
+    named = record[at + 2] & ~_QUILLES
+    return 2 * (POPCOUNT[named & 0x1F] + POPCOUNT[named >> 5] + record[at + 3])
 
 
 def _credit(g, points, foul):
@@ -68,7 +78,7 @@ def _credited(g, player, to, credited):
 def _set_won(g, winner):
     """CEB 13.3: the set ends when a player reaches the distance."""
     g.sets[winner - 1] += 1
-    g.announce |= A_SET << (winner - 1)
+    g.announce |= _A_SET << (winner - 1)
     if g.sets[winner - 1] > g.best_of // 2:
         g.finish(winner)
         return

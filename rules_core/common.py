@@ -1,7 +1,10 @@
-"""Numbers shared by the game and the rules of each id (no logic beyond popcount).
+"""Numbers shared by the game, the rules of each id and the board (no logic).
 
-    from rules_core.common import A_SET, popcount
-    popcount(0b10101)  # -> 3 pins toppled
+    from rules_core.common import A_SET, POPCOUNT
+    POPCOUNT[0b10101]  # -> 3 pins toppled
+
+A number that only rules_core reads is private here (folded away on a board) and held by
+each module that reads it as a constant of its own (tests/test_rules_game.py checks them).
 """
 
 try:
@@ -10,21 +13,21 @@ except ImportError:  # CPython: the integer itself
     const = int
 
 
-PLAYING = const(0)
+_PLAYING = const(0)
 BREAK = const(1)
-FINISHED = const(2)
+_FINISHED = const(2)
 TIE = const(3)  # winner code for a tie; 1 and 2 are the players
 
 # Announcements, one bit each; the bit order is the one order they are listed in
 # (rules_core.game names them in the board state in that order).
 A_TWENTY = const(0x001)  # << (player - 1)
 A_DISTANCE = const(0x004)  # << (player - 1)
-A_BREAK = const(0x010)
+_A_BREAK = const(0x010)
 A_LAST_SERIES = const(0x020)  # << (player - 1)
 A_SET = const(0x080)  # << (player - 1)
 A_FINISHED = const(0x200)
 
-CENTRE = const(0x04)  # spot 3: the red pin (ceb), the king (russian)
+_CENTRE = const(0x04)  # spot 3: the red pin (ceb), the king (russian)
 
 
 class GameError(ValueError):
@@ -34,13 +37,4 @@ class GameError(ValueError):
 # Set bits of every five-bit mask: the pins toppled in a pins bitmask, without a call.
 POPCOUNT = b"\x00\x01\x01\x02\x01\x02\x02\x03\x01\x02\x02\x03\x02\x03\x03\x04" \
     b"\x01\x02\x02\x03\x02\x03\x03\x04\x02\x03\x03\x04\x03\x04\x04\x05"
-
-
-def popcount(x):
-    """Number of set bits: pins toppled in a pins bitmask."""
-    n = 0
-    while x:
-        n += x & 1
-        x >>= 1
-    return n
 

@@ -7,16 +7,22 @@
 Seed 004, as read by RULES.md section 3 and docs/rules.md.
 """
 
-from rules_core.common import CENTRE, POPCOUNT
+from rules_core.common import POPCOUNT
 
-_STOP30 = 0x08  # events.FOUL_STOP30: the shooter stopped or deflected their own ball
+try:
+    from micropython import const
+except ImportError:  # CPython: the integer itself
+    const = int
+
+_STOP30 = const(0x08)  # events' stop30 bit: the shooter stopped or deflected their own ball
+_CENTRE = const(0x04)  # rules_core.common's (tests/test_rules_game.py checks it)
 
 
 def pin_points(pins):
     """Points for pins toppled correctly: 2 each; king alone or +1 pin 5, +2 7, +3 9;
     all five 30."""
     n = POPCOUNT[pins & 0x1F]
-    if not pins & CENTRE:
+    if not pins & _CENTRE:
         return 2 * n
     return (0, 5, 5, 7, 9, 30)[n]
 

@@ -18,7 +18,7 @@ singles, so games on flash and logger databases from then still load.
 
 import struct
 
-from rules_core.common import FINISHED, GameError
+from rules_core.common import GameError
 from rules_core.settings import BEST_OF, RULES_IDS
 
 try:
@@ -39,8 +39,9 @@ SAVE_SIZE = const(28)
 # Byte 0, the game.
 _RULES_SHIFT = const(0)  # rules id: RULES_IDS index
 _RULES_MASK = const(3)
-_STATUS_SHIFT = const(2)  # PLAYING, BREAK, FINISHED
+_STATUS_SHIFT = const(2)  # playing, break, finished (rules_core.common)
 _STATUS_MASK = const(3)
+_FINISHED = const(2)  # rules_core.common's (tests/test_rules_game.py checks it)
 _WINNER_SHIFT = const(4)  # 0 none, 1, 2, TIE
 _WINNER_MASK = const(3)
 _TURN_SHIFT = const(6)  # turn - 1
@@ -154,16 +155,16 @@ def load(self, data, public_only=False, at=0):
 def _load_flags(self, game, last, match, announce):
     status = game >> _STATUS_SHIFT & _STATUS_MASK
     winner = game >> _WINNER_SHIFT & _WINNER_MASK
-    if (game >> _RULES_SHIFT & _RULES_MASK != self.rid or status > FINISHED
+    if (game >> _RULES_SHIFT & _RULES_MASK != self.rid or status > _FINISHED
             or last >> _LAST_SERIES_SHIFT & _LAST_SERIES_MASK == 3
             or match & _MATCH_SPARE
-            or announce & _ANNOUNCE_SPARE or (winner != 0) != (status == FINISHED)
+            or announce & _ANNOUNCE_SPARE or (winner != 0) != (status == _FINISHED)
             or match >> _TEAMS_SHIFT & 1 != self.teams
             or (not self.teams and match & (1 << _MEMBER1_SHIFT | 1 << _MEMBER2_SHIFT))):
         raise GameError("not a saved board state")
     self.announce = announce
     self.status = status
-    self.finished = status == FINISHED
+    self.finished = status == _FINISHED
     self.winner = winner
     self.turn = (game >> _TURN_SHIFT & 1) + 1
     self.last_series = last >> _LAST_SERIES_SHIFT & _LAST_SERIES_MASK

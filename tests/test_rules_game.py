@@ -259,16 +259,22 @@ def test_winner_codes_and_last_are_null_until_set():
 def test_the_event_paths_constants_are_the_shared_ones():
     # rules_core.game keeps the numbers its event path reads as constants of its own (no
     # lookup of an imported name per event): they must be rules_core's shared ones
-    from rules_core import common, game, savedstate, settings
+    from rules_core import ceb, common, ddbu, game, russian, savedstate, settings
 
     assert (game._PLAYING, game._BREAK, game._FINISHED, game._TIE) == (
-        common.PLAYING, common.BREAK, common.FINISHED, common.TIE)
+        common._PLAYING, common.BREAK, common._FINISHED, common.TIE)
     assert (game._RECORD_SIZE, game._KIND_SHOT, game._KIND_ADJUST, game._MAX_OTHER,
             game._MAX_DELTA) == (events.RECORD_SIZE, events.KIND_SHOT, events.KIND_ADJUST,
                                  events.MAX_OTHER, events.MAX_DELTA)
     assert (game._A_TWENTY, game._A_DISTANCE, game._A_BREAK, game._A_FINISHED) == (
-        common.A_TWENTY, common.A_DISTANCE, common.A_BREAK, common.A_FINISHED)
+        common.A_TWENTY, common.A_DISTANCE, common._A_BREAK, common.A_FINISHED)
     assert game._SAVE_SIZE == savedstate.SAVE_SIZE
+    # and the rules modules and the saved state theirs
+    assert (ddbu._TIE, ddbu._A_LAST_SERIES) == (common.TIE, common.A_LAST_SERIES)
+    assert (ceb._CENTRE, ceb._A_SET, russian._CENTRE) == (
+        common._CENTRE, common.A_SET, common._CENTRE)
+    assert (ceb._QUILLES, russian._STOP30) == (events.FOUL_QUILLES, events.FOUL_STOP30)
+    assert savedstate._FINISHED == common._FINISHED
     assert (game._PAST, game._OPENING) == (settings.PAST, settings.OPENING)
 
 
