@@ -73,7 +73,7 @@ _PAST = const(8)
 _OPENING = const(16)
 
 _MAX_COUNT = const(0xFFFF)
-CHECKPOINT_EVERY = const(32)
+_CHECKPOINT_EVERY = const(32)
 _RESERVE_EVENTS = const(32)  # reserve() keeps room for at least this many events
 # A chunk of the history: the checkpoints of its events, then the events' records. 128
 # events (docs/performance.md, "The history in chunks"): 4 checkpoints of SAVE_SIZE (28)
@@ -81,7 +81,7 @@ _RESERVE_EVENTS = const(32)  # reserve() keeps room for at least this many event
 # state after event 32 k, so a chunk holds the checkpoints its own events are replayed from.
 _CHUNK_EVENTS = const(128)
 _CHUNK_SHIFT = const(7)  # events >> _CHUNK_SHIFT: the chunk of an event
-_CHUNK_MARKS = const(4)  # _CHUNK_EVENTS // CHECKPOINT_EVERY
+_CHUNK_MARKS = const(4)  # _CHUNK_EVENTS // _CHECKPOINT_EVERY
 _RECORDS_AT = const(112)  # _CHUNK_MARKS * SAVE_SIZE: where a chunk's records begin
 _RECORD_BYTES = const(512)  # _CHUNK_EVENTS * RECORD_SIZE
 _CHUNK_BYTES = const(624)  # _RECORDS_AT + _RECORD_BYTES
@@ -138,13 +138,13 @@ class History:
             call(self.chunks[i], _RECORDS_AT + start, _RECORDS_AT + end, arg)
 
     def parts(self, first=0):
-        """The checkpoints (count // CHECKPOINT_EVERY + 1 of them), then the records, as
+        """The checkpoints (count // _CHECKPOINT_EVERY + 1 of them), then the records, as
         views of the chunks from chunk `first` on: what rules_core.snapshot.parts writes
         (the chunks before `first` go to a file of their own: boardlib.journal). Their
         bytes stay as they are until the game's next event (an undo changes none)."""
         out = []
         chunks = self.chunks
-        left = (self.count // CHECKPOINT_EVERY + 1) * _SAVE_SIZE - first * _RECORDS_AT
+        left = (self.count // _CHECKPOINT_EVERY + 1) * _SAVE_SIZE - first * _RECORDS_AT
         i = first
         while left > 0 and i < len(chunks):
             out.append(memoryview(chunks[i])[:min(left, _RECORDS_AT)])
@@ -290,7 +290,7 @@ class Game:
 
     def _mark(self):
         """Write the checkpoint of the state as it is now (after event 32 k: checkpoint k)."""
-        k = self.history.count // CHECKPOINT_EVERY
+        k = self.history.count // _CHECKPOINT_EVERY
         savedstate.save_into(self, self._chunk(k // _CHUNK_MARKS),
                              (k % _CHUNK_MARKS) * _SAVE_SIZE)
 
@@ -387,7 +387,7 @@ class Game:
                        self.last_points) > _MAX_COUNT):
             self._restore(n)
             raise GameError("the game has reached the board's limit of %d" % _MAX_COUNT)
-        # The record just applied is event n (from 0), and every CHECKPOINT_EVERY events
+        # The record just applied is event n (from 0), and every _CHECKPOINT_EVERY events
         # a checkpoint is written. Byte by byte: a slice would be an object made per event.
         chunk = self.history.chunks
         at = n >> _CHUNK_SHIFT
@@ -401,7 +401,7 @@ class Game:
         chunk[at + 3] = record[3]
         n += 1
         self.history.count = n
-        if n % CHECKPOINT_EVERY == 0:
+        if n % _CHECKPOINT_EVERY == 0:
             self._mark()
 
     def undo(self):
@@ -427,12 +427,12 @@ class Game:
     def _restore(self, count):
         """The state after the first `count` events of the history: their checkpoint,
         then the events after it applied again."""
-        mark = count // CHECKPOINT_EVERY
+        mark = count // _CHECKPOINT_EVERY
         chunk = self.history.chunks[mark // _CHUNK_MARKS]  # its events are there too
         first = mark % _CHUNK_MARKS
         self._load(chunk, False, first * _SAVE_SIZE)
-        at = _RECORDS_AT + first * (CHECKPOINT_EVERY * _RECORD_SIZE)
-        for _ in range(count - mark * CHECKPOINT_EVERY):
+        at = _RECORDS_AT + first * (_CHECKPOINT_EVERY * _RECORD_SIZE)
+        for _ in range(count - mark * _CHECKPOINT_EVERY):
             self._run(chunk, at)
             at += _RECORD_SIZE
 

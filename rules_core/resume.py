@@ -10,20 +10,28 @@ read (firmware.app).
 import struct
 
 from rules_core import events
-from rules_core.game import CHECKPOINT_EVERY, Game, GameError
-from rules_core.savedstate import SAVE_SIZE, settings_of
-from rules_core.snapshot import _HEAD, _HEAD_SPLIT, _MAGIC, _MAGIC_SPLIT
+from rules_core.game import Game, GameError
+from rules_core.savedstate import settings_of
 
 try:
     from micropython import const
-except ImportError:  # CPython: the integer itself
-    const = int
+except ImportError:  # CPython: the value itself
+    const = lambda value: value  # noqa: E731 - a function would be one more name
 
-# struct.calcsize of snapshot's _HEAD and _HEAD_SPLIT (tests/test_snapshot.py checks them)
+# rules_core.snapshot's layouts, and struct.calcsize of its headers (tests/test_snapshot.py
+# checks them)
+_MAGIC = const(b"PB1")
+_HEAD = const(">3sHH")
 _HEAD_SIZE = const(7)
+_MAGIC_SPLIT = const(b"PB2")
+_HEAD_SPLIT = const(">3sHHH")
 _HEAD_SPLIT_SIZE = const(9)
 _CHUNK_EVENTS = const(128)  # rules_core.game's (tests/test_journal.py checks it)
 _CHUNK_MARKS = const(4)
+# rules_core.game's, savedstate's and events' (tests/test_snapshot.py checks them)
+_CHECKPOINT_EVERY = const(32)
+_SAVE_SIZE = const(28)
+_RECORD_SIZE = const(4)
 
 
 def unpack(data, fill=None):
@@ -35,7 +43,7 @@ def unpack(data, fill=None):
     # first growth, each wanted a block of that size: a board's heap after its code had
     # none to spare).
     data = memoryview(data)
-    if len(data) < _HEAD_SIZE + SAVE_SIZE:
+    if len(data) < _HEAD_SIZE + _SAVE_SIZE:
         raise GameError("saved game is too short (%d bytes)" % len(data))
     pos = _HEAD_SIZE
     filed = 0
@@ -46,27 +54,27 @@ def unpack(data, fill=None):
         magic, records, marks = struct.unpack(_HEAD, bytes(data[:pos]))
     if magic != _MAGIC and magic != _MAGIC_SPLIT:
         raise GameError("not a saved game")
-    if marks != records // CHECKPOINT_EVERY + 1:
+    if marks != records // _CHECKPOINT_EVERY + 1:
         raise GameError("saved game has %d checkpoints for %d records" % (marks, records))
     if filed * _CHUNK_EVENTS > records or (filed and fill is None):
         raise GameError("saved game's history is not there (%d chunks)" % filed)
     marks -= filed * _CHUNK_MARKS
-    size = (pos + SAVE_SIZE * (1 + marks)
-            + (records - filed * _CHUNK_EVENTS) * events.RECORD_SIZE)
+    size = (pos + _SAVE_SIZE * (1 + marks)
+            + (records - filed * _CHUNK_EVENTS) * _RECORD_SIZE)
     if len(data) != size:
         raise GameError("saved game has %d bytes, expected %d" % (len(data), size))
-    current = bytes(data[pos:pos + SAVE_SIZE])
+    current = bytes(data[pos:pos + _SAVE_SIZE])
     game = Game(*settings_of(current))
-    pos += SAVE_SIZE
+    pos += _SAVE_SIZE
     first = 0
     for i in range(filed):
         chunk = game._chunk(i)
         fill(chunk, i)
-        # (a chunk's records follow its checkpoints: SAVE_SIZE * _CHUNK_MARKS bytes)
-        _check(chunk, SAVE_SIZE * _CHUNK_MARKS, first)
+        # (a chunk's records follow its checkpoints: _SAVE_SIZE * _CHUNK_MARKS bytes)
+        _check(chunk, _SAVE_SIZE * _CHUNK_MARKS, first)
         first += _CHUNK_EVENTS
-    history = data[pos + SAVE_SIZE * marks:]
-    game._take(data[pos:pos + SAVE_SIZE * marks], history, filed)
+    history = data[pos + _SAVE_SIZE * marks:]
+    game._take(data[pos:pos + _SAVE_SIZE * marks], history, filed)
     _check(history, 0, first)
     game._load(current)
     game.reserve()
@@ -76,7 +84,7 @@ def unpack(data, fill=None):
 def _check(records, at, first):
     """Every record from `at` in `records` decodes (a check only: nothing is re-applied);
     `first` numbers the first of them."""
-    for k in range(at, len(records), events.RECORD_SIZE):
+    for k in range(at, len(records), _RECORD_SIZE):
         try:
             events.decode(records, k)
         except events.EventError as e:

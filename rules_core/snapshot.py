@@ -22,13 +22,23 @@ resume.unpack() then asks its `fill` for each filed chunk, in order.
 
 import struct
 
-from rules_core.game import CHECKPOINT_EVERY, Game, GameError
-from rules_core.savedstate import STATE_SIZE, settings_of
+from rules_core.game import Game, GameError
+from rules_core.savedstate import settings_of
 
-_MAGIC = b"PB1"
-_HEAD = ">3sHH"  # magic, history records, checkpoints
-_MAGIC_SPLIT = b"PB2"
-_HEAD_SPLIT = ">3sHHH"  # magic, history records, checkpoints, chunks left out
+try:
+    from micropython import const
+except ImportError:  # CPython: the value itself
+    const = lambda value: value  # noqa: E731 - a function would be one more name
+
+# The layouts, which rules_core.resume reads with constants of its own (tests/test_snapshot.py
+# holds them to these)
+_MAGIC = const(b"PB1")
+_HEAD = const(">3sHH")  # magic, history records, checkpoints
+_MAGIC_SPLIT = const(b"PB2")
+_HEAD_SPLIT = const(">3sHHH")  # magic, history records, checkpoints, chunks left out
+# rules_core.game's and rules_core.savedstate's (tests/test_snapshot.py checks them)
+_CHECKPOINT_EVERY = const(32)
+_STATE_SIZE = const(27)
 
 
 def pack(game, filed=0):
@@ -45,7 +55,7 @@ def parts(game, filed=0):
     leaves the views' bytes as they are (an undo writes nothing, an event writes after
     them). filed: leave out the first `filed` whole chunks (at most count // 128)."""
     records = game.history.count
-    marks = records // CHECKPOINT_EVERY + 1
+    marks = records // _CHECKPOINT_EVERY + 1
     if filed:
         head = struct.pack(_HEAD_SPLIT, _MAGIC_SPLIT, records, marks, filed)
     else:
@@ -54,13 +64,13 @@ def parts(game, filed=0):
 
 
 def pack_state(game):
-    return game._save()[:STATE_SIZE]
+    return game._save()[:_STATE_SIZE]
 
 
 def unpack_state(data):
     data = bytes(data)
-    if len(data) != STATE_SIZE:
-        raise GameError("a board state is %d bytes, got %d" % (STATE_SIZE, len(data)))
+    if len(data) != _STATE_SIZE:
+        raise GameError("a board state is %d bytes, got %d" % (_STATE_SIZE, len(data)))
     game = Game(*settings_of(data))
     game._load(data, True)
     return game.state()

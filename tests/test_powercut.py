@@ -86,7 +86,7 @@ def test_recorded_game_is_what_the_test_says():
     shots = [e for e in events if e != UNDO and e[0] == ev.KIND_SHOT]
     assert len(shots) >= 200
     assert UNDO in events
-    assert any(e != UNDO and e[0] == ev.KIND_ADJUST for e in events)
+    assert any(e != UNDO and e[0] == ev._KIND_ADJUST for e in events)
 
 
 def test_power_cut_at_every_write(game_events, hostile_report):

@@ -89,7 +89,7 @@ def test_undo_across_checkpoints_on_a_500_event_game():
             g.adjust(1 + k % 2, 1)
         else:
             g.shot(pins=k % 32)
-    assert len(g.history) == 500 * events.RECORD_SIZE
+    assert len(g.history) == 500 * events._RECORD_SIZE
     for k in range(499, 400, -1):
         g.undo()
         assert g.state_json() == saved[k]
@@ -182,8 +182,8 @@ def test_apply_of_encoded_records_equals_the_calls():
     b = game("ceb", 30, 3)
     a.shot(pins=spots(1, 3), carom=2, fouls=("quilles", "dehors", "wrongball"))
     a.adjust(2, -1 if a.state()["score"][1] else 1)
-    for k in range(0, len(a.history), events.RECORD_SIZE):
-        b.apply(a.history[k:k + events.RECORD_SIZE])
+    for k in range(0, len(a.history), events._RECORD_SIZE):
+        b.apply(a.history[k:k + events._RECORD_SIZE])
     assert a.state_json() == b.state_json()
     assert a.history.tobytes() == b.history.tobytes()
 
@@ -195,9 +195,9 @@ def test_the_history_is_kept_in_chunks_of_one_size_made_one_at_a_time():
     from rules_core import game as game_module
 
     assert game_module._CHUNK_EVENTS == 1 << game_module._CHUNK_SHIFT
-    assert game_module._CHUNK_MARKS * game_module.CHECKPOINT_EVERY == game_module._CHUNK_EVENTS
+    assert game_module._CHUNK_MARKS * game_module._CHECKPOINT_EVERY == game_module._CHUNK_EVENTS
     assert game_module._RECORDS_AT == game_module._CHUNK_MARKS * game_module._SAVE_SIZE
-    assert game_module._RECORD_BYTES == game_module._CHUNK_EVENTS * events.RECORD_SIZE
+    assert game_module._RECORD_BYTES == game_module._CHUNK_EVENTS * events._RECORD_SIZE
     assert game_module._CHUNK_BYTES == game_module._RECORDS_AT + game_module._RECORD_BYTES
     g = game("russian", 9999)
     chunks = g.history.chunks
@@ -233,21 +233,21 @@ def test_shot_and_adjust_return_the_record_they_applied():
 
 
 def test_a_foul_code_given_again_is_one_more_ordinary_foul():
-    bits, other = events.foul_bits(("rouge", "rouge", "foul", "foul", "x"))
-    assert (bits, other) == (events.FOUL_ROUGE | events.FOUL_ORDINARY, 3)
+    rec = events.encode_shot(0, 0, ("rouge", "rouge", "foul", "foul", "x"))
+    assert (rec[2], rec[3]) == (events._FOUL_ROUGE | events.FOUL_ORDINARY, 3)
 
 
 def test_records_are_fixed_size_and_decode_back():
     rec = events.encode_shot(spots(1, 5), 2, ("rouge", "dehors", "someother"))
-    assert len(rec) == events.RECORD_SIZE
+    assert len(rec) == events._RECORD_SIZE
     kind, pins, carom, (bits, other) = events.decode(rec)
     assert (kind, pins, carom) == (events.KIND_SHOT, spots(1, 5), 2)
-    assert (bits, other) == (events.foul_bits(("rouge", "dehors"))[0], 1)
+    assert (bits, other) == (events.encode_shot(0, 0, ("rouge", "dehors"))[2], 1)
     assert [name for i, name in enumerate(events.FOUL_NAMES) if bits >> i & 1] == [
         "rouge", "dehors"]
     rec = events.encode_adjust(2, -300)
-    assert len(rec) == events.RECORD_SIZE
-    assert events.decode(rec) == (events.KIND_ADJUST, 2, -300, None)
+    assert len(rec) == events._RECORD_SIZE
+    assert events.decode(rec) == (events._KIND_ADJUST, 2, -300, None)
 
 
 def test_winner_codes_and_last_are_null_until_set():
@@ -264,8 +264,8 @@ def test_the_event_paths_constants_are_the_shared_ones():
     assert (game._PLAYING, game._BREAK, game._FINISHED, game._TIE) == (
         common._PLAYING, common.BREAK, common._FINISHED, common.TIE)
     assert (game._RECORD_SIZE, game._KIND_SHOT, game._KIND_ADJUST, game._MAX_OTHER,
-            game._MAX_DELTA) == (events.RECORD_SIZE, events.KIND_SHOT, events.KIND_ADJUST,
-                                 events.MAX_OTHER, events.MAX_DELTA)
+            game._MAX_DELTA) == (events._RECORD_SIZE, events.KIND_SHOT, events._KIND_ADJUST,
+                                 events.MAX_OTHER, events._MAX_DELTA)
     assert (game._A_TWENTY, game._A_DISTANCE, game._A_BREAK, game._A_FINISHED) == (
         common.A_TWENTY, common.A_DISTANCE, common._A_BREAK, common.A_FINISHED)
     assert game._SAVE_SIZE == savedstate.SAVE_SIZE
@@ -273,7 +273,7 @@ def test_the_event_paths_constants_are_the_shared_ones():
     assert (ddbu._TIE, ddbu._A_LAST_SERIES) == (common.TIE, common.A_LAST_SERIES)
     assert (ceb._CENTRE, ceb._A_SET, russian._CENTRE) == (
         common._CENTRE, common.A_SET, common._CENTRE)
-    assert (ceb._QUILLES, russian._STOP30) == (events.FOUL_QUILLES, events.FOUL_STOP30)
+    assert (ceb._QUILLES, russian._STOP30) == (events._FOUL_QUILLES, events._FOUL_STOP30)
     assert savedstate._FINISHED == common._FINISHED
     assert (game._PAST, game._OPENING) == (settings.PAST, settings.OPENING)
 
