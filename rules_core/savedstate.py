@@ -23,8 +23,8 @@ from rules_core.settings import BEST_OF, RULES_IDS
 
 try:
     from micropython import const
-except ImportError:  # CPython: the integer itself
-    const = int
+except ImportError:  # CPython: the value itself
+    const = lambda value: value  # noqa: E731 - a function would be one more name
 
 
 # The first STATE_SIZE bytes are the board state sent on the link (snapshot.pack_state); the
@@ -32,9 +32,9 @@ except ImportError:  # CPython: the integer itself
 # here and is packed in save() and unpacked in load() only; snapshot reads the settings
 # through settings_of(). Moving a field breaks every stored game and every logger
 # database: tests/test_state_layout.py pins each one on fixed bytes.
-STATE_FORMAT = ">BBBH11H"
+_STATE_FORMAT = const(">BBBH11H")
 STATE_SIZE = const(27)
-_SAVE_FORMAT = ">BBBH11HB"
+_SAVE_FORMAT = const(">BBBH11HB")  # (the layout whole: save_into packs it in pieces)
 SAVE_SIZE = const(28)
 # Byte 0, the game.
 _RULES_SHIFT = const(0)  # rules id: RULES_IDS index
@@ -82,7 +82,7 @@ _pack_into = struct.pack_into  # (one word of the caller's frame, where struct.x
 
 def settings_of(data):
     """(rules, (distance 1, distance 2), sets, first, teams) that a saved state names."""
-    v = struct.unpack(STATE_FORMAT, data[:STATE_SIZE])
+    v = struct.unpack(_STATE_FORMAT, data[:STATE_SIZE])
     rid = v[0] >> _RULES_SHIFT & _RULES_MASK
     best = v[1] >> _BEST_OF_SHIFT & _BEST_OF_MASK
     if rid >= len(RULES_IDS) or best >= len(BEST_OF):

@@ -21,8 +21,8 @@ limit changes here and nowhere else.
 
 try:
     from micropython import const
-except ImportError:  # CPython: the integer itself
-    const = int
+except ImportError:  # CPython: the value itself
+    const = lambda value: value  # noqa: E731 - a function would be one more name
 
 # The traits, one bit each, that a row's fourth column combines.
 SETS = const(1)  # a match of sets, best of BEST_OF (CEB 13.3-13.5); else one game
@@ -52,7 +52,7 @@ RULES_TABLE = (
 RULES_IDS = tuple(row[0] for row in RULES_TABLE)  # a rules id's index is its number
 BEST_OF = (1, 3, 5)  # matches in sets: best of 1, 3 or 5 sets (CEB 13.3-13.5)
 PLAYERS = (1, 2)
-TEAMS_OR_SINGLES = (0, 1)  # 0 singles, 1 two-man teams (CEB 28)
+_TEAMS_OR_SINGLES = const((0, 1))  # 0 singles, 1 two-man teams (CEB 28)
 MIN_DISTANCE = 1
 MAX_DISTANCE = max(row[2] for row in RULES_TABLE)  # of any rules id (max_distance())
 
@@ -119,7 +119,7 @@ def check_settings(rules, distance, sets=1, first=1, teams=0):
         return "%s is played in one game: sets must be 1" % rules
     if _bad(first, PLAYERS):
         return "first must be player 1 or 2, got %r" % (first,)
-    if _bad(teams, TEAMS_OR_SINGLES):
+    if _bad(teams, _TEAMS_OR_SINGLES):
         return "teams must be 0 (singles) or 1 (two-man teams), got %r" % (teams,)
     if teams and not has(rules, TEAMS):
         return "two-man teams are played in %s only (CEB 28), not in %s" % (
