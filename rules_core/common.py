@@ -19,7 +19,7 @@ _FINISHED = const(2)
 TIE = const(3)  # winner code for a tie; 1 and 2 are the players
 
 # Announcements, one bit each; the bit order is the one order they are listed in
-# (rules_core.game names them in the board state in that order).
+# (rules_core.boardstate names them in the board state in that order).
 A_TWENTY = const(0x001)  # << (player - 1)
 A_DISTANCE = const(0x004)  # << (player - 1)
 _A_BREAK = const(0x010)

@@ -34,8 +34,8 @@ from rules_core.settings import RULES_IDS, RULES_TABLE, check_settings
 
 try:
     from micropython import const
-except ImportError:  # CPython: the value itself
-    const = lambda value: value  # noqa: E731 - a function would be one more name
+except ImportError:  # CPython: the integer itself
+    const = int
 
 
 def _scoring(rules_module):
@@ -45,20 +45,12 @@ def _scoring(rules_module):
     return __import__("rules_core." + rules_module, None, None, ("shot",)).shot
 
 
-_STATUS_NAMES = const(("playing", "break", "finished"))
-# The announcements' names, bit i of `announce` (rules_core.common's A_* bits) named by
-# item i (docs/state-layout.md)
-_ANNOUNCE_NAMES = const((
-    "20-remaining:1", "20-remaining:2", "distance:1", "distance:2", "break",
-    "last-series:1", "last-series:2", "set:1", "set:2", "finished",
-))
 # The numbers of rules_core.common, events, savedstate and settings that this module reads,
 # as constants of its own (an imported name is a lookup at every use and a slot in this
 # module's globals; tests/test_rules_game.py checks them)
 _PLAYING = const(0)
 _BREAK = const(1)
 _FINISHED = const(2)
-_TIE = const(3)
 _A_TWENTY = const(0x001)
 _A_DISTANCE = const(0x004)
 _A_BREAK = const(0x010)
@@ -295,50 +287,12 @@ class Game:
                              (k % _CHUNK_MARKS) * _SAVE_SIZE)
 
     def state(self):
-        """The board state (CONTRACT section 3) plus "first", "best_of", "last_series"."""
-        d = self.distance
-        s = self.score
-        last = None
-        if self.last_player:
-            last = {"player": self.last_player, "points": self.last_points,
-                    "to": self.last_to, "foul": self.last_foul}
-        set_points = match_points = None
-        if self.status == _FINISHED and self.best_of > 1 and self.winner in (1, 2):
-            w = self.winner - 1
-            lost = self.sets[1 - w]
-            set_points = [lost, lost]
-            set_points[w] = self.best_of - lost  # CEB 13.4-13.5: 3:0, 2:1 / 5:0, 4:1, 3:2
-            match_points = [0, 0]
-            match_points[w] = 1
-        announce = []
-        bit = 1
-        for name in _ANNOUNCE_NAMES:
-            if self.announce & bit:
-                announce.append(name)
-            bit <<= 1
-        return {
-            "rules": self.rules,
-            "distance": [d[0], d[1]],
-            "score": [s[0], s[1]],
-            "remaining": [max(0, d[0] - s[0]), max(0, d[1] - s[1])],
-            "turn": self.turn,
-            "innings": [self.innings[0], self.innings[1]],
-            "series": self.series,
-            "high": [self.high[0], self.high[1]],
-            "sets": [self.sets[0], self.sets[1]],
-            "shots": self.shots,
-            "status": _STATUS_NAMES[self.status],
-            "winner": "tie" if self.winner == _TIE else (self.winner or None),
-            "last": last,
-            "set_points": set_points,
-            "match_points": match_points,
-            "announce": announce,
-            "marked": self.marked() or None,
-            "members": [self.members[0], self.members[1]] if self.teams else None,
-            "first": self.first,
-            "best_of": self.best_of,
-            "last_series": self.last_series or None,
-        }
+        """The board state (CONTRACT section 3) plus "first", "best_of", "last_series"
+        (rules_core.boardstate, imported here: a board asks for it only when its setup
+        menu opens, so that it does not hold that code while it plays)."""
+        from rules_core.boardstate import state
+
+        return state(self)
 
     def state_json(self):
         # Imported here: the firmware never calls this (the host tools and the simulator

@@ -259,10 +259,11 @@ def test_winner_codes_and_last_are_null_until_set():
 def test_the_event_paths_constants_are_the_shared_ones():
     # rules_core.game keeps the numbers its event path reads as constants of its own (no
     # lookup of an imported name per event): they must be rules_core's shared ones
-    from rules_core import ceb, common, ddbu, game, russian, savedstate, settings
+    from rules_core import boardstate, ceb, common, ddbu, game, russian, savedstate, settings
 
-    assert (game._PLAYING, game._BREAK, game._FINISHED, game._TIE) == (
-        common._PLAYING, common.BREAK, common._FINISHED, common.TIE)
+    assert (game._PLAYING, game._BREAK, game._FINISHED) == (
+        common._PLAYING, common.BREAK, common._FINISHED)
+    assert (boardstate._FINISHED, boardstate._TIE) == (common._FINISHED, common.TIE)
     assert (game._RECORD_SIZE, game._KIND_SHOT, game._KIND_ADJUST, game._MAX_OTHER,
             game._MAX_DELTA) == (events._RECORD_SIZE, events.KIND_SHOT, events._KIND_ADJUST,
                                  events.MAX_OTHER, events._MAX_DELTA)
