@@ -12,7 +12,7 @@ first called: a board asks for the state only when a player opens its setup menu
 
 from rules_core.common import GameError
 from rules_core.game import Game
-from rules_core.savedstate import settings_of
+from rules_core.savedstate import load, settings_of
 
 try:
     from micropython import const
@@ -85,5 +85,5 @@ def unpack_state(data):
     if len(data) != _STATE_SIZE:
         raise GameError("a board state is %d bytes, got %d" % (_STATE_SIZE, len(data)))
     game = Game(*settings_of(data))
-    game._load(data, True)
+    load(game, data, True)
     return state(game)

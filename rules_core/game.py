@@ -243,12 +243,6 @@ class Game:
         opener = self.first if current % 2 == 0 else 3 - self.first
         return 3 - opener
 
-    def _save(self):
-        return savedstate.save(self)
-
-    def _load(self, data, public_only=False, at=0):
-        savedstate.load(self, data, public_only, at)
-
     def _take(self, marks, records, first=0):
         """The checkpoints and the records of a saved game (views of its snapshot:
         rules_core.snapshot) from chunk `first` on, copied into the history's chunks, a
@@ -370,7 +364,7 @@ class Game:
             self._restore(n - 1)
         except Exception as e:  # noqa: BLE001 - any damage must leave the game usable
             # Only a damaged resume can get here: keep the game as it was and say so.
-            self._load(before)
+            savedstate.load(self, before)
             raise GameError("cannot undo: the stored history is damaged (%s)" % e) from None
         # Cut short: the event's record and a checkpoint after it stay in their chunk
         # until the next event is written over them (and a snapshot begun before stays
@@ -384,7 +378,7 @@ class Game:
         mark = count // _CHECKPOINT_EVERY
         chunk = self.history.chunks[mark // _CHUNK_MARKS]  # its events are there too
         first = mark % _CHUNK_MARKS
-        self._load(chunk, False, first * _SAVE_SIZE)
+        savedstate.load(self, chunk, False, first * _SAVE_SIZE)
         at = _RECORDS_AT + first * (_CHECKPOINT_EVERY * _RECORD_SIZE)
         for _ in range(count - mark * _CHECKPOINT_EVERY):
             self._run(chunk, at)

@@ -11,7 +11,7 @@ import struct
 
 from rules_core import events
 from rules_core.game import Game, GameError
-from rules_core.savedstate import settings_of
+from rules_core.savedstate import load, settings_of
 
 try:
     from micropython import const
@@ -76,7 +76,7 @@ def unpack(data, fill=None):
     history = data[pos + _SAVE_SIZE * marks:]
     game._take(data[pos:pos + _SAVE_SIZE * marks], history, filed)
     _check(history, 0, first)
-    game._load(current)
+    load(game, current)
     game.reserve()
     return game
 

@@ -1,9 +1,9 @@
 """The saved board state, 28 bytes: the one place that packs and unpacks it.
 
     from rules_core import savedstate
-    data = savedstate.save(game)        # what Game._save() returns: SAVE_SIZE bytes
+    data = savedstate.save(game)        # the game's state: SAVE_SIZE bytes
     savedstate.save_into(game, buf, at) # the same into buf[at:at + SAVE_SIZE]
-    savedstate.load(game, data)         # what Game._load() does (the one decoder)
+    savedstate.load(game, data)         # the one decoder (undo, resume)
     rules, distance, sets, first, teams = savedstate.settings_of(data)
 
 save_into and load allocate nothing: the game saves and restores its state at every event

@@ -22,6 +22,8 @@ resume.unpack() then asks its `fill` for each filed chunk, in order.
 
 import struct
 
+from rules_core.savedstate import save
+
 try:
     from micropython import const
 except ImportError:  # CPython: the value itself
@@ -57,11 +59,11 @@ def parts(game, filed=0):
         head = struct.pack(_HEAD_SPLIT, _MAGIC_SPLIT, records, marks, filed)
     else:
         head = struct.pack(_HEAD, _MAGIC, records, marks)
-    return (head, game._save()) + tuple(game.history.parts(filed))
+    return (head, save(game)) + tuple(game.history.parts(filed))
 
 
 def pack_state(game):
-    return game._save()[:_STATE_SIZE]
+    return save(game)[:_STATE_SIZE]
 
 
 def unpack_state(data):

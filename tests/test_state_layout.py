@@ -14,7 +14,7 @@ import pytest
 from helpers import device_value
 
 from rules_core import Game, GameError, resume, snapshot
-from rules_core.savedstate import SAVE_SIZE, STATE_SIZE
+from rules_core.savedstate import SAVE_SIZE, STATE_SIZE, save
 
 
 def table_decode(data):
@@ -83,7 +83,7 @@ def test_the_game_writes_exactly_the_documented_bytes(case):
     game = make()
     data = bytes.fromhex(hexdata)
     assert len(data) == SAVE_SIZE
-    assert game._save() == data
+    assert save(game) == data
     read = table_decode(data)
     for key, value in fields.items():
         assert read[key] == value, key
@@ -98,7 +98,7 @@ def test_the_game_writes_exactly_the_documented_bytes(case):
 
 def test_members_are_read_from_their_own_bits():
     game = Game("ceb", 10, 3, first=2, teams=1)
-    base = bytearray(game._save())
+    base = bytearray(save(game))
     for bits, members in ((0x00, [1, 1]), (0x04, [2, 1]), (0x08, [1, 2]), (0x0C, [2, 2])):
         data = bytearray(base)
         data[2] |= bits
@@ -151,7 +151,7 @@ def test_bytes_outside_the_layout_are_refused(byte, bit, why):
 
 
 def test_teams_bit_outside_ceb_is_refused():
-    data = bytearray(Game("ddbu", 40)._save()[:STATE_SIZE])
+    data = bytearray(save(Game("ddbu", 40))[:STATE_SIZE])
     data[2] |= 0x80
     with pytest.raises(GameError):
         snapshot.unpack_state(bytes(data))
