@@ -26,31 +26,27 @@ def shot(g, record, at):
     a = record[at + 1] & 0x7F  # pins | carom << 5 (the unset mark, bit 7, aside)
     # Seed 000 5.12 / seed 001 b): the third red in a row without a pin is a fault.
     foul = record[at + 2] or record[at + 3] or (a > 0x1F and not a & 0x1F and g.reds == 2)
+    player = g.turn
     if foul or not a:
         # Seed 000 5: the faulting shot scores nothing, the turn passes; earlier points of
-        # the series stand.
-        _missed(g, foul)
-    else:
-        _scored(g, a)
-
-
-def _missed(g, foul):
-    player = g.turn
-    g.set_last(player, 0, player, bool(foul))
-    _end_series(g, player)
-
-
-def _scored(g, a):
-    player = g.turn
-    credited = 2 * POPCOUNT[a & 0x1F] + (4 if a > 0x1F else 0)
-    credited = g.gain(player, credited, True)  # capped at the distance (ruling)
-    # (g.add_series and g.set_last, inline: a call costs as much as a dozen reads)
-    g.series += credited
+        # the series stand. (g.set_last, inline: a call costs as much as a dozen reads.)
+        g.last_player = player
+        g.last_points = 0
+        g.last_to = player
+        g.last_foul = bool(foul)
+        _end_series(g, player)
+        return
+    # Scored. The points go in `foul`, a local the frame has already: one more would take
+    # the frame past what MicroPython keeps on the C stack, to the heap at every shot.
+    foul = 2 * POPCOUNT[a & 0x1F] + (4 if a > 0x1F else 0)
+    foul = g.gain(player, foul, True)  # capped at the distance (ruling); now credited
+    # (g.add_series and g.set_last, inline)
+    g.series += foul
     if g.series > g.high[player - 1]:
         g.high[player - 1] = g.series
     g.reds = g.reds + 1 if a > 0x1F and not a & 0x1F else 0  # a lone red
     g.last_player = player
-    g.last_points = credited
+    g.last_points = foul
     g.last_to = player
     g.last_foul = False
     if g.score[player - 1] >= g.distance[player - 1]:
