@@ -11,7 +11,6 @@ for the saved state's layout (docs/state-layout.md), rules_core.snapshot for sav
 resuming (shot scripts: tools.replay.shotscript).
 """
 
-from rules_core.game import Game, GameError
-from rules_core.settings import RULES_IDS, check_settings
-
-__all__ = ["Game", "GameError", "RULES_IDS", "check_settings"]
+# (re-exported by name, not listed in an __all__: a list the board would hold for nothing)
+from rules_core.common import GameError as GameError
+from rules_core.game import Game as Game
