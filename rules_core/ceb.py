@@ -20,34 +20,27 @@ _CENTRE = const(0x04)
 _A_SET = const(0x080)
 
 
-def shot_points(pins, carom):
-    """Points a shot makes (CEB 8.1-8.3): white pins 2, red 4 (10 alone), carom 4/3."""
-    if pins == _CENTRE:
-        points = 10
-    else:
-        points = 2 * POPCOUNT[pins & ~_CENTRE & 0x1F] + (4 if pins & _CENTRE else 0)
-    if carom == 1:
-        points += 4
-    elif carom == 2:
-        points += 3  # casino
-    return points
-
-
 def shot(g, record, at):
     """The shot record at record[at:at + 4] (rules_core.events), checked by the game."""
     a = record[at + 1] & 0x7F  # pins | carom << 5 (the unset mark, bit 7, aside)
     foul = record[at + 2] or record[at + 3]
-    a = shot_points(a & 0x1F, a >> 5)  # (the points, in the same local)
+    # CEB 8.1-8.3: white pins 2, red 4 (10 alone), carom 4, casino 3
+    if a & 0x1F == _CENTRE:
+        points = 10
+    else:
+        points = 2 * POPCOUNT[a & ~_CENTRE & 0x1F] + (4 if a & _CENTRE else 0)
+    a >>= 5  # (the carom, in the same local)
+    if a == 1:
+        points += 4
+    elif a == 2:
+        points += 3  # casino
     if foul:
-        a += _penalty(record, at)
-    _credit(g, a, foul)
-
-
-def _penalty(record, at):
-    # CEB 24.1-24.2: every foul but quilles adds 2; all the shot's points go over. (The
-    # named fouls are eight bits: the table of five-bit masks counts them in two parts.)
-    named = record[at + 2] & ~_QUILLES
-    return 2 * (POPCOUNT[named & 0x1F] + POPCOUNT[named >> 5] + record[at + 3])
+        # CEB 24.1-24.2: every foul but quilles adds 2; all the shot's points go over. (The
+        # named fouls are eight bits: the table of five-bit masks counts them in two parts.)
+        a = record[at + 2] & ~_QUILLES
+        a = POPCOUNT[a & 0x1F] + POPCOUNT[a >> 5] + record[at + 3]  # (the fouls)
+        points += 2 * a
+    _credit(g, points, foul)
 
 
 def _credit(g, points, foul):

@@ -18,19 +18,16 @@ _STOP30 = const(0x08)  # events' stop30 bit: the shooter stopped or deflected th
 _CENTRE = const(0x04)  # rules_core.common's (tests/test_rules_game.py checks it)
 
 
-def pin_points(pins):
-    """Points for pins toppled correctly: 2 each; king alone or +1 pin 5, +2 7, +3 9;
-    all five 30."""
-    n = POPCOUNT[pins & 0x1F]
-    if not pins & _CENTRE:
-        return 2 * n
-    return (0, 5, 5, 7, 9, 30)[n]
-
-
 def shot(g, record, at):
     """The shot record at record[at:at + 4] (rules_core.events), checked by the game."""
     a = record[at + 1] & 0x7F  # pins | carom << 5 (the unset mark, bit 7, aside)
-    points = pin_points(a & 0x1F) if a & 0x1F else (3 if a > 0x1F else 0)
+    if a & 0x1F:
+        # Pins toppled correctly: 2 each; the king alone or with 1 pin 5, 2 pins 7, 3 pins 9;
+        # all five 30.
+        points = POPCOUNT[a & 0x1F]
+        points = (0, 5, 5, 7, 9, 30)[points] if a & _CENTRE else 2 * points
+    else:
+        points = 3 if a > 0x1F else 0  # a carambole alone, or nothing
     if record[at + 2] or record[at + 3]:
         # Penalty: every point of the shot goes to the opponent, the turn passes; stopping
         # one's own rolling ball adds 30.
