@@ -193,12 +193,7 @@ class Game:
         # The state before the event being applied, to go back to if the rules refuse it:
         # made once, so that an event allocates nothing.
         self._before = bytearray(_SAVE_SIZE)
-        self._reset()
-        self._mark()
-
-    # ----- state --------------------------------------------------------------------------
-
-    def _reset(self):
+        # The state of a game not begun
         self.score = [0, 0]
         self.innings = [0, 0]
         self.innings[self.first - 1] = 1
@@ -228,6 +223,9 @@ class Game:
         self.break_done = False
         self.reds = 0
         self.opening = bool(RULES_TABLE[self.rid][3] & _OPENING)  # the rules' traits
+        self._mark()
+
+    # ----- state --------------------------------------------------------------------------
 
     def marked(self):
         """ceb: the player (team) with the marked ball in the current set, else 0.
