@@ -282,14 +282,18 @@ class Game:
         """The board state (CONTRACT section 3) plus "first", "best_of", "last_series"
         (rules_core.boardstate, imported here: a board asks for it only when its setup
         menu opens, so that it does not hold that code while it plays)."""
-        from rules_core.boardstate import state
+        # (relative: the module's full name is made when it is imported, not kept by every
+        # board as a name of this code)
+        from .boardstate import state
 
         return state(self)
 
     def state_json(self):
         # Imported here: the firmware never calls this (the host tools and the simulator
         # do), so a board never loads rules_core.jsonout.
-        from rules_core.jsonout import state_json
+        # (relative: the module's full name is made when it is imported, not kept by every
+        # board as a name of this code)
+        from .jsonout import state_json
 
         return state_json(self.state())
 

@@ -69,6 +69,8 @@ def pack_state(game):
 def unpack_state(data):
     """The board state (Game.state()) that pack_state's bytes say (the host's logger reads
     it; rules_core.boardstate, imported here: a board never calls it)."""
-    from rules_core.boardstate import unpack_state
+    # (relative: the module's full name is made when it is imported, not kept by every
+    # board as a name of this code)
+    from .boardstate import unpack_state
 
     return unpack_state(data)
