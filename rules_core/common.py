@@ -38,3 +38,12 @@ class GameError(ValueError):
 POPCOUNT = b"\x00\x01\x01\x02\x01\x02\x02\x03\x01\x02\x02\x03\x02\x03\x03\x04" \
     b"\x01\x02\x02\x03\x02\x03\x03\x04\x02\x03\x03\x04\x03\x04\x04\x05"
 
+
+# The records' error and foul codes, rules_core.events' (which names them too): here, so that
+# the game and the board need not load the records' encoders, which the host's tools use.
+class EventError(GameError):
+    """An event that cannot be encoded or a record that cannot be decoded."""
+
+
+# Bit i of a shot record's named-fouls byte stands for FOUL_NAMES[i] (rules_core.events).
+FOUL_NAMES = ("foul", "quilles", "rouge", "stop30", "dehors", "blanche", "touche", "pied")

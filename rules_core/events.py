@@ -22,7 +22,8 @@ except ImportError:  # CPython: the integer itself
     const = int
 
 
-from rules_core.common import GameError
+# (defined in rules_core.common, where the game and the board read them)
+from rules_core.common import FOUL_NAMES, EventError
 
 _RECORD_SIZE = const(4)
 KIND_SHOT = const(1)
@@ -31,17 +32,12 @@ _UNSET = const(0x80)  # in a shot record's second byte: the shot began with a sp
 
 # Bit i of the named-fouls byte stands for FOUL_NAMES[i]. The first four have rules of
 # their own (RULES.md); the others are ordinary fouls kept by name for the log.
-FOUL_NAMES = ("foul", "quilles", "rouge", "stop30", "dehors", "blanche", "touche", "pied")
 FOUL_ORDINARY = const(0x01)
 _FOUL_QUILLES = const(0x02)  # (the rules modules hold the bits they read)
 _FOUL_ROUGE = const(0x04)
 _FOUL_STOP30 = const(0x08)
 MAX_OTHER = const(15)
 _MAX_DELTA = const(32767)
-
-
-class EventError(GameError):
-    """An event that cannot be encoded or a record that cannot be decoded."""
 
 
 def encode_shot(pins=0, carom=0, fouls=(), unset=False):

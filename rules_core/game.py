@@ -27,9 +27,8 @@ larger than a chunk (docs/performance.md). It reads as the bytes of its records:
 # builtins' table, each time; a global is found at once (docs/performance.md).
 from builtins import bytearray, bytes, len, max, type
 
-from rules_core import events, savedstate
-from rules_core.common import GameError
-from rules_core.events import EventError
+from rules_core import savedstate
+from rules_core.common import EventError, GameError
 from rules_core.settings import RULES_IDS, RULES_TABLE, check_settings
 
 try:
@@ -303,14 +302,20 @@ class Game:
         """Commit one shot: pins bitmask, carom 0/1/2, foul codes (see events); `unset`
         marks a shot begun before the pins were all set (kept, never scored).
         Returns the record applied (what a journal stores)."""
-        record = events.encode_shot(pins, carom, fouls, unset)
+        # (imported here: a board applies records it makes itself, and need not hold the
+        # encoders; relative, as state() below)
+        from .events import encode_shot
+
+        record = encode_shot(pins, carom, fouls, unset)
         self.apply(record)
         return record
 
     def adjust(self, player, delta):
         """Referee correction: add delta to player's score (see docs/rules.md).
         Returns the record applied."""
-        record = events.encode_adjust(player, delta)
+        from .events import encode_adjust  # (as in shot())
+
+        record = encode_adjust(player, delta)
         self.apply(record)
         return record
 

@@ -10,7 +10,9 @@ from rules_core import Game
 
 def long_game_bytes():
     """(history records bytes, heap bytes still held) after 500 shots and 100 undos. The
-    rules' module is code, imported with the first game of its rules: loaded first."""
+    rules' module and the records' encoders are code, imported with the first game of its
+    rules and by the first Game.shot(): loaded first."""
+    import rules_core.events  # noqa: F401
     import rules_core.russian  # noqa: F401
 
     gc.collect()
