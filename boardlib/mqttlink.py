@@ -63,7 +63,7 @@ from boardlib.netstream import (
 )
 
 try:
-    from time import ticks_diff
+    from time import ticks_diff, ticks_ms
 except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
     from boardlib.ticks import ticks_diff
 
@@ -84,7 +84,7 @@ _BACKOFF_MAX_MS = const(30000)
 _KEEPALIVE_S = const(30)
 _RING = const(64)  # the current game's shots sent again after a reconnection
 _SLOT = const(10)  # a shot in the ring: index u16, record, player, points i16, to
-_SHOT = "<H4sBhB"
+_SLOT_FORMAT = const("<H4sBhB")  # (struct's)
 _OUTBOX = const(_RING + 16)  # frames waiting for the broker; the oldest go when full
 _COMMAND_BUF = const(128)
 _MAX_CMD = const(72)  # counter + the longest command frame (RESTORE: 24) + tag + room
@@ -99,13 +99,6 @@ _CMD_STATE = const(0x83)
 _NO_REF = const(0xFFFF)
 
 
-def _answers(name):
-    """The names of a command as the application reads and answers it (boardlib.link.Link):
-    taken from the Link the command came from."""
-    # (str.startswith takes no tuple before MicroPython 1.25)
-    return name[:4] == "cmd_" or name in ("ack", "nack", "replace")
-
-
 class Both:
     """The serial link and the network link as one: frames go out on both, commands come
     from either and are answered on the one they came from (what the application reads of
@@ -117,7 +110,10 @@ class Both:
         second.game_id = first.game_id  # one identity, filled in place, for both
 
     def __getattr__(self, name):
-        if _answers(name):
+        # The names of a command as the application reads and answers it (boardlib.link.Link):
+        # taken from the Link the command came from. (str.startswith takes no tuple before
+        # MicroPython 1.25.)
+        if name[:4] == "cmd_" or name in ("ack", "nack", "replace"):
             return getattr(self._asked, name)
         raise AttributeError(name)
 
@@ -176,7 +172,7 @@ class NetLink(Link):
         self._gate = None
         self._ssl = None
         self.wlan = wlan
-        self.clock = clock or _ticks_ms
+        self.clock = clock or ticks_ms
         self.id = net["id"] or hexlify(board_id).decode()
         base = "pinboard/%s/" % self.id
         self.topic_state = (base + "state").encode()
@@ -218,7 +214,18 @@ class NetLink(Link):
         # every connection's stream buffers: made once the game is read (firmware.startapp)
         self.bufs = None
         if wlan is not None:
-            _radio_on(wlan)
+            # The station interface on, once: `active(True)` waits for the WiFi driver to
+            # start (ports/esp32/network_wlan.c), which belongs at start-up, not in a poll.
+            # Power saving off where the release can (WLAN.PM_NONE, 1.21+): with ESP-IDF's
+            # default (modem sleep, WIFI_PS_MIN_MODEM) each packet to the board may wait for
+            # the next DTIM beacon, 100 ms and more; the board runs from mains power.
+            wlan.active(True)
+            pm = getattr(wlan, "PM_NONE", None)
+            if pm is not None:
+                try:
+                    wlan.config(pm=pm)
+                except (OSError, ValueError, TypeError):
+                    pass  # a release with the constant but not the setting: the default stays
         self._raw_sock = None
         self._sock = None
         self._poller = None
@@ -261,7 +268,7 @@ class NetLink(Link):
             self._ring_at = (self._ring_at + 1) % _RING
         else:
             self._ring_len += 1
-        struct.pack_into(_SHOT, self._ring, at % _RING * _SLOT, index & 0xFFFF, record,
+        struct.pack_into(_SLOT_FORMAT, self._ring, at % _RING * _SLOT, index & 0xFFFF, record,
                          player & 0xFF, max(-32768, min(32767, points)), to & 0xFF)
         return Link.send_event(self, index, record, player, points, to, now_ms, resent)
 
@@ -375,7 +382,8 @@ class NetLink(Link):
         if self._ring_id != self.game_id:
             return  # a game since replaced by a new one: the host has its end
         for i in range(self._ring_len):
-            shot = struct.unpack_from(_SHOT, self._ring, (self._ring_at + i) % _RING * _SLOT)
+            shot = struct.unpack_from(_SLOT_FORMAT, self._ring,
+                                      (self._ring_at + i) % _RING * _SLOT)
             Link.send_event(self, shot[0], shot[1], shot[2], shot[3], shot[4], now_ms)
 
     def _serve(self, now_ms):
@@ -494,23 +502,3 @@ class NetLink(Link):
         self.refused += 1
         self._unreported += 1
 
-
-def _radio_on(wlan):
-    """The station interface on, once: `active(True)` waits for the WiFi driver to start
-    (ports/esp32/network_wlan.c), which belongs at start-up, not in a poll. Power saving
-    off where the release can (WLAN.PM_NONE, 1.21+): with ESP-IDF's default (modem sleep,
-    WIFI_PS_MIN_MODEM) each packet to the board may wait for the next DTIM beacon, 100 ms
-    and more; the board runs from mains power."""
-    wlan.active(True)
-    pm = getattr(wlan, "PM_NONE", None)
-    if pm is not None:
-        try:
-            wlan.config(pm=pm)
-        except (OSError, ValueError, TypeError):
-            pass  # a release that has the constant but not the setting: the default stays
-
-
-def _ticks_ms():
-    import time
-
-    return time.ticks_ms()
