@@ -49,18 +49,7 @@ from umqtt import simple
 
 from boardlib.framesign import OVERHEAD, FrameSigner
 from boardlib.link import Link
-from boardlib.netstream import (
-    HANDSHAKE,
-    JOIN,
-    LOGIN,
-    OFF,
-    RESOLVE,
-    SUBSCRIBE,
-    UP,
-    WAIT,
-    Later,
-    forget,
-)
+from boardlib.netstream import Later, forget
 
 try:
     from time import ticks_diff, ticks_ms
@@ -97,6 +86,15 @@ _STATE = const(0x02)
 _NONE = const(0)
 _CMD_STATE = const(0x83)
 _NO_REF = const(0xFFFF)
+# The link's states used here (boardlib/netstream.py names them all).
+_OFF = const(0)
+_JOIN = const(1)
+_LOGIN = const(3)
+_SUBSCRIBE = const(4)
+_UP = const(5)
+_WAIT = const(6)
+_HANDSHAKE = const(7)
+_RESOLVE = const(8)
 
 
 class Both:
@@ -203,7 +201,7 @@ class NetLink(Link):
                                   retain=True)
         # a name is looked up (netdns), an address is not (netconfig checks both)
         self._named = not net["host"].replace(".", "").isdigit()
-        self.state = JOIN if wlan is not None else OFF
+        self.state = _JOIN if wlan is not None else _OFF
         self._since = now_ms
         self._joining = False
         self._addr = None  # the broker's socket address, kept once known
@@ -297,29 +295,29 @@ class NetLink(Link):
 
     @property
     def connected(self):
-        return self.state == UP
+        return self.state == _UP
 
     # -- the connection, a step per poll ----------------------------------------------------
 
     def _step(self, now_ms):
         state = self.state
-        if state == UP:
+        if state == _UP:
             if self.wlan.isconnected():
                 self._serve(now_ms)
             else:
                 self._drop(now_ms, 0)
-        elif state == WAIT:
+        elif state == _WAIT:
             if ticks_diff(now_ms, self._since) >= self._wait_ms:
-                self._enter(JOIN, now_ms)
-        elif state == RESOLVE and self._addr is None:
+                self._enter(_JOIN, now_ms)
+        elif state == _RESOLVE and self._addr is None:
             self._look_up(now_ms)
-        elif state != OFF:
+        elif state != _OFF:
             # on the way up: the steps are modules of their own, loaded for it, one at a
             # time: the connection's (netdial), the TLS handshake's (nettls), the login's
             # (netlogin)
-            if state == LOGIN or state == SUBSCRIBE:
+            if state == _LOGIN or state == _SUBSCRIBE:
                 name = "boardlib.netlogin"
-            elif state == HANDSHAKE:
+            elif state == _HANDSHAKE:
                 name = "boardlib.nettls"
             else:
                 name = "boardlib.netdial"
@@ -330,7 +328,7 @@ class NetLink(Link):
                 try:
                     __import__(name)
                 except MemoryError:  # no room to connect now: tried again after a while
-                    if state == HANDSHAKE:
+                    if state == _HANDSHAKE:
                         self._drop(now_ms, _TLS_MEMORY)  # (the TCP connection is open)
                     else:
                         self._fail(now_ms, _BROKER)
@@ -414,12 +412,12 @@ class NetLink(Link):
         for _ in range(min(self._failures - 1, 5)):
             wait *= 2
         self._wait_ms = min(wait, _BACKOFF_MAX_MS)
-        self._enter(WAIT, now_ms)
+        self._enter(_WAIT, now_ms)
 
     def _drop(self, now_ms, code):
         """Close the connection; `code` 0 when it was up (try again at once), else the
         error that ended the attempt."""
-        was_up = self.state == UP
+        was_up = self.state == _UP
         for sock in (self._ssl, self._raw_sock):
             if sock is not None:
                 try:
@@ -436,7 +434,7 @@ class NetLink(Link):
         if was_up and not code:
             self._failures = 0
             self._wait_ms = 0
-            self._enter(WAIT, now_ms)
+            self._enter(_WAIT, now_ms)
         elif was_up:
             self._failures = 0
             self._fail(now_ms, code)
@@ -451,10 +449,10 @@ class NetLink(Link):
         counter = self.counter
         self.counter = counter + 1
         kind = wire[2]
-        if kind == _HELLO and self.state != UP:
+        if kind == _HELLO and self.state != _UP:
             self._greeting = self._sealed(counter, wire)  # waits for the first connection
             return
-        if self.state != UP and self.state != SUBSCRIBE:
+        if self.state != _UP and self.state != _SUBSCRIBE:
             self.dropped += 1
             return
         outbox = self._outbox

@@ -17,16 +17,7 @@ import errno
 import select
 import socket as _socket
 
-from boardlib.netstream import (
-    DIAL,
-    HANDSHAKE,
-    JOIN,
-    LOGIN,
-    RESOLVE,
-    Stream,
-    buffers_of,
-    forget,
-)
+from boardlib.netstream import Stream, buffers_of, forget
 
 try:
     from time import ticks_diff
@@ -47,15 +38,21 @@ _JOIN_MS = const(15000)  # a WiFi join that takes longer has failed
 # first polls of a new join, status() may still report the one before.
 _REASON_MS = const(5000)
 _DIAL_MS = const(5000)  # a TCP connect that takes longer has failed
+# The link's states used here (boardlib/netstream.py names them all).
+_JOIN = const(1)
+_DIAL = const(2)
+_LOGIN = const(3)
+_HANDSHAKE = const(7)
+_RESOLVE = const(8)
 
 
 def step(link, now_ms):
     state = link.state
-    if state != JOIN and not link.wlan.isconnected():
+    if state != _JOIN and not link.wlan.isconnected():
         link._drop(now_ms, _WIFI)
-    elif state == JOIN:
+    elif state == _JOIN:
         _join(link, now_ms)
-    elif state == RESOLVE:
+    elif state == _RESOLVE:
         _resolve(link, now_ms)
     else:
         _dial(link, now_ms)
@@ -93,7 +90,7 @@ def _open(link, now_ms):
         # A name: looked up over UDP a step a poll (the port's getaddrinfo() blocks), by
         # the link itself (boardlib.netdns), while this module is dropped: the two are
         # never held at once. The address found brings this module back (_resolve).
-        link._enter(RESOLVE, now_ms)
+        link._enter(_RESOLVE, now_ms)
         forget("netdial")
         return
     addr = link._addr
@@ -111,7 +108,7 @@ def _open(link, now_ms):
     link._raw_sock = sock
     link._poller = select.poll()
     link._poller.register(sock, select.POLLOUT)
-    link._enter(DIAL, now_ms)
+    link._enter(_DIAL, now_ms)
 
 
 def _resolve(link, now_ms):
@@ -128,10 +125,10 @@ def _dial(link, now_ms):
             if link.net["tls"]:
                 # the handshake is boardlib/nettls.py's, loaded by the link once this
                 # module is dropped: the two are never held at once
-                link._enter(HANDSHAKE, now_ms)
+                link._enter(_HANDSHAKE, now_ms)
             else:
                 link._sock = Stream(link._raw_sock, link.clock, bufs=buffers_of(link))
-                link._enter(LOGIN, now_ms)  # CONNECT goes at the next poll (netlogin)
+                link._enter(_LOGIN, now_ms)  # CONNECT goes at the next poll (netlogin)
             forget("netdial")
             return
     if ticks_diff(now_ms, link._since) >= _DIAL_MS:

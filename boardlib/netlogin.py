@@ -26,7 +26,7 @@ from binascii import hexlify
 
 from umqtt import simple
 
-from boardlib.netstream import LOGIN, SUBSCRIBE, UP, Later, forget
+from boardlib.netstream import Later, forget
 
 try:
     from time import ticks_diff
@@ -50,6 +50,10 @@ _SUBACK = const(5)
 _RECORD = const(1)  # Stream's modes (netstream)
 _REPLAY = const(2)
 _NORMAL = const(0)
+# The link's states used here (boardlib/netstream.py names them all).
+_LOGIN = const(3)
+_SUBSCRIBE = const(4)
+_UP = const(5)
 
 _stream = [None]  # the stream socket() gives umqtt during its connect()
 
@@ -57,7 +61,7 @@ _stream = [None]  # the stream socket() gives umqtt during its connect()
 def step(link, now_ms):
     if not link.wlan.isconnected():
         link._drop(now_ms, _WIFI)
-    elif link.state == LOGIN:
+    elif link.state == _LOGIN:
         login(link, now_ms)
     else:
         _subscribe(link, now_ms)
@@ -135,7 +139,7 @@ def login(link, now_ms):
     except simple.MQTTException:  # 4: bad user name or password, 5: not authorised
         link._drop(now_ms, _BROKER_LOGIN)
         return
-    link._enter(SUBSCRIBE, now_ms)
+    link._enter(_SUBSCRIBE, now_ms)
     _subscribe(link, now_ms)
 
 
@@ -145,7 +149,7 @@ def _subscribe(link, now_ms):
     if not _ask(link, now_ms, _SUBACK, _send_subscribe):
         return
     link._sock.rec = None  # what the replays checked against: not needed once up
-    link._enter(UP, now_ms)
+    link._enter(_UP, now_ms)
     forget("netlogin")
     _up(link, now_ms)
 

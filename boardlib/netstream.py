@@ -38,7 +38,8 @@ _NORMAL = const(0)  # Stream's modes (boardlib/netdial.py sets them)
 _RECORD = const(1)
 _REPLAY = const(2)
 
-# Where the link is (tools/sim/board/netstate.py names them).
+# Where the link is (tools/sim/board/netstate.py names them). The link and the modules of its
+# way up hold the ones they use as private constants (tests/test_board_codes.py).
 OFF = const(0)
 JOIN = const(1)
 DIAL = const(2)

@@ -22,7 +22,7 @@ before 1.23). The streams' own `readinto`/`write` are used throughout: an `SSLSo
 import errno
 import os
 
-from boardlib.netstream import LOGIN, Stream, buffers_of, forget
+from boardlib.netstream import Stream, buffers_of, forget
 
 try:
     from time import ticks_diff
@@ -39,6 +39,8 @@ _WIFI = const(71)
 _BROKER = const(72)
 _TLS = const(74)
 _TLS_MEMORY = const(76)
+# The link's states used here (boardlib/netstream.py names them all).
+_LOGIN = const(3)
 
 # The one cipher suite offered: a key exchange whose every step fits a poll on the ESP32
 # (docs/network.md, "TLS": ECDHE takes half a second in one call of mbedtls).
@@ -151,7 +153,7 @@ def handshake(link, now_ms):
         gate.gated = False
         link._sock = Stream(link._ssl, link.clock, tls=True, bufs=buffers_of(link))
         # CONNECT goes at the next poll, from boardlib/netlogin.py; this module goes now
-        link._enter(LOGIN, now_ms)
+        link._enter(_LOGIN, now_ms)
         forget("nettls")
     elif ticks_diff(now_ms, link._since) >= _HANDSHAKE_MS:
         link._drop(now_ms, _BROKER)

@@ -111,3 +111,27 @@ def test_the_configurations_codes_are_the_error_tables():
     table = error_table()
     assert (config.ERR_CONFIG_CORRUPT, config.ERR_CONFIG_VALUE) == (
         table["CONFIG_BAD"], table["CONFIG_VALUE"])
+
+
+# The network link's states and its stream's modes: boardlib/netstream.py's, held privately
+# by the modules that use them.
+STATE_HOLDERS = ("boardlib/mqttlink.py", "boardlib/netdial.py", "boardlib/netlogin.py",
+                 "boardlib/nettls.py")
+
+
+def netstream_numbers():
+    from boardlib import netstream
+
+    table = {name: value for name, value in vars(netstream).items()
+             if name.isupper() and isinstance(value, int)}
+    table.update(board_constants("boardlib/netstream.py"))
+    return table
+
+
+@pytest.mark.parametrize("relpath", STATE_HOLDERS)
+def test_a_board_modules_link_states_are_the_streams(relpath):
+    table = netstream_numbers()
+    held = {name: value for name, value in board_constants(relpath).items()
+            if name in table}
+    assert held, relpath + " holds none of the link's states"
+    assert held == {name: table[name] for name in held}
