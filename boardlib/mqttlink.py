@@ -178,11 +178,11 @@ class NetLink(Link):
         self.topic_status = (base + "status").encode()
         self.topic_cmd = (base + "cmd").encode()
         self.nonce = os.urandom(8)
-        self._id_bytes = self.id.encode()
+        id_bytes = self.id.encode()
         # Every frame this link makes is sealed (boardlib/framesign.py): counter | frame |
         # tag. The counter numbers them from 0 at boot, sent or not (a gap shows a loss).
         # The host's commands are checked by the same signer (the whole tag).
-        self._signer = FrameSigner(unhexlify(net["key"]), self.nonce, self._id_bytes)
+        self._signer = FrameSigner(unhexlify(net["key"]), self.nonce, id_bytes)
         self.counter = 0
         # The commands proven here, waiting for the Link to read them (readinto)
         self._cmd = bytearray(_COMMAND_BUF)
@@ -191,9 +191,9 @@ class NetLink(Link):
         # (Its stream is this object, which has no any(): a board with the network link
         # alone serves it every few ms, as it must to connect.)
         # `frames`: the serial Link, whose buffers its frames are made in too.
-        Link.__init__(self, self, now_ms, board_id=self._id_bytes, frames=frames)
+        Link.__init__(self, self, now_ms, board_id=id_bytes, frames=frames)
         self.client = simple.MQTTClient(
-            self._id_bytes, net["host"], net["port"], user=net["user"].encode() or None,
+            id_bytes, net["host"], net["port"], user=net["user"].encode() or None,
             password=net["pass"].encode() or None, keepalive=_KEEPALIVE_S)
         self.client.set_callback(self._message)
         # with the boot's nonce: a logger that starts later proves the retained state by it
@@ -292,10 +292,6 @@ class NetLink(Link):
         code = self.notice
         self.notice = 0
         return code
-
-    @property
-    def connected(self):
-        return self.state == _UP
 
     # -- the connection, a step per poll ----------------------------------------------------
 
