@@ -13,15 +13,18 @@ key (16 to 64 bytes, as hex): commands that come over the network must carry its
 `id` names the board's topics (pinboard/<id>/...); absent, the board's unique id in hex.
 """
 
-_TEXT = (("ssid", 1, 32), ("password", 0, 64), ("host", 1, 64), ("user", 0, 64),
-         ("pass", 0, 64), ("id", 1, 32))
-_KEYS = ("ssid", "password", "host", "port", "user", "pass", "tls", "key", "id")
-_ID_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789-_"
-_HEX = "0123456789abcdef"
+try:
+    from micropython import const
+except ImportError:  # CPython: the value itself
+    const = lambda value: value
 
-
-def _is_int(value):
-    return isinstance(value, int) and not isinstance(value, bool)
+# Folded into the code (no names kept: the board drops this module after its checks at boot,
+# and keeps the names it interned for good).
+_TEXT = const((("ssid", 1, 32), ("password", 0, 64), ("host", 1, 64), ("user", 0, 64),
+               ("pass", 0, 64), ("id", 1, 32)))
+_KEYS = const(("ssid", "password", "host", "port", "user", "pass", "tls", "key", "id"))
+_ID_CHARS = const("abcdefghijklmnopqrstuvwxyz0123456789-_")
+_HEX = const("0123456789abcdef")
 
 
 def problem(net):
@@ -48,7 +51,7 @@ def problem(net):
             if ch not in _ID_CHARS:
                 return "net.id may hold only a-z, 0-9, - and _"
     port = net.get("port", 1883)
-    if not _is_int(port) or not 1 <= port <= 65535:
+    if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
         return "net.port must be 1-65535"
     if net.get("tls", False) not in (True, False) or not isinstance(net.get("tls", False), bool):
         return "net.tls must be true or false"
