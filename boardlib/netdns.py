@@ -25,7 +25,6 @@ except ImportError:  # CPython: the integer itself
     const = int
 
 _DNS_PORT = const(53)
-_MDNS_GROUP = "224.0.0.251"
 _MDNS_PORT = const(5353)
 _TRY_MS = const(1500)  # lwIP waits 1, 2, 3 s between its tries; one try here
 _TRIES = const(3)
@@ -59,7 +58,8 @@ class Resolver:
         self.close()
         self.name = name
         local = name.endswith(".local")
-        where = (_MDNS_GROUP, _MDNS_PORT) if local else (server, _DNS_PORT)
+        # mDNS's group (RFC 6762), else the DNS server
+        where = ("224.0.0.251", _MDNS_PORT) if local else (server, _DNS_PORT)
         if port:
             where = (server, port)
         self.server = socket.getaddrinfo(where[0], where[1])[0][-1]  # an address: no lookup
