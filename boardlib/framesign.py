@@ -18,7 +18,7 @@
 # the same way (`check`: the whole 32-byte tag), so the board needs no other HMAC.
 # MicroPython's `hashlib` objects are allocated per use and cannot be copied, which would
 # cost five compressions and four objects a frame. Elsewhere (CPython: the host tools)
-# boardlib.hmac256's Signer does it; the tests compare both with CPython's `hmac`.
+# boardlib.hmac256's FrameSigner does it; the tests compare both with CPython's `hmac`.
 #
 # The board compiles this module from its source (viper: docs/esp32.md), which takes heap
 # for a moment in proportion to the source: the docs are comments here, not docstrings,
@@ -27,10 +27,8 @@
 try:
     import micropython
     from micropython import const
-
-    _ON_MICROPYTHON = True
 except ImportError:  # CPython
-    _ON_MICROPYTHON = False
+    micropython = None
     const = int
 
 TAG = 10  # bytes of the HMAC kept: 80 bits (docs/network.md says why that is enough)
@@ -38,7 +36,6 @@ COUNTER = 4  # u32 little-endian, before the frame
 OVERHEAD = COUNTER + TAG
 NONCE = 8
 MAX_ID = 32  # netconfig: an id is 1-32 characters
-MAX_WIRE = 96  # boardlib.link: a frame is at most 94 bytes on the wire
 MAX_CHECK = 100  # a checked message's body: the context holds nonce | id | body in 3 blocks
 
 # The context buffer, in bytes (every part on a word boundary):
@@ -52,7 +49,7 @@ _KW = const(608)  # the round constants as native words
 _ARGS = const(864)  # _compress's: where the blocks start, how many
 _SIZE = const(872)
 
-if _ON_MICROPYTHON:
+if micropython is not None:
     # SHA-256's round constants and initial chaining value (FIPS 180-4, 4.2.2 and 5.3.3).
     _K = (b"\x42\x8a\x2f\x98\x71\x37\x44\x91\xb5\xc0\xfb\xcf\xe9\xb5\xdb\xa5"
           b"\x39\x56\xc2\x5b\x59\xf1\x11\xf1\x92\x3f\x82\xa4\xab\x1c\x5e\xd5"
@@ -248,9 +245,6 @@ if _ON_MICROPYTHON:
             n = len(msg) - 32
             return 0 <= n <= MAX_CHECK and _check(self._ctx, self._prefix, msg, n) == 1
 
-else:  # CPython (the host tools): the same seal and check over hashlib, in boardlib.hmac256
-    # (which the board's compiler never reads), with this module's sizes
-    from boardlib import hmac256 as _hmac256
-
-    def FrameSigner(key, nonce, board_id):  # noqa: N802 - the board's is a class
-        return _hmac256.Signer(key, nonce, board_id, TAG, MAX_ID, NONCE, MAX_CHECK)
+else:  # CPython (the host tools): the same seal and check over hashlib, with this module's
+    # sizes, in boardlib.hmac256 (which the board's compiler never reads)
+    from boardlib.hmac256 import FrameSigner  # noqa: F401 - this module's, on CPython

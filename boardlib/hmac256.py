@@ -5,8 +5,8 @@
     same(tag, received_tag)                # comparison that takes the same time either way
 
 MicroPython's unix and ESP32 ports have hashlib.sha256 but no hmac; tests check this
-against CPython's hmac module. `Signer` is what boardlib.framesign's FrameSigner makes on
-CPython (the host tools): the board's is viper, in that module.
+against CPython's hmac module. `FrameSigner` is boardlib.framesign's on CPython (the host
+tools): the board's is viper, in that module.
 """
 
 import hashlib
@@ -56,18 +56,21 @@ def same(a, b):
     return diff == 0
 
 
-class Signer:
+class FrameSigner:
     """boardlib.framesign.FrameSigner for CPython: the same seal and check over hashlib,
-    with the sizes framesign gives it (the tag's bytes, the longest id, the nonce's bytes,
-    the longest checked body)."""
+    with framesign's sizes (the tag's bytes, the longest id, the nonce's bytes, the longest
+    checked body)."""
 
-    def __init__(self, key, nonce, board_id, tag, max_id, nonce_len, most):
-        if not 1 <= len(board_id) <= max_id or len(nonce) != nonce_len or len(key) > 64:
+    def __init__(self, key, nonce, board_id):
+        from boardlib import framesign  # (which imports this module on CPython)
+
+        if (not 1 <= len(board_id) <= framesign.MAX_ID or len(nonce) != framesign.NONCE
+                or len(key) > 64):
             raise ValueError("nonce of 8 bytes, id of 1-32, key of at most 64")
         self._mac = Hmac(bytes(key))
         self._prefix = bytes(nonce) + bytes(board_id)
-        self._tag = tag
-        self._most = most
+        self._tag = framesign.TAG
+        self._most = framesign.MAX_CHECK
 
     def seal(self, counter, wire, out):
         body = struct.pack("<I", counter & 0xFFFFFFFF) + bytes(wire)
