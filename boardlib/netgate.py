@@ -4,7 +4,7 @@ connected, as the SSL socket reads and writes through it. The handshake's code
 
     from boardlib.netgate import Gate
     gate = Gate(raw_socket)     # wrapped by the SSL socket in place of the TCP socket
-    gate.next_record()          # at each poll of the handshake: one more record may come
+    gate.allowed = True         # at each poll of the handshake: one more record may come
     gate.finished               # the broker's Finished is read: the handshake is over
     gate.gated = False          # then: everything as it comes
 
@@ -30,7 +30,7 @@ _HANDSHAKE_RECORD = const(22)
 
 class Gate(io.IOBase):
     """The TCP socket as mbedtls reads it: during the handshake at most one TLS record of
-    the broker's is completed a poll (`next_record()`, at each poll, allows the next), so
+    the broker's is completed a poll (`allowed`, set at each poll, lets the next begin), so
     each poll's share of the handshake is the work of one record; afterwards, everything as
     it comes. A record that arrives in pieces ends in a later poll, and that poll ends there:
     the next record never starts behind it. `records` counts the records read whole.
@@ -49,9 +49,6 @@ class Gate(io.IOBase):
         self.gated = True
         self.cipher_changed = False
         self.finished = False  # the broker's Finished is read: the handshake is over
-
-    def next_record(self):
-        self.allowed = True
 
     def readinto(self, buf):
         if not self.gated:

@@ -129,7 +129,7 @@ def start(link, now_ms):
 def handshake(link, now_ms):
     """One record of the broker's handshake a poll, and mbedtls's work on it."""
     gate = link._gate
-    gate.next_record()
+    gate.allowed = True  # one more of the broker's records may come in this poll
     try:
         # drives the handshake (no application data comes before it ends); readinto,
         # as SSLSocket has recv() only from MicroPython 1.25
