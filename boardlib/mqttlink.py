@@ -40,19 +40,17 @@ must grow. Anything else is refused, counted (`refused`) and reported in an ERRO
 `Stream` (boardlib/netstream.py) is what umqtt.simple reads and writes.
 """
 
-import os
 import struct
 import sys
-from binascii import hexlify, unhexlify
 
 from umqtt import simple
 
-from boardlib.framesign import OVERHEAD, FrameSigner
+from boardlib.framesign import OVERHEAD
 from boardlib.link import Link
 from boardlib.netstream import Later, forget
 
 try:
-    from time import ticks_diff, ticks_ms
+    from time import ticks_diff
 except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
     from boardlib.ticks import ticks_diff
 
@@ -60,6 +58,16 @@ try:
     from micropython import const
 except ImportError:  # CPython: the integer itself
     const = int
+
+# What NetLink holds is set by boardlib/netconfig.py (`make_link`): its types, for the type
+# checker alone (tools/testing/typecheck.py reads this block; the compiler folds it away).
+TYPE_CHECKING = const(0)
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
+    from boardlib.framesign import FrameSigner
+    from boardlib.netdns import Resolver
+    from boardlib.netstream import Stream
 
 
 # The error codes reported here (firmware/errors.py lists every code; tests/test_board_codes.py).
@@ -162,91 +170,50 @@ class NetLink(Link):
     that Link writes to its stream (this object, `write`) is sealed and published, and the
     commands proven here are what it reads (`readinto`)."""
 
+    # (set by boardlib/netconfig.py, make_link: annotations alone, which hold nothing)
+    net: dict
+    wlan: Any
+    clock: Callable[[], int]
+    client: simple.MQTTClient
+    bufs: tuple
+    topic_state: bytes
+    topic_events: bytes
+    topic_cmd: bytes
+    _signer: FrameSigner
+    _named: bool
+    _resolver: Resolver
+    _raw_sock: Any
+    _ssl: Any
+    _sock: Stream
+    _outbox: list
+    _cmd: bytearray
+    _ring: bytearray
+    _ring_id: bytearray
+    counter: int
+    _cmd_len: int
+    _since: int
+    _failures: int
+    _pinged_at: int
+    _ring_at: int
+    _last_counter: int
+    _unreported: int
+    _reported_at: int
+    notice: int
+    refused: int
+    dropped: int
+
     def __init__(self, net, wlan, now_ms, board_id=b"", clock=None, ca_path="/ca.der",
                  frames=None):
-        self.net = net
-        self.ca_path = ca_path
-        self._tls = None  # the TLS context, made once
-        self._gate = None
-        self._ssl = None
-        self.wlan = wlan
-        self.clock = clock or ticks_ms
-        self.id = net["id"] or hexlify(board_id).decode()
-        base = "pinboard/%s/" % self.id
-        self.topic_state = (base + "state").encode()
-        self.topic_events = (base + "events").encode()
-        self.topic_status = (base + "status").encode()
-        self.topic_cmd = (base + "cmd").encode()
-        self.nonce = os.urandom(8)
-        id_bytes = self.id.encode()
-        # Every frame this link makes is sealed (boardlib/framesign.py): counter | frame |
-        # tag. The counter numbers them from 0 at boot, sent or not (a gap shows a loss).
-        # The host's commands are checked by the same signer (the whole tag).
-        self._signer = FrameSigner(unhexlify(net["key"]), self.nonce, id_bytes)
-        self.counter = 0
-        # The commands proven here, waiting for the Link to read them (readinto)
-        self._cmd = bytearray(_COMMAND_BUF)
-        self._cmd_len = 0
-        # The hello names the board as its topics and tag do: the host binds the three.
-        # (Its stream is this object, which has no any(): a board with the network link
-        # alone serves it every few ms, as it must to connect.)
-        # `frames`: the serial Link, whose buffers its frames are made in too.
-        Link.__init__(self, self, now_ms, board_id=id_bytes, frames=frames)
-        self.client = simple.MQTTClient(
-            id_bytes, net["host"], net["port"], user=net["user"].encode() or None,
-            password=net["pass"].encode() or None, keepalive=_KEEPALIVE_S)
-        self.client.set_callback(self._message)
-        # with the boot's nonce: a logger that starts later proves the retained state by it
-        self.client.set_last_will(self.topic_status, b"offline " + hexlify(self.nonce),
-                                  retain=True)
-        # a name is looked up (netdns), an address is not (netconfig checks both)
-        self._named = not net["host"].replace(".", "").isdigit()
-        self.state = _JOIN if wlan is not None else _OFF
-        self._since = now_ms
-        self._joining = False
-        self._addr = None  # the broker's socket address, kept once known
-        self._resolver = None
-        self._sent = False  # LOGIN, SUBSCRIBE: the packet is sent, its answer awaited
-        self._pid = 0
-        self._one = bytearray(1)
-        # every connection's stream buffers: made once the game is read (firmware.startapp)
-        self.bufs = None
-        if wlan is not None:
-            # The station interface on, once: `active(True)` waits for the WiFi driver to
-            # start (ports/esp32/network_wlan.c), which belongs at start-up, not in a poll.
-            # Power saving off where the release can (WLAN.PM_NONE, 1.21+): with ESP-IDF's
-            # default (modem sleep, WIFI_PS_MIN_MODEM) each packet to the board may wait for
-            # the next DTIM beacon, 100 ms and more; the board runs from mains power.
-            wlan.active(True)
-            pm = getattr(wlan, "PM_NONE", None)
-            if pm is not None:
-                try:
-                    wlan.config(pm=pm)
-                except (OSError, ValueError, TypeError):
-                    pass  # a release with the constant but not the setting: the default stays
-        self._raw_sock = None
-        self._sock = None
-        self._poller = None
-        self._failures = 0
-        self._wait_ms = 0
-        self._pinged_at = now_ms
-        self._outbox = []
-        self._greeting = None  # the sealed hello, waiting for the first connection
-        self._state = None  # (packed state, history) last sent: the application's buffers
-        # The current game's last _RING shots (send_event's arguments), oldest first from
-        # _ring_at, in a buffer made once: a shot allocates nothing here
-        self._ring = bytearray(_RING * _SLOT)
-        self._ring_id = bytearray(8)  # the game they are of (link.game_id)
-        self._ring_at = 0
-        self._ring_len = 0
-        self._last_counter = -1
-        self._unreported = 0
-        self._reported_at = now_ms
-        self.notice = 0
-        self.last_error = 0
-        self.refused = 0
-        self.connects = 0
-        self.dropped = 0  # frames lost while the link was down or the outbox full
+        # Made once, at start-up, by the settings' module, which the board drops after boot
+        # (boardlib/netconfig.py, `make_link`): that code is not held for good. The sizes
+        # are this module's: the buffer of the commands proven here, waiting for the Link to
+        # read them (readinto); the ring of the current game's last _RING shots
+        # (send_event's arguments), oldest first from _ring_at, made once so that a shot
+        # allocates nothing here; and MQTT's keep-alive.
+        from boardlib import netconfig
+
+        netconfig.make_link(self, net, wlan, now_ms, board_id, clock, ca_path, frames,
+                            _COMMAND_BUF, _RING * _SLOT, _KEEPALIVE_S)
 
     # -- what the application calls (as on a Link) ------------------------------------------
 

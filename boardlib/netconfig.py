@@ -3,10 +3,15 @@
     from boardlib import netconfig
     netconfig.problem(net)     # None, or what is wrong, as a readable string
     netconfig.normal(net)      # every key present, defaults filled in
+    netconfig.make_link(link, net, ...)   # the network link made from them (NetLink's own)
 
     "net": {"ssid": "club", "password": "...", "host": "192.168.1.10", "port": 1883,
             "user": "table3", "pass": "...", "tls": false, "key": "64 hex digits",
             "id": "table3"}
+
+The network link (boardlib/mqttlink.py) is made from them here too, once, at start-up: the
+board drops this module after boot (firmware.powerup.BOOT_MODULES), and the making's code
+with it.
 
 Without a `net` object the board has no network, as before. `key` is the board's command
 key (16 to 64 bytes, as hex): commands that come over the network must carry its HMAC.
@@ -25,6 +30,9 @@ _TEXT = const((("ssid", 1, 32), ("password", 0, 64), ("host", 1, 64), ("user", 0
 _KEYS = const(("ssid", "password", "host", "port", "user", "pass", "tls", "key", "id"))
 _ID_CHARS = const("abcdefghijklmnopqrstuvwxyz0123456789-_")
 _HEX = const("0123456789abcdef")
+# The network link's first states (boardlib/netstream.py names them all).
+_OFF = const(0)
+_JOIN = const(1)
 
 
 def problem(net):
@@ -86,3 +94,102 @@ def dumps_items(net):
     """The normal object's keys in a fixed order, for config.dumps."""
     net = normal(net)
     return [(key, net[key]) for key in _KEYS]
+
+
+def make_link(link, net, wlan, now_ms, board_id, clock, ca_path, frames, command_buf,
+              ring_bytes, keepalive_s):
+    """The network link made from its normal `net` settings (boardlib/mqttlink.py: NetLink
+    calls this with its buffers' sizes and its MQTT keep-alive): here, once, at start-up,
+    in the module the board drops after boot (firmware.powerup.BOOT_MODULES), so that the
+    making's code is not held beside the link for good."""
+    import os
+    from binascii import hexlify, unhexlify
+    from time import ticks_ms
+
+    from umqtt import simple
+
+    from boardlib.framesign import FrameSigner
+    from boardlib.link import Link
+
+    link.net = net
+    link.ca_path = ca_path
+    link._tls = None  # the TLS context, made once
+    link._gate = None
+    link._ssl = None
+    link.wlan = wlan
+    link.clock = clock or ticks_ms
+    link.id = net["id"] or hexlify(board_id).decode()
+    base = "pinboard/%s/" % link.id
+    link.topic_state = (base + "state").encode()
+    link.topic_events = (base + "events").encode()
+    link.topic_status = (base + "status").encode()
+    link.topic_cmd = (base + "cmd").encode()
+    link.nonce = os.urandom(8)
+    id_bytes = link.id.encode()
+    # Every frame the link makes is sealed (boardlib/framesign.py): counter | frame | tag.
+    # The counter numbers them from 0 at boot, sent or not (a gap shows a loss). The host's
+    # commands are checked by the same signer (the whole tag).
+    link._signer = FrameSigner(unhexlify(net["key"]), link.nonce, id_bytes)
+    link.counter = 0
+    # the commands proven, waiting for the Link to read them (NetLink.readinto)
+    link._cmd = bytearray(command_buf)
+    link._cmd_len = 0
+    # The hello names the board as its topics and tag do: the host binds the three. (Its
+    # stream is the link itself, which has no any(): a board with the network link alone
+    # serves it every few ms, as it must to connect.) `frames`: the serial Link, whose
+    # buffers its frames are made in too.
+    Link.__init__(link, link, now_ms, board_id=id_bytes, frames=frames)
+    link.client = simple.MQTTClient(
+        id_bytes, net["host"], net["port"], user=net["user"].encode() or None,
+        password=net["pass"].encode() or None, keepalive=keepalive_s)
+    link.client.set_callback(link._message)
+    # with the boot's nonce: a logger that starts later proves the retained state by it
+    link.client.set_last_will(link.topic_status, b"offline " + hexlify(link.nonce),
+                              retain=True)
+    # a name is looked up (netdns), an address is not (problem() checks both)
+    link._named = not net["host"].replace(".", "").isdigit()
+    link.state = _JOIN if wlan is not None else _OFF
+    link._since = now_ms
+    link._joining = False
+    link._addr = None  # the broker's socket address, kept once known
+    link._resolver = None
+    link._sent = False  # LOGIN, SUBSCRIBE: the packet is sent, its answer awaited
+    link._pid = 0
+    link._one = bytearray(1)
+    # every connection's stream buffers: made once the game is read (firmware.startapp)
+    link.bufs = None
+    if wlan is not None:
+        # The station interface on, once: `active(True)` waits for the WiFi driver to start
+        # (ports/esp32/network_wlan.c), which belongs at start-up, not in a poll. Power
+        # saving off where the release can (WLAN.PM_NONE, 1.21+): with ESP-IDF's default
+        # (modem sleep, WIFI_PS_MIN_MODEM) each packet to the board may wait for the next
+        # DTIM beacon, 100 ms and more; the board runs from mains power.
+        wlan.active(True)
+        pm = getattr(wlan, "PM_NONE", None)
+        if pm is not None:
+            try:
+                wlan.config(pm=pm)
+            except (OSError, ValueError, TypeError):
+                pass  # a release with the constant but not the setting: the default stays
+    link._raw_sock = None
+    link._sock = None
+    link._poller = None
+    link._failures = 0
+    link._wait_ms = 0
+    link._pinged_at = now_ms
+    link._outbox = []
+    link._greeting = None  # the sealed hello, waiting for the first connection
+    link._state = None  # (packed state, history) last sent: the application's buffers
+    # the current game's last shots, oldest first from _ring_at (NetLink.send_event)
+    link._ring = bytearray(ring_bytes)
+    link._ring_id = bytearray(8)  # the game they are of (link.game_id)
+    link._ring_at = 0
+    link._ring_len = 0
+    link._last_counter = -1
+    link._unreported = 0
+    link._reported_at = now_ms
+    link.notice = 0
+    link.last_error = 0
+    link.refused = 0
+    link.connects = 0
+    link.dropped = 0  # frames lost while the link was down or the outbox full

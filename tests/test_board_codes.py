@@ -115,8 +115,8 @@ def test_the_configurations_codes_are_the_error_tables():
 
 # The network link's states and its stream's modes: boardlib/netstream.py's, held privately
 # by the modules that use them.
-STATE_HOLDERS = ("boardlib/mqttlink.py", "boardlib/netdial.py", "boardlib/netlogin.py",
-                 "boardlib/nettls.py")
+STATE_HOLDERS = ("boardlib/mqttlink.py", "boardlib/netconfig.py", "boardlib/netdial.py",
+                 "boardlib/netlogin.py", "boardlib/nettls.py")
 
 
 def netstream_numbers():

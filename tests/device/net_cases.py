@@ -204,8 +204,12 @@ def _tls_link(port, ca_file, user, password):
             g.write(f.read())
     net = {"ssid": "club", "password": "pinboard", "host": "127.0.0.1", "port": port,
            "user": user, "pass": password, "tls": True, "key": "00" * 16, "id": user}
-    return mqttlink.NetLink(net, FakeWLAN(time.ticks_ms), time.ticks_ms(),
+    link = mqttlink.NetLink(net, FakeWLAN(time.ticks_ms), time.ticks_ms(),
                             ca_path="/board/ca.der")
+    # the settings' module, which made the link, goes with the boot's modules on a board
+    # (firmware.powerup.BOOT_MODULES)
+    mqttlink.forget("netconfig")
+    return link
 
 
 def tls_connect(port, ca_file, user, password):
