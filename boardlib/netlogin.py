@@ -82,7 +82,7 @@ def _ask(link, now_ms, answer, call):
         except Later:
             sock.mode = _NORMAL
             return False  # sent: the broker answers in a later poll
-    elif sock.has(answer):
+    elif _has(sock, answer):
         sock.mode = _REPLAY
         sock.replayed = 0
         call(link, False)
@@ -95,6 +95,14 @@ def _ask(link, now_ms, answer, call):
         return False
     sock.mode = _NORMAL
     return True
+
+
+def _has(sock, n):
+    """True when n bytes from the broker are here on the stream `sock` (read from the socket
+    if need be): asked by the login alone, so not a method the link holds."""
+    while sock.rx_len < n and sock._fill():
+        pass
+    return sock.rx_len >= n
 
 
 def socket(*args):

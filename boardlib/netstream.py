@@ -161,12 +161,6 @@ class Stream:
 
     # -- what the link calls ----------------------------------------------------------------
 
-    def has(self, n):
-        """True when n bytes from the broker are here (read from the socket if need be)."""
-        while self.rx_len < n and self._fill():
-            pass
-        return self.rx_len >= n
-
     def room(self):
         return _TX_BUF - self.tx_len
 
