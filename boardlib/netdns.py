@@ -40,14 +40,7 @@ class Resolver:
     _TRIES tries (or OSError(ENOENT) when the server says there is no such name)."""
 
     def __init__(self):
-        self.sock = None
-        self.poller = None
-        self.buf = bytearray(0)  # the answers' (start)
-        self.name = ""
-        self.server = None
-        self.sent_at = 0
-        self.tries = 0
-        self.ident = 0
+        self.sock = None  # the rest is start()'s
 
     def start(self, name, server, now_ms, port=0, buf=None):
         """port: the DNS server's, when not 53 (or mDNS's 5353 for a `.local` name); buf:
