@@ -117,10 +117,19 @@ class Resolver:
             self.close()
             raise OSError(errno.ENOENT)  # NXDOMAIN: no such name
         at = 12
-        for _ in range(msg[4] << 8 | msg[5]):  # the questions, echoed
-            at = _skip_name(msg, at) + 4
-        for _ in range(msg[6] << 8 | msg[7]):
-            at = _skip_name(msg, at)
+        questions = msg[4] << 8 | msg[5]  # echoed, before the answers
+        for record in range(questions + (msg[6] << 8 | msg[7])):
+            while at < len(msg):  # the record's name: labels, to an empty one or a pointer
+                size = msg[at]
+                if size & 0xC0 == 0xC0:
+                    at += 2  # a pointer ends the name
+                    break
+                at += 1 + size
+                if not size:
+                    break
+            if record < questions:
+                at += 4  # the question's type and class
+                continue
             if at + 10 > len(msg):
                 return None
             kind = msg[at] << 8 | msg[at + 1]
@@ -140,13 +149,3 @@ class Resolver:
             self.sock = None
             self.poller = None
 
-
-def _skip_name(msg, at):
-    while at < len(msg):
-        size = msg[at]
-        if size & 0xC0 == 0xC0:
-            return at + 2  # a pointer ends the name
-        if not size:
-            return at + 1
-        at += 1 + size
-    return at
