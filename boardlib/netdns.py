@@ -15,9 +15,9 @@ import os
 import select
 
 try:
-    from time import ticks_add, ticks_diff
+    from time import ticks_diff
 except ImportError:  # CPython: boardlib.ticks wraps as the ESP32 does
-    from boardlib.ticks import ticks_add, ticks_diff
+    from boardlib.ticks import ticks_diff
 
 try:
     from micropython import const
@@ -75,7 +75,7 @@ class Resolver:
             query.extend(label.encode())
         query.extend(b"\x00\x00\x01\x00\x01")  # root, type A, class IN
         self.tries += 1
-        self.sent_at = ticks_add(now_ms, _TRY_MS)
+        self.sent_at = now_ms
         try:
             self.sock.sendto(query, self.server)
         except OSError as exc:
@@ -102,7 +102,7 @@ class Resolver:
             if address is not None:
                 self.close()
                 return address
-        if ticks_diff(now_ms, self.sent_at) >= 0:
+        if ticks_diff(now_ms, self.sent_at) >= _TRY_MS:
             if self.tries >= _TRIES:
                 self.close()
                 raise OSError(errno.ETIMEDOUT)
