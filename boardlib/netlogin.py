@@ -114,19 +114,16 @@ def getaddrinfo(host, port, *args):
 
 
 def _connect(link, first):
-    _connect_through(simple, link)
-
-
-def _connect_through(umqtt, link):
-    """umqtt's connect() over the link's stream: its `socket` is this module meanwhile."""
-    saved = umqtt.socket
-    umqtt.socket = sys.modules[__name__]
+    """umqtt's connect() over the link's stream: umqtt.simple's `socket` (its import of the
+    socket module, which the published stubs leave out) is this module meanwhile."""
+    saved = simple.socket  # type: ignore[attr-defined]
+    simple.socket = sys.modules[__name__]  # type: ignore[attr-defined]
     _stream[0] = link._sock
     try:
         link.client.sock = None  # umqtt 1.7+ closes an old socket first
         link.client.connect()
     finally:
-        umqtt.socket = saved
+        simple.socket = saved  # type: ignore[attr-defined]
         _stream[0] = None
 
 
@@ -159,12 +156,8 @@ def _subscribe(link, now_ms):
     link._sock.rec = None  # what the replays checked against: not needed once up
     link._enter(_UP, now_ms)
     forget("netlogin")
-    _up(link, now_ms)
-
-
-def _up(link, now_ms):
-    """Subscribed: the link is up. The status, the waiting hello, the game's last shots
-    and its state go out. (Here, not in the link: it runs once a connection.)"""
+    # Subscribed: the link is up. The status, the waiting hello, the game's last shots and
+    # its state go out. (Here, not in the link: it runs once a connection.)
     sock = link._sock
     client = link.client
     link._failures = 0
