@@ -110,13 +110,13 @@ class Stream:
 
     # -- what umqtt calls -------------------------------------------------------------------
 
-    def setblocking(self, flag):
-        self.blocking = flag
+    def setblocking(self, blocking):
+        self.blocking = blocking
 
     def settimeout(self, seconds):
         pass  # umqtt 1.5+ asks for one in connect(); nothing here waits
 
-    def connect(self, addr):
+    def connect(self, *args):
         pass  # already connected, without blocking, by the link
 
     def close(self):
