@@ -57,30 +57,28 @@ class Gate(io.IOBase):
             if self.header_len == 0 and not self.allowed:
                 return None
             n = self.sock.readinto(memoryview(buf)[:min(len(buf), _HEADER - self.header_len)])
-            if n:
-                self.header[self.header_len:self.header_len + n] = buf[:n]
-                self.header_len += n
-                if self.header_len == _HEADER:
-                    self.left = self.header[3] << 8 | self.header[4]
-                    if not self.left:
-                        self._record_read()  # an empty record: nothing more to read
-            return n
-        n = self.sock.readinto(memoryview(buf)[:min(len(buf), self.left)])
-        if n:
+            if not n:
+                return n
+            self.header[self.header_len:self.header_len + n] = buf[:n]
+            self.header_len += n
+            if self.header_len < _HEADER:
+                return n
+            self.left = self.header[3] << 8 | self.header[4]  # (0: an empty record)
+        else:
+            n = self.sock.readinto(memoryview(buf)[:min(len(buf), self.left)])
+            if not n:
+                return n
             self.left -= n
-            if not self.left:
-                self._record_read()
+        if not self.left:  # the record is read whole
+            self.header_len = 0
+            self.allowed = False  # this poll's record is read: the next waits
+            self.records += 1
+            kind = self.header[0]
+            if kind == _CHANGE_CIPHER_SPEC:
+                self.cipher_changed = True
+            elif kind == _HANDSHAKE_RECORD and self.cipher_changed:
+                self.finished = True
         return n
-
-    def _record_read(self):
-        self.header_len = 0
-        self.allowed = False  # this poll's record is read: the next waits
-        self.records += 1
-        kind = self.header[0]
-        if kind == _CHANGE_CIPHER_SPEC:
-            self.cipher_changed = True
-        elif kind == _HANDSHAKE_RECORD and self.cipher_changed:
-            self.finished = True
 
     def write(self, buf):
         return self.sock.write(buf)
