@@ -186,8 +186,6 @@ class NetLink(Link):
     _ssl: Any
     _sock: Stream
     _outbox: list
-    _cmd: bytearray
-    _ring: bytearray
     _ring_id: bytearray
     counter: int
     _cmd_len: int
@@ -205,15 +203,16 @@ class NetLink(Link):
     def __init__(self, net, wlan, now_ms, board_id=b"", clock=None, ca_path="/ca.der",
                  frames=None):
         # Made once, at start-up, by the settings' module, which the board drops after boot
-        # (boardlib/netconfig.py, `make_link`): that code is not held for good. The sizes
-        # are this module's: the buffer of the commands proven here, waiting for the Link to
-        # read them (readinto); the ring of the current game's last _RING shots
-        # (send_event's arguments), oldest first from _ring_at, made once so that a shot
-        # allocates nothing here; and MQTT's keep-alive.
+        # (boardlib/netconfig.py, `make_link`): that code is not held for good.
         from boardlib import netconfig
 
         netconfig.make_link(self, net, wlan, now_ms, board_id, clock, ca_path, frames,
-                            _COMMAND_BUF, _RING * _SLOT, _KEEPALIVE_S)
+                            _KEEPALIVE_S)
+        # The commands proven here, waiting for the Link to read them (readinto)
+        self._cmd = bytearray(_COMMAND_BUF)
+        # The current game's last _RING shots (send_event's arguments), oldest first from
+        # _ring_at, in a buffer made once: a shot allocates nothing here
+        self._ring = bytearray(_RING * _SLOT)
 
     # -- what the application calls (as on a Link) ------------------------------------------
 
@@ -433,7 +432,7 @@ class NetLink(Link):
         if topic != self.topic_cmd:
             return
         if 8 + 7 + _TAG <= len(msg) <= _MAX_CMD and self._signer.check(msg):
-            counter = struct.unpack_from("<Q", msg, 0)[0]
+            counter = int.from_bytes(msg[:8], "little")
             if counter > self._last_counter:
                 self._last_counter = counter
                 frame = memoryview(msg)[8:-_TAG]

@@ -51,9 +51,13 @@ def problem(net):
             if not isinstance(value, str) or not shortest <= len(value) <= longest:
                 return "net.%s must be text of %d-%d characters" % (key, shortest, longest)
     host = net["host"]
-    if host.replace(".", "").isdigit() and not is_address(host):
-        # the link takes a host of digits and dots for an address, and looks up nothing
-        return "net.host: %s is not an IPv4 address" % host
+    if host.replace(".", "").isdigit():
+        # the link takes a host of digits and dots for an address, and looks up nothing:
+        # it must be a dotted IPv4 address
+        parts = host.split(".")
+        if len(parts) != 4 or any(not part or len(part) > 3 or not part.isdigit()
+                                  or int(part) > 255 for part in parts):
+            return "net.host: %s is not an IPv4 address" % host
     if "id" in net:
         for ch in net["id"]:
             if ch not in _ID_CHARS:
@@ -68,17 +72,6 @@ def problem(net):
             or any(ch not in _HEX for ch in key.lower())):
         return "net.key must be 32-128 hex digits (a 16-64 byte key)"
     return None
-
-
-def is_address(host):
-    """True for a dotted IPv4 address (looked up by nobody)."""
-    parts = host.split(".")
-    if len(parts) != 4:
-        return False
-    for part in parts:
-        if not part or len(part) > 3 or not part.isdigit() or int(part) > 255:
-            return False
-    return True
 
 
 def normal(net):
@@ -96,10 +89,9 @@ def dumps_items(net):
     return [(key, net[key]) for key in _KEYS]
 
 
-def make_link(link, net, wlan, now_ms, board_id, clock, ca_path, frames, command_buf,
-              ring_bytes, keepalive_s):
+def make_link(link, net, wlan, now_ms, board_id, clock, ca_path, frames, keepalive):
     """The network link made from its normal `net` settings (boardlib/mqttlink.py: NetLink
-    calls this with its buffers' sizes and its MQTT keep-alive): here, once, at start-up,
+    calls this with its MQTT keep-alive, and makes its buffers itself): here, once, at start-up,
     in the module the board drops after boot (firmware.powerup.BOOT_MODULES), so that the
     making's code is not held beside the link for good."""
     import os
@@ -131,9 +123,7 @@ def make_link(link, net, wlan, now_ms, board_id, clock, ca_path, frames, command
     # commands are checked by the same signer (the whole tag).
     link._signer = FrameSigner(unhexlify(net["key"]), link.nonce, id_bytes)
     link.counter = 0
-    # the commands proven, waiting for the Link to read them (NetLink.readinto)
-    link._cmd = bytearray(command_buf)
-    link._cmd_len = 0
+    link._cmd_len = 0  # (of NetLink._cmd)
     # The hello names the board as its topics and tag do: the host binds the three. (Its
     # stream is the link itself, which has no any(): a board with the network link alone
     # serves it every few ms, as it must to connect.) `frames`: the serial Link, whose
@@ -141,7 +131,7 @@ def make_link(link, net, wlan, now_ms, board_id, clock, ca_path, frames, command
     Link.__init__(link, link, now_ms, board_id=id_bytes, frames=frames)
     link.client = simple.MQTTClient(
         id_bytes, net["host"], net["port"], user=net["user"].encode() or None,
-        password=net["pass"].encode() or None, keepalive=keepalive_s)
+        password=net["pass"].encode() or None, keepalive=keepalive)
     link.client.set_callback(link._message)
     # with the boot's nonce: a logger that starts later proves the retained state by it
     link.client.set_last_will(link.topic_status, b"offline " + hexlify(link.nonce),
@@ -180,9 +170,7 @@ def make_link(link, net, wlan, now_ms, board_id, clock, ca_path, frames, command
     link._outbox = []
     link._greeting = None  # the sealed hello, waiting for the first connection
     link._state = None  # (packed state, history) last sent: the application's buffers
-    # the current game's last shots, oldest first from _ring_at (NetLink.send_event)
-    link._ring = bytearray(ring_bytes)
-    link._ring_id = bytearray(8)  # the game they are of (link.game_id)
+    link._ring_id = bytearray(8)  # the game of the shots in NetLink._ring (link.game_id)
     link._ring_at = 0
     link._ring_len = 0
     link._last_counter = -1
