@@ -48,40 +48,50 @@ _RESOLVE = const(8)
 
 def step(link, now_ms):
     state = link.state
-    if state != _JOIN and not link.wlan.isconnected():
-        link._drop(now_ms, _WIFI)
-    elif state == _JOIN:
-        _join(link, now_ms)
-    elif state == _RESOLVE:
-        _resolve(link, now_ms)
-    else:
-        _dial(link, now_ms)
-
-
-def _join(link, now_ms):
     wlan = link.wlan
-    if wlan.isconnected():
-        link._joining = False
-        _open(link, now_ms)
-        return
-    if not link._joining:
-        link._joining = True
-        link._since = now_ms
-        try:
-            wlan.connect(link.net["ssid"], link.net["password"])
-        except OSError:
-            pass  # the ESP32 refuses while its driver is still joining: wait for that
-        return
-    status = wlan.status()
-    waited = ticks_diff(now_ms, link._since)
-    if (0 < status < 1000 and waited >= _REASON_MS) or waited >= _JOIN_MS:
-        # below 1000: the ESP32's reason the join failed (no such AP, wrong password)
-        link._joining = False
-        try:
-            wlan.disconnect()
-        except OSError:
-            pass
-        link._fail(now_ms, _WIFI)
+    if state == _JOIN:
+        if wlan.isconnected():
+            link._joining = False
+            _open(link, now_ms)
+        elif not link._joining:
+            link._joining = True
+            link._since = now_ms
+            try:
+                wlan.connect(link.net["ssid"], link.net["password"])
+            except OSError:
+                pass  # the ESP32 refuses while its driver is still joining: wait for that
+        else:
+            status = wlan.status()
+            waited = ticks_diff(now_ms, link._since)
+            if (0 < status < 1000 and waited >= _REASON_MS) or waited >= _JOIN_MS:
+                # below 1000: the ESP32's reason the join failed (no such AP, wrong password)
+                link._joining = False
+                try:
+                    wlan.disconnect()
+                except OSError:
+                    pass
+                link._fail(now_ms, _WIFI)
+    elif not wlan.isconnected():
+        link._drop(now_ms, _WIFI)
+    elif state == _RESOLVE:
+        _open(link, now_ms)  # the link has looked the broker's name up (link._addr): connect
+    else:  # DIAL: the TCP connect's outcome
+        for _, events in link._poller.ipoll(0):
+            if events & (select.POLLERR | select.POLLHUP):
+                link._drop(now_ms, _BROKER)
+                return
+            if events & select.POLLOUT:
+                if link.net["tls"]:
+                    # the handshake is boardlib/nettls.py's, loaded by the link once this
+                    # module is dropped: the two are never held at once
+                    link._enter(_HANDSHAKE, now_ms)
+                else:
+                    link._sock = Stream(link._raw_sock, link.clock, bufs=buffers_of(link))
+                    link._enter(_LOGIN, now_ms)  # CONNECT goes at the next poll (netlogin)
+                forget("netdial")
+                return
+        if ticks_diff(now_ms, link._since) >= _DIAL_MS:
+            link._drop(now_ms, _BROKER)
 
 
 def _open(link, now_ms):
@@ -89,7 +99,7 @@ def _open(link, now_ms):
     if link._addr is None and link._named:
         # A name: looked up over UDP a step a poll (the port's getaddrinfo() blocks), by
         # the link itself (boardlib.netdns), while this module is dropped: the two are
-        # never held at once. The address found brings this module back (_resolve).
+        # never held at once. The address found brings this module back (step: _open).
         link._enter(_RESOLVE, now_ms)
         forget("netdial")
         return
@@ -109,27 +119,3 @@ def _open(link, now_ms):
     link._poller = select.poll()
     link._poller.register(sock, select.POLLOUT)
     link._enter(_DIAL, now_ms)
-
-
-def _resolve(link, now_ms):
-    """The link has looked the broker's name up (its address in link._addr): connect."""
-    _open(link, now_ms)
-
-
-def _dial(link, now_ms):
-    for _, events in link._poller.ipoll(0):
-        if events & (select.POLLERR | select.POLLHUP):
-            link._drop(now_ms, _BROKER)
-            return
-        if events & select.POLLOUT:
-            if link.net["tls"]:
-                # the handshake is boardlib/nettls.py's, loaded by the link once this
-                # module is dropped: the two are never held at once
-                link._enter(_HANDSHAKE, now_ms)
-            else:
-                link._sock = Stream(link._raw_sock, link.clock, bufs=buffers_of(link))
-                link._enter(_LOGIN, now_ms)  # CONNECT goes at the next poll (netlogin)
-            forget("netdial")
-            return
-    if ticks_diff(now_ms, link._since) >= _DIAL_MS:
-        link._drop(now_ms, _BROKER)
