@@ -97,37 +97,13 @@ def step(link, now_ms):
     socket, each one after it takes the handshake a record further."""
     if not link.wlan.isconnected():
         link._drop(now_ms, _WIFI)
-    elif link._ssl is None:
+        return
+    if link._ssl is None:
         start(link, now_ms)
-    else:
-        handshake(link, now_ms)
-
-
-def start(link, now_ms):
-    """The TCP connection is up: the TLS context (made once), the gate, the ClientHello."""
-    try:
-        if link._tls is None:
-            link._tls = context(read_ca(link.ca_path), CIPHER)
-        from boardlib import netgate  # kept while connected: the SSL socket reads through it
-
-        link._gate = netgate.Gate(link._raw_sock)
-        link._ssl = link._tls.wrap_socket(link._gate, server_hostname=link.net["host"],
-                                          do_handshake_on_connect=False)
-    except MemoryError:
-        link._drop(now_ms, _TLS_MEMORY)
-        return
-    except OSError as exc:
-        # no CA certificate, or mbedtls without memory for the connection
-        link._drop(now_ms, _TLS_MEMORY if exc.args[0] in NO_MEMORY else _TLS)
-        return
-    except (ValueError, ImportError):
-        link._drop(now_ms, _TLS)  # not a certificate, or no TLS in this MicroPython
-        return
-    handshake(link, now_ms)  # the ClientHello goes at once
-
-
-def handshake(link, now_ms):
-    """One record of the broker's handshake a poll, and mbedtls's work on it."""
+        if link._ssl is None:
+            return  # dropped, its reason reported
+    # One record of the broker's handshake a poll, and mbedtls's work on it (in the poll
+    # that wraps the socket: the ClientHello, at once).
     gate = link._gate
     gate.allowed = True  # one more of the broker's records may come in this poll
     try:
@@ -157,3 +133,26 @@ def handshake(link, now_ms):
         forget("nettls")
     elif ticks_diff(now_ms, link._since) >= _HANDSHAKE_MS:
         link._drop(now_ms, _BROKER)
+
+
+def start(link, now_ms):
+    """The TCP connection is up: the TLS context (made once), the gate, the SSL socket
+    (whose ClientHello goes in the same poll, from step)."""
+    try:
+        if link._tls is None:
+            link._tls = context(read_ca(link.ca_path), CIPHER)
+        from boardlib import netgate  # kept while connected: the SSL socket reads through it
+
+        link._gate = netgate.Gate(link._raw_sock)
+        link._ssl = link._tls.wrap_socket(link._gate, server_hostname=link.net["host"],
+                                          do_handshake_on_connect=False)
+    except MemoryError:
+        link._drop(now_ms, _TLS_MEMORY)
+        return
+    except OSError as exc:
+        # no CA certificate, or mbedtls without memory for the connection
+        link._drop(now_ms, _TLS_MEMORY if exc.args[0] in NO_MEMORY else _TLS)
+        return
+    except (ValueError, ImportError):
+        link._drop(now_ms, _TLS)  # not a certificate, or no TLS in this MicroPython
+
