@@ -61,97 +61,19 @@ _stream = [None]  # the stream socket() gives umqtt during its connect()
 def step(link, now_ms):
     if not link.wlan.isconnected():
         link._drop(now_ms, _WIFI)
-    elif link.state == _LOGIN:
-        login(link, now_ms)
-    else:
-        _subscribe(link, now_ms)
-
-
-def _ask(link, now_ms, answer, call):
-    """A umqtt call that sends a packet and reads the broker's `answer` bytes, over two
-    polls or more: call(link, True) is sent (recorded), call(link, False) made again once
-    the answer is here (replayed). True when it has returned; False while waiting (or
-    dropped: no answer within _REPLY_MS)."""
-    sock = link._sock
-    if not link._sent:
-        link._sent = True
-        sock.mode = _RECORD
-        sock.rec_len = 0
-        try:
-            call(link, True)
-        except Later:
-            sock.mode = _NORMAL
-            return False  # sent: the broker answers in a later poll
-    elif _has(sock, answer):
-        sock.mode = _REPLAY
-        sock.replayed = 0
-        call(link, False)
-        if sock.replayed != sock.rec_len:
-            raise ValueError("umqtt wrote another packet the second time")
-    else:
-        sock.flush()
-        if ticks_diff(now_ms, link._since) >= _REPLY_MS:
-            link._drop(now_ms, _BROKER)
-        return False
-    sock.mode = _NORMAL
-    return True
-
-
-def _has(sock, n):
-    """True when n bytes from the broker are here on the stream `sock` (read from the socket
-    if need be): asked by the login alone, so not a method the link holds."""
-    while sock.rx_len < n and sock._fill():
-        pass
-    return sock.rx_len >= n
-
-
-def socket(*args):
-    return _stream[0]
-
-
-def getaddrinfo(host, port, *args):
-    return [(2, 1, 0, "", (host, port))]  # AF_INET, SOCK_STREAM: unused by the stream
-
-
-def _connect(link, first):
-    """umqtt's connect() over the link's stream: umqtt.simple's `socket` (its import of the
-    socket module, which the published stubs leave out) is this module meanwhile."""
-    saved = simple.socket  # type: ignore[attr-defined]
-    simple.socket = sys.modules[__name__]  # type: ignore[attr-defined]
-    _stream[0] = link._sock
-    try:
-        link.client.sock = None  # umqtt 1.7+ closes an old socket first
-        link.client.connect()
-    finally:
-        simple.socket = saved  # type: ignore[attr-defined]
-        _stream[0] = None
-
-
-def _send_subscribe(link, first):
-    client = link.client
-    if first:
-        link._pid = client.pid
-    else:
-        client.pid = link._pid  # the same packet id as the first time
-    client.subscribe(link.topic_cmd)
-
-
-def login(link, now_ms):
-    """CONNECT in one poll, the CONNACK taken in a later one."""
-    try:
-        if not _ask(link, now_ms, _CONNACK, _connect):
-            return
-    except simple.MQTTException:  # 4: bad user name or password, 5: not authorised
-        link._drop(now_ms, _BROKER_LOGIN)
         return
-    link._enter(_SUBSCRIBE, now_ms)
-    _subscribe(link, now_ms)
-
-
-def _subscribe(link, now_ms):
-    """SUBSCRIBE in one poll, the SUBACK taken in a later one; then the link is up, and
-    this module goes."""
-    if not _ask(link, now_ms, _SUBACK, _send_subscribe):
+    if link.state == _LOGIN:
+        # CONNECT in one poll, the CONNACK taken in a later one
+        try:
+            if not _ask(link, now_ms, _CONNACK):
+                return
+        except simple.MQTTException:  # 4: bad user name or password, 5: not authorised
+            link._drop(now_ms, _BROKER_LOGIN)
+            return
+        link._enter(_SUBSCRIBE, now_ms)
+    # SUBSCRIBE in one poll (the CONNACK's, or a later one), the SUBACK taken in a later
+    # one; then the link is up, and this module goes.
+    if not _ask(link, now_ms, _SUBACK):
         return
     link._sock.rec = None  # what the replays checked against: not needed once up
     link._enter(_UP, now_ms)
@@ -171,3 +93,69 @@ def _subscribe(link, now_ms):
     link._resend_shots(now_ms)
     if link._state is not None:
         link.send_state(link._state[0], now_ms, link._state[1])
+
+
+def _ask(link, now_ms, answer):
+    """The umqtt call of the link's state (`_send`) that sends a packet and reads the
+    broker's `answer` bytes, over two polls or more: _send(link, True) is sent (recorded),
+    _send(link, False) made again once the answer is here (replayed). True when it has
+    returned; False while waiting (or dropped: no answer within _REPLY_MS)."""
+    sock = link._sock
+    if not link._sent:
+        link._sent = True
+        sock.mode = _RECORD
+        sock.rec_len = 0
+        try:
+            _send(link, True)
+        except Later:
+            sock.mode = _NORMAL
+            return False  # sent: the broker answers in a later poll
+    else:
+        # the answer's bytes, read from the socket if need be (the login alone asks this
+        # of the stream, so it is not a method the link holds)
+        while sock.rx_len < answer and sock._fill():
+            pass
+        if sock.rx_len < answer:
+            sock.flush()
+            if ticks_diff(now_ms, link._since) >= _REPLY_MS:
+                link._drop(now_ms, _BROKER)
+            return False
+        sock.mode = _REPLAY
+        sock.replayed = 0
+        _send(link, False)
+        if sock.replayed != sock.rec_len:
+            raise ValueError("umqtt wrote another packet the second time")
+    sock.mode = _NORMAL
+    return True
+
+
+def socket(*args):
+    return _stream[0]
+
+
+def getaddrinfo(host, port, *args):
+    return [(2, 1, 0, "", (host, port))]  # AF_INET, SOCK_STREAM: unused by the stream
+
+
+def _send(link, first):
+    """CONNECT or SUBSCRIBE, as the link's state says, through umqtt (`first`: recorded,
+    else replayed)."""
+    client = link.client
+    if link.state == _LOGIN:
+        # umqtt's connect() over the link's stream: umqtt.simple's `socket` (its import of
+        # the socket module, which the published stubs leave out) is this module meanwhile
+        saved = simple.socket  # type: ignore[attr-defined]
+        simple.socket = sys.modules[__name__]  # type: ignore[attr-defined]
+        _stream[0] = link._sock
+        try:
+            client.sock = None  # umqtt 1.7+ closes an old socket first
+            client.connect()
+        finally:
+            simple.socket = saved  # type: ignore[attr-defined]
+            _stream[0] = None
+    else:
+        if first:
+            link._pid = client.pid
+        else:
+            client.pid = link._pid  # the same packet id as the first time
+        client.subscribe(link.topic_cmd)
