@@ -97,47 +97,42 @@ class Resolver:
                 break
             if got is None:
                 break
-            answer = memoryview(self.buf)[:got]
-            address = self._address(answer)
-            if address is not None:
+            # The first A record of an answer to our query; anything else is passed over.
+            msg = memoryview(self.buf)[:got]
+            if len(msg) < 12 or (msg[0] << 8 | msg[1]) != self.ident or not msg[2] & 0x80:
+                continue  # not the answer to this query
+            if msg[3] & 0x0F == 3:
                 self.close()
-                return address
+                raise OSError(errno.ENOENT)  # NXDOMAIN: no such name
+            at = 12
+            questions = msg[4] << 8 | msg[5]  # echoed, before the answers
+            for record in range(questions + (msg[6] << 8 | msg[7])):
+                while at < len(msg):  # the record's name: labels, to an empty one or a pointer
+                    size = msg[at]
+                    if size & 0xC0 == 0xC0:
+                        at += 2  # a pointer ends the name
+                        break
+                    at += 1 + size
+                    if not size:
+                        break
+                if record < questions:
+                    at += 4  # the question's type and class
+                    continue
+                if at + 10 > len(msg):
+                    break
+                kind = msg[at] << 8 | msg[at + 1]
+                size = msg[at + 8] << 8 | msg[at + 9]
+                at += 10
+                if kind == 1 and size == 4 and at + 4 <= len(msg):
+                    address = "%d.%d.%d.%d" % (msg[at], msg[at + 1], msg[at + 2], msg[at + 3])
+                    self.close()
+                    return address
+                at += size
         if ticks_diff(now_ms, self.sent_at) >= _TRY_MS:
             if self.tries >= _TRIES:
                 self.close()
                 raise OSError(errno.ETIMEDOUT)
             self._send(now_ms)
-        return None
-
-    def _address(self, msg):
-        """The first A record of an answer to our query, None for anything else."""
-        if len(msg) < 12 or (msg[0] << 8 | msg[1]) != self.ident or not msg[2] & 0x80:
-            return None  # not the answer to this query
-        if msg[3] & 0x0F == 3:
-            self.close()
-            raise OSError(errno.ENOENT)  # NXDOMAIN: no such name
-        at = 12
-        questions = msg[4] << 8 | msg[5]  # echoed, before the answers
-        for record in range(questions + (msg[6] << 8 | msg[7])):
-            while at < len(msg):  # the record's name: labels, to an empty one or a pointer
-                size = msg[at]
-                if size & 0xC0 == 0xC0:
-                    at += 2  # a pointer ends the name
-                    break
-                at += 1 + size
-                if not size:
-                    break
-            if record < questions:
-                at += 4  # the question's type and class
-                continue
-            if at + 10 > len(msg):
-                return None
-            kind = msg[at] << 8 | msg[at + 1]
-            size = msg[at + 8] << 8 | msg[at + 9]
-            at += 10
-            if kind == 1 and size == 4 and at + 4 <= len(msg):
-                return "%d.%d.%d.%d" % (msg[at], msg[at + 1], msg[at + 2], msg[at + 3])
-            at += size
         return None
 
     def close(self):
