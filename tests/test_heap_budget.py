@@ -94,7 +94,7 @@ import gc
 from tools.sim.board.heap import own_qstr_pool, pin
 # the simulator's own names, their characters %d bytes longer in this run (a folder's name)
 getattr(gc, "s" * %d + "_sim", None)
-ballast = pin(8192 - own_qstr_pool())
+ballast = pin(16384 - own_qstr_pool())
 box = type("Box", (), {})()
 gc.collect()
 before = gc.mem_free()

@@ -255,6 +255,66 @@ def test_the_esp32_heap_is_the_boards_alone(tmp_path):
     assert [m for m in modules if m.split(".")[0] in ("tools", "boardlib", "firmware")] == []
 
 
+
+# Lists the names the twin has interned when main.py starts, then the names of the modules
+# that are C or frozen on a stock ESP32, which the board has in flash (and of their classes).
+NAMES_MAIN = """import micropython
+micropython.qstr_info(1)
+for name in ("machine", "network", "socket", "select", "time", "sys", "os", "_asyncio",
+             "tls", "ssl", "asyncio", "umqtt.simple", "binascii", "struct", "errno", "gc",
+             "micropython", "vfs", "json", "array"):
+    try:
+        m = __import__(name)
+    except ImportError:
+        continue
+    for part in name.split(".")[1:]:
+        m = getattr(m, part)
+    for a in dir(m):
+        print("in-flash", a)
+        if isinstance(getattr(m, a), type):
+            for b in dir(getattr(m, a)):
+                print("in-flash", b)
+print("listed")
+"""
+
+
+def test_the_twin_charges_the_names_it_shares_with_the_firmware(tmp_path):
+    """A name the twin's own Python has interned before the firmware starts (the board
+    profile's, the font's, words like `flash` or `status`) costs the firmware nothing here,
+    where on the board it takes a pool entry and its characters from the heap (unless the
+    board has it in flash, with its C and frozen modules). The twin counts them in the
+    budget (tools/sim/board/heap.py, SHARED_NAMES and SHARED_NAME_CHARS): they must be at
+    least what the networked firmware, with the modules of its way up, shares with it
+    today."""
+    from tools.bench import harness as bench_harness
+    from tools.bench import heap as bench_heap
+    from tools.port import upy
+    from tools.sim.board import heap
+    from tools.sim.board.esp32 import releases
+
+    path = upy.release_binary(releases.LATEST[releases.NEWEST], bits=32)
+    if path is None:
+        pytest.skip("no 32-bit interpreter of MicroPython %d.%d (docs/performance.md)"
+                    % releases.NEWEST)
+    flash(tmp_path / "state", firmware=False, files={"main.py": NAMES_MAIN})
+    with booted(tmp_path / "state", version="1.29.0", interpreter=path, heap="esp32") as twin:
+        twin.wait_output("listed", timeout=60)
+    text = bytes(twin.output).decode(errors="replace")
+    twins = bench_heap.interned_names(text)[0]
+    in_flash = {line.split()[1] for line in text.splitlines()
+                if line.startswith("in-flash ") and len(line.split()) == 2}
+    assert "Pin" in in_flash and "publish" in in_flash  # machine's, umqtt's
+    interp = bench_harness.Interpreter(path)
+    stage = bench_heap.stage_tree(str(tmp_path), "mpy", True)
+    frozen = bench_heap.frozen_image(stage, str(tmp_path))
+    out = bench_heap.heap_device(["code", "net"], stage, interp, frozen)
+    firmware = set(out["names"]) | set(out["names_dial"])
+    assert "MQTTClient" in firmware and "journal" in firmware
+    shared = (firmware & twins) - in_flash
+    chars = sum(len(name) + 1 for name in shared)
+    assert len(shared) <= heap.SHARED_NAMES and chars <= heap.SHARED_NAME_CHARS, \
+        (len(shared), chars, sorted(shared))
+
 def test_the_flash_takes_real_time_to_erase(tmp_path):
     """Ten sectors' worth of file on a stock twin: ten erases at least, 45 ms each
     (tools/sim/board/flash.py, TYPICAL), during which the chip runs nothing; its clock,

@@ -165,7 +165,26 @@ def heap_device(args, stage, interp, frozen=None, heapsize=BIG_HEAP):
     if proc.returncode != 0:
         said = (proc.stderr.strip() or proc.stdout.strip())[-300:]
         raise Unavailable("%s %s failed: %s" % (HEAP_DEVICE, " ".join(map(str, args)), said))
-    return parse_lines(proc.stdout)
+    out = parse_lines(proc.stdout)
+    tables = interned_names(proc.stdout)
+    if len(tables) >= 2:  # `code`: the names the firmware's modules interned
+        out["names"] = sorted(tables[1] - tables[0])
+        out["names_dial"] = sorted(tables[-1] - tables[1])  # with `net`, the way up's
+    return out
+
+
+def interned_names(text):
+    """The names (qstrs) each `micropython.qstr_info(1)` in `text` listed: a set a table.
+    Only the names interned since the interpreter started are listed; its own (the
+    ESP32's are in flash) are not."""
+    tables = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("qstr pool:"):
+            tables.append(set())
+        elif tables and line.startswith("Q(") and line.endswith(")"):
+            tables[-1].add(line[2:-1])
+    return tables
 
 
 def import_heap(stage, interp, frozen, step, start, net=False):
@@ -294,6 +313,9 @@ def net_heap_figures(sizes, workdir, interp, mpy, frozen, data_play, detail,
     code_net, dial = held["held"], held["dial"]
     code_net_src, dial_src = held_src["held"], held_src["dial"]
     detail.update(dial_bytes=dial, dial_src_bytes=dial_src)
+    # the names the networked firmware interns (for good) as it loads, and its way up's
+    # (docs/performance.md, "The firmware's names")
+    detail.update(names_net=len(held["names"]), names_dial=len(held["names_dial"]))
     shots = sizes["net_shots"]
     path = os.path.join(workdir, "net.timeline")
     with open(path, "w") as f:

@@ -101,18 +101,30 @@ def _fill(ballast):
     ballast[-2] = chain
 
 
-def own_qstr_pool():
-    """Start the pool the next new names (qstrs) go into, and return the bytes it took.
+def own_qstr_pool(room=None):
+    """Start the pool the firmware's names (qstrs) go into, as the board's are, and return
+    the bytes to take from the budget for them: the pool and the characters below.
 
-    On the ESP32 the interpreter's own names and the frozen modules' are in pools that are
-    full by construction (in flash), so the firmware's first new name starts a pool of its
-    own, taken from the GC heap (py/qstr.c, `qstr_add`: each new pool twice the last). On
-    the unix port the simulator's own modules leave a pool part used, and the firmware's
-    first names would go into its free end, outside the budget, before a pool of twice its
-    size is needed: how many depends on how many names the simulator has, so where the
-    board runs out of memory would move with any change to it. Filled with names of its
-    own until a new pool is made, the firmware starts on that pool, as on the board;
-    `pin(budget - own_qstr_pool())` counts it in the budget.
+    On a stock ESP32 the interpreter's own names and the frozen modules' are in flash; the
+    first new name starts a pool of 20 entries in the GC heap, and each pool after it is
+    twice the last (py/qstr.c `qstr_add`; tools/mpy-tool.py gives the frozen names' pool
+    an allocation of at most 10 so that the first is small). The firmware's first 1,260
+    names (BOARD_NAME_ROOM) fit pools of 20 to 640 entries, about 8.9 KB; the next name
+    takes a pool of 1,280 entries, about 9 KB more, all at once. Here the simulator's own
+    names have already made pools of their own, one part used: the firmware's first names
+    would go into its free end, outside the budget, and how many depends on how many
+    names the simulator has. So names of this module's own fill it until a pool is made
+    that can hold the board's 1,260 (or as many more as the simulator's have made), and
+    then that pool too, until `room` entries are left: the firmware's names run out of
+    pool where the board's do (here the next pool is twice as large again: the twin fails
+    there no later than the board would).
+
+    Some of the firmware's names are the simulator's too (the board profile's, the
+    display font's, words like `flash` or `status`): here they are interned already,
+    outside the budget; the board interns them from its heap. So `room` is
+    BOARD_NAME_ROOM less SHARED_NAMES, and their characters, SHARED_NAME_CHARS, are taken
+    from the budget (`tests/test_twin.py` measures both and checks these are not
+    smaller).
 
     The names' characters are kept apart from the pool, in chunks of 128 bytes or more
     (py/qstr.c, `qstr_from_strn_helper`), and the chunk in use is left full: on the ESP32
@@ -122,22 +134,41 @@ def own_qstr_pool():
     file names among them, so on the folder the tree was checked out in."""
     import gc
 
+    if room is None:
+        room = BOARD_NAME_ROOM - SHARED_NAMES
     gc.collect()
     gc.disable()
     try:
         box = _Names()
-        i = 0
+        made = 0
         while True:
-            name = "_q%d" % i
             free = gc.mem_free()
-            getattr(box, name, None)  # makes the name a qstr
+            getattr(box, "_q%d" % made, None)  # makes the name a qstr
             took = free - gc.mem_free()
+            made += 1
             if took > _POOL_MIN:  # a pool (a string chunk takes 128 bytes)
-                _fill_name_chunk(box)
-                return took
-            i += 1
+                entries = _pool_entries(took)
+                if entries > room:
+                    break
+        for i in range(entries - 1 - room):  # the new pool holds the name that made it
+            getattr(box, "_q%d" % (made + i), None)
+        _fill_name_chunk(box)
+        return took + SHARED_NAME_CHARS
     finally:
         gc.enable()
+
+
+def _pool_entries(took):
+    """The entries of the pool that `took` bytes were taken for: one of 10 x 2**k (the
+    pools double from the frozen names' 10, tools/mpy-tool.py), each entry a pointer, a
+    2-byte hash and a 1-byte length after the pool's six words (py/qstr.h qstr_pool_t);
+    `took` may hold a string chunk and the heap's rounding too."""
+    word = 4 if sys.maxsize < 1 << 32 else 8
+    guess = (took - 6 * word) / (word + 3)
+    entries = 10
+    while entries * 1.5 < guess:
+        entries *= 2
+    return entries
 
 
 def _fill_name_chunk(box):
@@ -157,6 +188,16 @@ _CHUNK = 128  # py/mpconfig.h MICROPY_ALLOC_QSTR_CHUNK_INIT
 
 
 _POOL_MIN = 1024
+
+# The names a stock ESP32 interns before its pool of 1,280 entries: pools of 20, 40, ...,
+# 640 (own_qstr_pool).
+BOARD_NAME_ROOM = 1260
+# The firmware's names the twin has interned before it starts, and their characters with
+# their terminators, that a board interns from its heap: measured by tests/test_twin.py
+# (test_the_twin_charges_the_names_it_shares_with_the_firmware), which fails when the
+# firmware shares more.
+SHARED_NAMES = 150
+SHARED_NAME_CHARS = 1024
 
 
 def largest_free(free):

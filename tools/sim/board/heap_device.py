@@ -19,7 +19,9 @@ frozen modules do (tools/sim/board/frozenrom.py).
 
 `code` prints `held BYTES` (gc.mem_alloc() after a collection, less the same before; with
 `net`, the network stream's buffers too, which the link makes once at its first connection,
-boardlib.netstream.buffers, and holds for good) and
+boardlib.netstream.buffers, and holds for good), the interpreter's names before and after
+the count, and with `net` after the way up's modules too (`micropython.qstr_info(1)`:
+tools.bench.heap.heap_device takes from them the names the firmware interned), and
 `modules` (every module that came in and stays loaded: the firmware's own and umqtt; the
 stand-ins, this script and its helpers are loaded before the count, so the figure holds
 none of the simulator's code); with `net`, `dial BYTES`: what the link's way up
@@ -33,6 +35,8 @@ needs far more while it compiles than it keeps.
 
 import gc
 import sys
+
+import micropython
 
 
 class _Stub:
@@ -88,6 +92,7 @@ def held(net):
     _stub_machine()
     had = set(sys.modules)
     gc.collect()
+    micropython.qstr_info(1)  # the names so far (the host takes the new ones: `names`)
     before = gc.mem_alloc()
     load(net)
     if net:  # the stream's buffers, made once at the first connection and held for good
@@ -96,6 +101,7 @@ def held(net):
         _KEPT.append(buffers())
     gc.collect()
     print("held", gc.mem_alloc() - before)
+    micropython.qstr_info(1)
     # every module the count took in: the firmware's alone (tests/test_boot_modules.py)
     print("modules", ",".join(sorted(set(sys.modules) - had)))
     if net:  # what a (re)connection loads on top, for a while: the largest of the way
@@ -111,6 +117,7 @@ def held(net):
             forget(name.split(".")[1])
             gc.collect()
         print("dial", most)
+        micropython.qstr_info(1)  # with the names of the way up's modules
 
 
 def imports(budget, net):
