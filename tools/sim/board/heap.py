@@ -101,7 +101,7 @@ def _fill(ballast):
     ballast[-2] = chain
 
 
-def own_qstr_pool(room=None):
+def own_qstr_pool(shared=True):
     """Start the pool the firmware's names (qstrs) go into, as the board's are, and return
     the bytes to take from the budget for them: the pool and the characters below.
 
@@ -121,10 +121,12 @@ def own_qstr_pool(room=None):
 
     Some of the firmware's names are the simulator's too (the board profile's, the
     display font's, words like `flash` or `status`): here they are interned already,
-    outside the budget; the board interns them from its heap. So `room` is
-    BOARD_NAME_ROOM less SHARED_NAMES, and their characters, SHARED_NAME_CHARS, are taken
-    from the budget (`tests/test_twin.py` measures both and checks these are not
-    smaller).
+    outside the budget; the board interns them from its heap. So with `shared` (the twin)
+    the room is BOARD_NAME_ROOM less SHARED_NAMES, and their characters,
+    SHARED_NAME_CHARS, are taken from the budget too (`tests/test_twin.py` measures both
+    and checks these are not smaller). Without (tools/sim/board/heap_device.py, which
+    imports the firmware with none of the simulator's modules loaded) the room is
+    BOARD_NAME_ROOM and the bytes are the pool's.
 
     The names' characters are kept apart from the pool, in chunks of 128 bytes or more
     (py/qstr.c, `qstr_from_strn_helper`), and the chunk in use is left full: on the ESP32
@@ -134,8 +136,7 @@ def own_qstr_pool(room=None):
     file names among them, so on the folder the tree was checked out in."""
     import gc
 
-    if room is None:
-        room = BOARD_NAME_ROOM - SHARED_NAMES
+    room = BOARD_NAME_ROOM - (SHARED_NAMES if shared else 0)
     gc.collect()
     gc.disable()
     try:
@@ -153,7 +154,7 @@ def own_qstr_pool(room=None):
         for i in range(entries - 1 - room):  # the new pool holds the name that made it
             getattr(box, "_q%d" % (made + i), None)
         _fill_name_chunk(box)
-        return took + SHARED_NAME_CHARS
+        return took + (SHARED_NAME_CHARS if shared else 0)
     finally:
         gc.enable()
 
