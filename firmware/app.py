@@ -30,7 +30,7 @@ from boardlib.journal import GameStore
 from firmware import errors
 from firmware.screens import ERR, Screens
 from rules_core import Game, GameError, snapshot
-from rules_core.events import FOUL_NAMES
+from rules_core.common import FOUL_NAMES
 from rules_core.savedstate import SAVE_SIZE, STATE_SIZE, save_into
 from rules_core.settings import RULES_IDS
 
@@ -209,8 +209,9 @@ class App:
         game, status = journal_load.load(self.store)
         self.kept, _ = journal_load.load(self.kept_store)
         # Both read: the collector takes the reader's code back (and the snapshot's reader,
-        # its codec's unpack) before a new game is made in its place
-        errors.forget(("boardlib.journal_load", "rules_core.resume"))
+        # its codec's unpack, and the records' decoders: the board writes its records with
+        # boardlib.shot) before a new game is made in its place
+        errors.forget(("boardlib.journal_load", "rules_core.resume", "rules_core.events"))
         del journal_load  # (nor does this name hold it)
         if status == GameStore.TRUNCATED:
             self.notices.append(errors.JOURNAL_CUT)

@@ -341,12 +341,14 @@ BOOT_MODULES = (os.path.join("firmware", "powerup.py"), os.path.join("firmware",
                 os.path.join("firmware", "boards", "esp32_devkit.py"),
                 os.path.join("boardlib", "config.py"), os.path.join("boardlib", "netconfig.py"),
                 os.path.join("firmware", "startapp.py"))
-# Read once at boot (journal_load.load in firmware.app.load, and the snapshot's reader its
-# codec unpacks with), then dropped: load_mpy_bytes.
+# Read once at boot (journal_load.load in firmware.app.load, the snapshot's reader its
+# codec unpacks with, and the records' decoders the stored events are read with), then
+# dropped: load_mpy_bytes.
 LOAD_MODULES = (os.path.join("boardlib", "journal_load.py"),
-                os.path.join("rules_core", "resume.py"))
-# The setup menu: imported only when a player opens it (menu_mpy_bytes).
-MENU_MODULES = (os.path.join("firmware", "menu.py"),)
+                os.path.join("rules_core", "resume.py"), os.path.join("rules_core", "events.py"))
+# The setup menu, and the board state it shows: imported only when a player opens it
+# (menu_mpy_bytes).
+MENU_MODULES = (os.path.join("firmware", "menu.py"), os.path.join("rules_core", "boardstate.py"))
 # Never imported by the firmware: the board state as JSON, for the host tools and the
 # simulator (Game.state_json imports it when called); the ticks' arithmetic for CPython
 # (the board's modules take MicroPython's own from `time`); CPython's HMAC and frame seal
