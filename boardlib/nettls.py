@@ -78,7 +78,7 @@ def read_ca(path):
         return f.read(os.stat(path)[6])
 
 
-def prepare(link):
+def prepare(link, ca=None):
     """The link's TLS context (`link._tls`), made ahead of its first connection while the
     heap is still in large pieces (firmware.startapp) and kept for every connection. What
     fails here says nothing: no CA, a bad one, no memory or no TLS leave the context to
@@ -86,7 +86,7 @@ def prepare(link):
     link has its context."""
     if link._tls is None:
         try:
-            link._tls = context(read_ca(link.ca_path), CIPHER)
+            link._tls = context(read_ca(link.ca_path) if ca is None else ca, CIPHER)
         except (MemoryError, OSError, ValueError, ImportError):
             return False
     return True

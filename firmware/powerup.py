@@ -45,7 +45,14 @@ BOOT_MODULES = ("firmware.powerup", "firmware.hw", "firmware.assemble",
 _APP_ROOM = const(2560)
 _GAME_ROOM = const(6144)
 _CODE_ROOM = const(2560)
-ROOM = []  # [game's, application's, code's] while they are kept (firmware.startapp)
+# A board over TLS: the room its TLS context is made in (an SSLContext object holds Mbed
+# TLS's contexts: 1,764 bytes on a 32-bit 1.29 with Mbed TLS 3.6), let go after the game is
+# read (firmware.startapp); the CA certificate it is given is read before the rooms, while
+# the heap is whole.
+_TLS_ROOM = const(2048)
+# [TLS's (with TLS settings), game's, application's, code's] while they are kept
+# (firmware.startapp)
+ROOM = []
 
 
 def boot(board, clock):
@@ -116,7 +123,8 @@ def _build():
             no_net = False
         from firmware import hw
 
-        networked = not no_net and "net" in hw.read_given()
+        given = hw.read_given()
+        networked = not no_net and "net" in given
         if networked:
             # The frame seal is compiled from its source (viper, docs/esp32.md): first,
             # while the heap is whole, so that its compilation's pieces do not split what
@@ -124,7 +132,7 @@ def _build():
             import boardlib.framesign  # noqa: F401
         hw.made_first()  # the display before the rest: Err 93 always has one to show on
         if networked:
-            _keep_rooms()
+            _keep_rooms(given["net"])
         import rules_core  # noqa: F401
 
         if no_net:
@@ -155,16 +163,28 @@ def _build():
     return board
 
 
-def _keep_rooms():
+def _keep_rooms(net):
     """The rooms (ROOM) at the top of the heap's largest free block: what the board builds
     next goes below them, and what the application and its game make once they are let go
     fills the holes below first, so that only the blocks too large for those come to the
     rooms. Each room is a tuple (one block, its address its id()); one that lands in a
     hole below is kept there until the rooms are made, and another is tried. (On the
     ESP32 from 1.22 a try larger than the largest block makes the heap grow, py/gc.c
-    gc_try_add_heap: the one growth the build makes anyway, made here.)"""
+    gc_try_add_heap: the one growth the build makes anyway, made here.) With TLS
+    settings (`net`, as given) the first is (the CA certificate's bytes, or None, and the
+    TLS context's room)."""
     import gc
 
+    ca = None
+    tls = isinstance(net, dict) and net.get("tls") is True
+    if tls:
+        import os
+
+        try:  # in one block of the file's size, as boardlib.nettls.read_ca reads it
+            with open("/ca.der", "rb") as f:
+                ca = f.read(os.stat("/ca.der")[6])
+        except OSError:  # none: the link says so when it connects
+            pass
     gc.collect()
     low, high = 0, gc.mem_free()
     while high - low > 64:  # the largest free block (a failed try takes nothing)
@@ -176,15 +196,18 @@ def _keep_rooms():
             high = mid
     gc.collect()
     word = 4 if sys.maxsize >> 32 == 0 else 8
-    below = (None,) * ((low - _GAME_ROOM - _APP_ROOM - _CODE_ROOM - 512) // word)
+    sizes = ((_TLS_ROOM,) if tls else ()) + (_GAME_ROOM, _APP_ROOM, _CODE_ROOM)
+    below = (None,) * ((low - sum(sizes) - 512) // word)
     lower = []
-    for size in (_GAME_ROOM, _APP_ROOM, _CODE_ROOM):
+    for size in sizes:
         for _ in range(8):
             room = (None,) * (size // word - 2)
             if id(room) > id(below):
                 break
             lower.append(room)  # a hole below: filled, for now
         ROOM.append(room)
+    if tls:
+        ROOM[0] = (ca, ROOM[0])
     del below, lower
     gc.collect()
 

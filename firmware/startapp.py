@@ -40,7 +40,7 @@ def make(board, clock, rooms):
             from boardlib.netstream import buffers
 
             net.bufs = buffers()
-        _tls_first(net)
+        _tls_first(net, rooms)
     except MemoryError as exc:  # the code and the game do not fit this board's heap
         app = None  # the half-made application: garbage, once its pins let go of it
         del rooms[:]
@@ -61,19 +61,23 @@ def make(board, clock, rooms):
     return app
 
 
-def _tls_first(net):
-    """A board over TLS: its TLS context made (its module loaded, the CA read) now, once
-    the game is read and before the first connection's code comes, and kept for every
-    connection (boardlib.nettls.prepare); the module goes again, as the link loads it only
-    while it connects. A context that finds no room is made at the first connection, as
-    before; a board without TLS holds nothing of it."""
+def _tls_first(net, rooms):
+    """A board over TLS: its TLS context made now, once the game is read and before the
+    first connection's code comes, in the room power-up kept for it and from the CA
+    certificate power-up read (firmware.powerup, ROOM), and kept for every connection
+    (boardlib.nettls.prepare); the module goes again, as the link loads it only while it
+    connects. A context that finds no room is made at the first connection, as before; a
+    board without TLS holds nothing of it."""
     if net is None or not net.net["tls"]:
         return
-    gc.collect()  # what reading the game left: the CA's bytes and the context go in its holes
+    ca = None
     try:
-        from boardlib import nettls
+        from boardlib import nettls  # its code in the holes reading the game left
 
-        nettls.prepare(net)
+        if rooms:  # the CA's bytes and the context's room: let go for the context
+            ca = rooms.pop()[0]
+            gc.collect()
+        nettls.prepare(net, ca)
     except MemoryError:  # the module itself found no room
         pass
     from boardlib.netstream import forget

@@ -468,19 +468,14 @@ def test_a_networked_board_deployed_as_mpy_fits_the_esp32_heap(boards):
     _outcome(boards, "esp32 heap net True")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "over TLS the networked board does not fit the stock heap: the handshake finds no "
-    "room once the TCP connection is up (Err 76, never online; with the rooms before, the "
-    "CA's 769 bytes found no block, 3.8 KB free in pieces of at most 650); it comes online "
-    "in 120,000 bytes of GC heap (docs/performance.md, \"The twin's names, and the rooms "
-    "again\")"))
 def test_a_networked_board_deployed_as_mpy_comes_online_over_tls_on_the_esp32_heap(boards):
     """The same board and heap over TLS: given TLS settings and the club's CA, it connects
     to the broker's TLS listener, the handshake's 22 KB and WiFi's 16 KB from the ESP-IDF's
     40 KB (Mbed TLS takes its buffers from the unix port's C heap, as the ESP-IDF's takes
     them from its own, not from the GC heap), and holds the TLS context, the gate's module
-    and the SSL objects in its GC heap on top of the plain board's: it should come online
-    and play, with no MemoryError and no Err 93. Played on a 32-bit interpreter of the same
+    and the SSL objects in its GC heap on top of the plain board's: it comes online and
+    plays, with no MemoryError and no Err 93 (its TLS context made in a room of its own,
+    from the CA read at power-up: firmware/powerup.py). Played on a 32-bit interpreter of the same
     release line with the `tls` module (tools.port.upy.interpreter32_tls)."""
     if HEAP_TLS_INTERPRETER is None:
         pytest.skip("%s; `make upy32 MICROPYTHON_SRC=DIR` builds one from a MicroPython tree "

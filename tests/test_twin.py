@@ -303,7 +303,7 @@ def test_the_twin_charges_the_names_it_shares_with_the_firmware(tmp_path):
     twins = bench_heap.interned_names(text)[0]
     in_flash = {line.split()[1] for line in text.splitlines()
                 if line.startswith("in-flash ") and len(line.split()) == 2}
-    assert "Pin" in in_flash and "publish" in in_flash  # machine's, umqtt's
+    assert "Pin" in in_flash and "WLAN" in in_flash  # machine's, network's
     interp = bench_harness.Interpreter(path)
     stage = bench_heap.stage_tree(str(tmp_path), "mpy", True)
     frozen = bench_heap.frozen_image(stage, str(tmp_path))
