@@ -247,4 +247,6 @@ if micropython is not None:
 
 else:  # CPython (the host tools): the same seal and check over hashlib, with this module's
     # sizes, in boardlib.hmac256 (which the board's compiler never reads)
-    from boardlib.hmac256 import FrameSigner  # noqa: F401 - this module's, on CPython
+    from boardlib.hmac256 import frame_signer
+
+    FrameSigner = frame_signer(MAX_ID, NONCE, TAG, MAX_CHECK)

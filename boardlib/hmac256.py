@@ -5,8 +5,8 @@
     same(tag, received_tag)                # comparison that takes the same time either way
 
 MicroPython's unix and ESP32 ports have hashlib.sha256 but no hmac; tests check this
-against CPython's hmac module. `FrameSigner` is boardlib.framesign's on CPython (the host
-tools): the board's is viper, in that module.
+against CPython's hmac module. `frame_signer` makes boardlib.framesign's FrameSigner on
+CPython (the host tools): the board's is viper, in that module.
 """
 
 import hashlib
@@ -56,29 +56,29 @@ def same(a, b):
     return diff == 0
 
 
-class FrameSigner:
-    """boardlib.framesign.FrameSigner for CPython: the same seal and check over hashlib,
-    with framesign's sizes (the tag's bytes, the longest id, the nonce's bytes, the longest
-    checked body)."""
+def frame_signer(max_id, nonce_bytes, tag_bytes, most):
+    """boardlib.framesign.FrameSigner for CPython, with framesign's sizes (the longest id,
+    the nonce's bytes, the tag's bytes, the longest checked body): the same seal and check
+    over hashlib. framesign makes it with its own sizes; this module imports nothing of
+    it."""
 
-    def __init__(self, key, nonce, board_id):
-        from boardlib import framesign  # (which imports this module on CPython)
+    class FrameSigner:
+        def __init__(self, key, nonce, board_id):
+            if (not 1 <= len(board_id) <= max_id or len(nonce) != nonce_bytes
+                    or len(key) > 64):
+                raise ValueError("nonce of 8 bytes, id of 1-32, key of at most 64")
+            self._mac = Hmac(bytes(key))
+            self._prefix = bytes(nonce) + bytes(board_id)
 
-        if (not 1 <= len(board_id) <= framesign.MAX_ID or len(nonce) != framesign.NONCE
-                or len(key) > 64):
-            raise ValueError("nonce of 8 bytes, id of 1-32, key of at most 64")
-        self._mac = Hmac(bytes(key))
-        self._prefix = bytes(nonce) + bytes(board_id)
-        self._tag = framesign.TAG
-        self._most = framesign.MAX_CHECK
+        def seal(self, counter, wire, out):
+            body = struct.pack("<I", counter & 0xFFFFFFFF) + bytes(wire)
+            tag = self._mac.digest(self._prefix, body)[:tag_bytes]
+            out[:len(body) + tag_bytes] = body + tag
+            return len(body) + tag_bytes
 
-    def seal(self, counter, wire, out):
-        body = struct.pack("<I", counter & 0xFFFFFFFF) + bytes(wire)
-        tag = self._mac.digest(self._prefix, body)[:self._tag]
-        out[:len(body) + self._tag] = body + tag
-        return len(body) + self._tag
+        def check(self, msg):
+            n = len(msg) - 32
+            return 0 <= n <= most and same(
+                self._mac.digest(self._prefix, bytes(msg[:n])), bytes(msg[n:]))
 
-    def check(self, msg):
-        n = len(msg) - 32
-        return 0 <= n <= self._most and same(
-            self._mac.digest(self._prefix, bytes(msg[:n])), bytes(msg[n:]))
+    return FrameSigner

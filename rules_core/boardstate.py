@@ -1,5 +1,5 @@
-"""The board state of a game as a dict (CONTRACT section 3), what Game.state() returns,
-and the state the link's packed bytes say (snapshot.unpack_state).
+"""The board state of a game as a dict (CONTRACT section 3), what Game.state() and
+snapshot.unpack_state() return.
 
     from rules_core import Game
     Game("ddbu", 40).state()   # {"rules": "ddbu", "distance": [40, 40], ...}
@@ -9,10 +9,6 @@ first called: a board asks for the state only when a player opens its setup menu
 (firmware.app), and never unpacks one, so it does not hold this code while it plays
 (docs/performance.md, "Smaller code").
 """
-
-from rules_core.common import GameError
-from rules_core.game import Game
-from rules_core.savedstate import load, settings_of
 
 try:
     from micropython import const
@@ -29,7 +25,6 @@ _ANNOUNCE_NAMES = const((
 # rules_core.common's (tests/test_rules_game.py checks them)
 _FINISHED = const(2)
 _TIE = const(3)
-_STATE_SIZE = const(27)  # rules_core.savedstate's (tests/test_snapshot.py checks it)
 
 
 def state(game):
@@ -78,12 +73,3 @@ def state(game):
         "last_series": game.last_series or None,
     }
 
-
-def unpack_state(data):
-    """The board state that the STATE_SIZE bytes of snapshot.pack_state(game) say."""
-    data = bytes(data)
-    if len(data) != _STATE_SIZE:
-        raise GameError("a board state is %d bytes, got %d" % (_STATE_SIZE, len(data)))
-    game = Game(*settings_of(data))
-    load(game, data, True)
-    return state(game)

@@ -69,8 +69,16 @@ def pack_state(game):
 def unpack_state(data):
     """The board state (Game.state()) that pack_state's bytes say (the host's logger reads
     it; rules_core.boardstate, imported here: a board never calls it)."""
-    # (relative: the module's full name is made when it is imported, not kept by every
+    # (relative: a module's full name is made when it is imported, not kept by every
     # board as a name of this code)
-    from .boardstate import unpack_state
+    from .boardstate import state
+    from .common import GameError
+    from .game import Game
+    from .savedstate import load, settings_of
 
-    return unpack_state(data)
+    data = bytes(data)
+    if len(data) != _STATE_SIZE:
+        raise GameError("a board state is %d bytes, got %d" % (_STATE_SIZE, len(data)))
+    game = Game(*settings_of(data))
+    load(game, data, True)
+    return state(game)

@@ -110,13 +110,13 @@ def test_the_reader_knows_the_snapshots_header_sizes():
     # names kept on the board): they must be the same, and those of the other modules
     import struct
 
-    from rules_core import boardstate, events, game, resume, savedstate
+    from rules_core import events, game, resume, savedstate
 
     assert (resume._MAGIC, resume._HEAD, resume._MAGIC_SPLIT, resume._HEAD_SPLIT) == (
         snapshot._MAGIC, snapshot._HEAD, snapshot._MAGIC_SPLIT, snapshot._HEAD_SPLIT)
     assert resume._HEAD_SIZE == struct.calcsize(snapshot._HEAD)
     assert resume._HEAD_SPLIT_SIZE == struct.calcsize(snapshot._HEAD_SPLIT)
     assert resume._CHECKPOINT_EVERY == snapshot._CHECKPOINT_EVERY == game._CHECKPOINT_EVERY
-    assert (resume._SAVE_SIZE, snapshot._STATE_SIZE, boardstate._STATE_SIZE) == (
-        savedstate.SAVE_SIZE, savedstate.STATE_SIZE, savedstate.STATE_SIZE)
+    assert (resume._SAVE_SIZE, snapshot._STATE_SIZE) == (
+        savedstate.SAVE_SIZE, savedstate.STATE_SIZE)
     assert resume._RECORD_SIZE == events._RECORD_SIZE
