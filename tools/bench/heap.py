@@ -199,8 +199,9 @@ def import_heap(stage, interp, frozen, step, start, net=False):
             if "MemoryError" in str(exc) or "memory allocation failed" in str(exc):
                 return False
             raise
-    # from a whole number of steps: the budgets tried do not move with a few bytes of code
-    return smallest_heap(works, step, start=-(-start // step) * step)
+    # from a whole number of steps: the budgets tried do not move with a few bytes of code;
+    # sources compiled on the board may need more than 256 KB at their peak
+    return smallest_heap(works, step, high=512 << 10, start=-(-start // step) * step)
 
 
 def heap_figures(sizes, workdir, interp):
