@@ -50,6 +50,9 @@ _CODE_ROOM = const(2560)
 # read (firmware.startapp); the CA certificate it is given is read before the rooms, while
 # the heap is whole.
 _TLS_ROOM = const(2048)
+# The largest CA certificate read at power-up: a CA's DER is about 1 KB (the club's, made
+# by tools.broker, 769 bytes); a file of any size must not stop the game from starting.
+_CA_MOST = const(4096)
 # [TLS's (with TLS settings), game's, application's, code's] while they are kept
 # (firmware.startapp)
 ROOM = []
@@ -181,9 +184,11 @@ def _keep_rooms(net):
         import os
 
         try:  # in one block of the file's size, as boardlib.nettls.read_ca reads it
-            with open("/ca.der", "rb") as f:
-                ca = f.read(os.stat("/ca.der")[6])
-        except OSError:  # none: the link says so when it connects
+            size = os.stat("/ca.der")[6]
+            if size <= _CA_MOST:  # a larger file is left to the link (Err 74 or 76 there)
+                with open("/ca.der", "rb") as f:
+                    ca = f.read(size)
+        except (OSError, MemoryError):  # none, or no room: the link says so when it connects
             pass
     gc.collect()
     low, high = 0, gc.mem_free()

@@ -481,3 +481,18 @@ def test_a_networked_board_deployed_as_mpy_comes_online_over_tls_on_the_esp32_he
         pytest.skip("%s; `make upy32 MICROPYTHON_SRC=DIR` builds one from a MicroPython tree "
                     "with lib/mbedtls checked out" % HEAP_TLS_WHY)
     _outcome(boards, "esp32 heap net tls")
+
+
+def test_a_tls_board_with_an_oversized_ca_file_still_plays_on_the_esp32_heap(tmp_path):
+    """Power-up reads a TLS board's CA while the heap is whole (firmware/powerup.py): a
+    /ca.der of 64 KB (not a certificate, and more than the heap has in one piece) is left to
+    the link, which reports it when it connects, and the game starts; read whole at
+    power-up it stopped the board with Err 93 for good."""
+    if HEAP_INTERPRETER is None:
+        pytest.skip("no 32-bit interpreter of MicroPython %d.%d (docs/performance.md)"
+                    % releases.NEWEST)
+    flash(tmp_path, cfg=_cfg("heap-tls", tls=True), mpy=True, files={"ca.der": "x" * 65536})
+    with booted(tmp_path, version="1.29.0", interpreter=HEAP_INTERPRETER,
+                heap="esp32") as twin:
+        twin.wait_display(scores_shown, timeout=90)
+        assert "Err   93" not in twin.displays
