@@ -41,6 +41,9 @@ def make(board, clock, rooms):
 
             net.bufs = buffers()
         _tls_first(net, rooms)
+        # a board given TLS settings whose link was not made (they were refused, or it
+        # found no room) still kept the TLS room and the CA: let them go
+        del rooms[:]
     except MemoryError as exc:  # the code and the game do not fit this board's heap
         app = None  # the half-made application: garbage, once its pins let go of it
         del rooms[:]
