@@ -153,7 +153,13 @@ def frozen_image(stage, workdir):
     return write_image(os.path.join(stage, "lib"), os.path.join(workdir, "frozen.romfs"))
 
 
-def heap_device(args, stage, interp, frozen=None, heapsize=BIG_HEAP):
+# heap_device's runs: room for the sources' import peak (searched up to 512 KB, import_heap)
+# and no more: the names' pool is made a name at a time, each asking gc.mem_free(), which
+# walks the whole heap's table (8 MB made a run take 7 s, 1 MB takes one)
+DEVICE_HEAP = "1M"
+
+
+def heap_device(args, stage, interp, frozen=None, heapsize=DEVICE_HEAP):
     """tools/sim/board/heap_device.py with the staged deployment first on the path, found as
     a board finds it: from the current folder (the ESP32's sys.path starts with ""; the
     unix port loads no .mpy file through "", so "."), so that each module's `__file__`
@@ -254,9 +260,33 @@ def _heap_figures(sizes, workdir, elsewhere, interp):
                                     elsewhere, notes))
     except Unavailable as exc:
         notes["heap_net"] = str(exc)
+    rom_figures(sizes, workdir, interp, mpy, data, detail)
     if notes:
         out["notes"] = notes
     return out
+
+
+def rom_figures(sizes, workdir, interp, mpy, data_play, detail):
+    """The peaks with the firmware's code in flash (ram32_detail's *_rom_bytes): the whole
+    deployment in a ROMFS image, as a build with a ROMFS partition runs it (each module's
+    bytecode where it lies, py/persistentcode.c), counted as the `.mpy` figures are, with
+    the data those measured (`data_play`, detail's data_net_bytes). A frozen build keeps
+    more in flash still (the raw code records, the names, the viper modules' machine
+    code, which from ROMFS are compiled into the heap), so these are its figures at the
+    most. They say what the peak targets ask of the code; no stock ESP32 build has a
+    ROMFS partition (docs/performance.md, "What the heap figures count")."""
+    from tools.sim.board.frozenrom import write_image
+
+    rom = write_image(mpy, os.path.join(workdir, "code.romfs"))
+    step = sizes["heap_step"]
+    code = heap_device(["code"], mpy, interp, rom)["held"]
+    imported = import_heap(mpy, interp, rom, step, code)
+    detail.update(code_play_rom_bytes=code, peak_play_rom_bytes=max(imported, code + data_play))
+    if "data_net_bytes" in detail:
+        held = heap_device(["code", "net"], mpy, interp, rom)
+        imported = import_heap(mpy, interp, rom, step, held["held"], net=True)
+        detail.update(code_net_rom_bytes=held["held"], peak_net_rom_bytes=max(
+            imported, held["held"] + held["dial"] + detail["data_net_bytes"]))
 
 
 NET_BOARD = "bench1"  # the board's MQTT user and id in the bench's broker
