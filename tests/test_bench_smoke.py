@@ -151,6 +151,21 @@ def test_the_heap_peaks_hold_the_code_and_the_data(smoke):
     assert 0 < smoke["ram32_largest_free_play_bytes"] < bench_esp32.ESP32_HEAP
 
 
+def test_the_code_in_flash_leaves_its_bytecode_out_of_the_heap(smoke):
+    detail = smoke["ram32_detail"] or {}
+    if "code_play_rom_bytes" not in detail:
+        pytest.skip(smoke["notes"].get("heap", "not measured"))
+    # the same modules run from a ROMFS image: their bytecode stays in the image
+    assert 0 < detail["code_play_rom_bytes"] < smoke["ram32_code_play_bytes"] // 2
+    assert detail["peak_play_rom_bytes"] >= (detail["code_play_rom_bytes"]
+                                             + smoke["ram32_data_play_bytes"])
+    if "code_net_rom_bytes" in detail:
+        assert (detail["code_play_rom_bytes"] < detail["code_net_rom_bytes"]
+                < smoke["ram32_code_net_bytes"])
+        assert detail["peak_net_rom_bytes"] >= (detail["code_net_rom_bytes"]
+                                                + detail["data_net_bytes"])
+
+
 def test_the_networked_peak_says_which_way_its_game_was_played(smoke):
     detail = smoke["ram32_detail"] or {}
     if "net_game" not in detail:
