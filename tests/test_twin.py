@@ -226,6 +226,7 @@ def _drain(stream):
 HEAP_MAIN = """import gc, sys
 gc.collect()
 print('heap', gc.mem_free(), ','.join(sorted(sys.modules)))
+print('done')
 """
 
 
@@ -244,8 +245,7 @@ def test_the_esp32_heap_is_the_boards_alone(tmp_path):
     flash(tmp_path, firmware=False, files={"main.py": HEAP_MAIN})
     with booted(tmp_path, version="1.29.0", interpreter=path, heap="esp32") as twin:
         assert twin.gc_heap == releases.ONE_GROWTH
-        twin.wait_output("heap ", timeout=30)
-        time.sleep(0.5)
+        twin.wait_output("done", timeout=30)  # the line before it is whole
     line = next(t for t in bytes(twin.output).decode().splitlines() if t.startswith("heap "))
     free, modules = int(line.split()[1]), line.split()[2].split(",")
     # the heap pinned to within its rounding, less the pool the board's first new names
