@@ -142,10 +142,13 @@ def own_qstr_pool(shared=True):
     try:
         box = _Names()
         made = 0
+        # (one gc.mem_free() a name, which walks the heap's whole table: the collector is
+        # off, so what one name took is the last figure less this one)
+        free = gc.mem_free()
         while True:
-            free = gc.mem_free()
             getattr(box, "_q%d" % made, None)  # makes the name a qstr
             took = free - gc.mem_free()
+            free -= took
             made += 1
             if took > _POOL_MIN:  # a pool (a string chunk takes 128 bytes)
                 entries = _pool_entries(took)
