@@ -155,7 +155,7 @@ def frozen_image(stage, workdir):
 
 # heap_device's runs: room for the sources' import peak (searched up to 512 KB, import_heap)
 # and no more: the names' pool is made a name at a time, each asking gc.mem_free(), which
-# walks the whole heap's table (8 MB made a run take 7 s, 1 MB takes one)
+# walks the whole heap's table (8 MB made a run take 7 s, 1 MB takes under one)
 DEVICE_HEAP = "1M"
 
 
@@ -260,7 +260,10 @@ def _heap_figures(sizes, workdir, elsewhere, interp):
                                     elsewhere, notes))
     except Unavailable as exc:
         notes["heap_net"] = str(exc)
-    rom_figures(sizes, workdir, interp, mpy, data, detail)
+    try:
+        rom_figures(sizes, workdir, interp, mpy, data, detail)
+    except Unavailable as exc:
+        notes["heap_rom"] = str(exc)
     if notes:
         out["notes"] = notes
     return out
