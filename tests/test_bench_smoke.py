@@ -155,8 +155,10 @@ def test_the_code_in_flash_leaves_its_bytecode_out_of_the_heap(smoke):
     detail = smoke["ram32_detail"] or {}
     if "code_play_rom_bytes" not in detail:
         pytest.skip(smoke["notes"].get("heap", "not measured"))
-    # the same modules run from a ROMFS image: their bytecode stays in the image
-    assert 0 < detail["code_play_rom_bytes"] < smoke["ram32_code_play_bytes"] // 2
+    # the same modules run from a ROMFS image: their bytecode stays in the image (half of
+    # what the .mpy deployment holds on 32 bits; on 64 the objects and names weigh more)
+    rom, mpy = detail["code_play_rom_bytes"], smoke["ram32_code_play_bytes"]
+    assert 0 < rom and (mpy - rom) * 3 > mpy, (rom, mpy)
     assert detail["peak_play_rom_bytes"] >= (detail["code_play_rom_bytes"]
                                              + smoke["ram32_data_play_bytes"])
     if "code_net_rom_bytes" in detail:
