@@ -10,7 +10,8 @@ pystone on both), its heap, the flash's erase cycles, the serial line. One place
 # 1.21 had a fixed heap of about 112 KB. docs/performance.md, "Heap".
 ESP32_HEAP = 112 * 1024
 # What the counted runs leave free for the firmware's data when the code held is not
-# known (the heap figures were not measured): a networked board's room.
+# known (the heap figures were not measured, or measured on 64 bits): a networked board's
+# room, twice that on a 64-bit interpreter, whose objects are about twice the board's.
 DEFAULT_FREE = 48 * 1024
 
 # docs/performance.md, "From instructions to ESP32 time": ESP32 cycles per x86-64

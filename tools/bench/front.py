@@ -123,7 +123,10 @@ def measure(smoke=False, install=True, only=None):
     def free():
         # the counted runs leave the firmware the heap a board leaves it
         code = result.get("ram32_code_play_bytes")
-        return ESP32_HEAP - code if code and interp.bits == 32 else DEFAULT_FREE
+        if code and interp.bits == 32:
+            return ESP32_HEAP - code
+        # (on 64 bits a pointer, and so most of the data's objects, is twice the board's)
+        return DEFAULT_FREE * (2 if interp.bits == 64 else 1)
 
     parts = (
         ("heap", lambda: heap_figures(sizes, workdir, interp)),
