@@ -277,7 +277,8 @@ def rom_figures(sizes, workdir, interp, mpy, data_play, detail):
     more in flash still (the raw code records, the names, the viper modules' machine
     code, which from ROMFS are compiled into the heap), so these are its figures at the
     most. They say what the peak targets ask of the code; no stock ESP32 build has a
-    ROMFS partition (docs/performance.md, "What the heap figures count")."""
+    ROMFS partition (docs/performance.md, "The code in flash: what the peak targets
+    ask")."""
     from tools.sim.board.frozenrom import write_image
 
     rom = write_image(mpy, os.path.join(workdir, "code.romfs"))
