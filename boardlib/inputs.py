@@ -171,6 +171,9 @@ class SpotSensors:
         self._window_start = [0] * count
         self._changes_in = [0] * count
         self._codes = bytearray(count)
+        # Room in the attribute table (docs/performance.md, "Attribute tables with room"):
+        # a full one is searched whole for every name it lacks, each method's.
+        self._room = None
         self.reset()
 
     def reset(self):

@@ -191,6 +191,9 @@ class Link:
         self._crc_cuts = -1
         self._crc_len = 0
         self._crc_reg = array("H", (0xFFFF, 0xFFFF))
+        # Room in the attribute table (docs/performance.md, "Attribute tables with room"):
+        # a full one is searched whole for every name it lacks, each method's.
+        self._room = None
 
     # -- frames to the host -------------------------------------------------------------
 

@@ -107,6 +107,9 @@ class ShotAssembler:
         self.unset = 0
         self.dropped = 0  # results lost because poll() was not called for a long time
         self.left = -1  # after poll(): the ms until it has something to do, -1 never
+        # Room in the attribute table (docs/performance.md, "Attribute tables with room"):
+        # a full one is searched whole for every name it lacks, each method's.
+        self._room = None
         self.reset()
 
     def reset(self):

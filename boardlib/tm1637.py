@@ -79,6 +79,9 @@ class TM1637:
         # The display control byte every write ends with, made when the brightness or
         # on/off changes rather than at every write.
         self._control_frame = bytearray(1)
+        # Room in the attribute table (docs/performance.md, "Attribute tables with room"):
+        # a full one is searched whole for every name it lacks, each method's.
+        self._room = None
         self._set_control()
 
     def write(self, segs, pos=0):

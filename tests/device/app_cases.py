@@ -446,3 +446,40 @@ def steps_while_pins_change(state):
         put_back_polls()
     return {"rest": rest[0], "polls": polls[0], "feeds": sim.board.wdt.feeds,
             "steps": 30 * 20}
+
+
+def attribute_tables(state):
+    """How many attributes each object a scored shot goes through holds, after three shots
+    and the upkeep that follows them (what is made at first use is made): MicroPython
+    keeps an object's attributes in a table it grows only when it is full
+    (tests/test_app.py). The link is the board's serial one, over a wire that keeps
+    nothing."""
+    import os
+
+    from boardlib.link import Link
+
+    try:
+        os.umount(FLASH_MOUNT)
+    except OSError:
+        pass
+    sim = build(state_dir=state)
+    sim.board.link = Link(_Wire(), 0)
+    app = App(sim.board)
+    app.boot(0)
+    t = play(app, 0, 1000)
+    for spot in (1, 2, 3):
+        sim.set_spot(spot, False)
+        t = play(app, t, t + 100)
+        sim.set_spot(spot, True)
+        t = play(app, t, t + 150)
+        sim.set_button(OK, True)
+        t = play(app, t, t + 100)
+        sim.set_button(OK, False)
+        t = play(app, t, t + 100)
+    play(app, t, t + 3000)
+    objects = {"App": app, "Link": app.link, "ShotAssembler": app.assembler,
+               "SpotSensors": app.sensors, "Buttons": app.buttons, "Game": app.game,
+               "Screens": app.screens, "GameStore": app.store, "Display": app.display,
+               "TM1637": app.display._left}
+    return {name: [type(obj).__name__, len(obj.__dict__) if obj is not None else None]
+            for name, obj in objects.items()}
