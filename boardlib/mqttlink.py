@@ -213,6 +213,9 @@ class NetLink(Link):
         # The current game's last _RING shots (send_event's arguments), oldest first from
         # _ring_at, in a buffer made once: a shot allocates nothing here
         self._ring = bytearray(_RING * _SLOT)
+        # Room in the attribute table, beside the Link's (docs/performance.md, "Attribute
+        # tables with room"): its 97 names filled a table of 97.
+        self._net_room = None
 
     # -- what the application calls (as on a Link) ------------------------------------------
 

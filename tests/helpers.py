@@ -47,6 +47,25 @@ MENU_LINES = {"again": "setup menu: the same game again: ok starts it",
               "new": "setup menu: start a new game"}
 
 
+# The sizes MicroPython gives a table of names as it grows (py/map.c,
+# hash_allocation_sizes): it grows to the next only when a new name finds no empty slot
+TABLE_SIZES = (2, 4, 6, 8, 10, 12, 17, 23, 29, 37, 47, 59, 73, 97, 127, 167, 223, 293, 389)
+
+
+def table_room(names):
+    """Why an object holding `names` attributes has too little room in its table of
+    attributes (a sentence), or None: a name the table lacks (every method's: a call asks
+    the object first) is looked for up to an empty slot, so a full table is searched
+    whole, and a large one wants one slot in eight empty (docs/performance.md, "Attribute
+    tables with room")."""
+    slots = next(size for size in TABLE_SIZES if size >= names)
+    if slots == names:
+        return "%d names fill its table" % names
+    if slots >= 47 and (slots - names) * 8 < slots:
+        return "%d names leave %d of its %d slots empty" % (names, slots - names, slots)
+    return None
+
+
 def menu_item_read(text):
     """The setup menu item whose picture `text` (the digits as read) is, or None."""
     for start, item in MENU_PICTURES.items():

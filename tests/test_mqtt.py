@@ -17,7 +17,7 @@ import types
 
 import paho.mqtt.client as paho
 import pytest
-from helpers import device_value
+from helpers import device_value, table_room
 
 from tools.board import broker as broker_tool
 from tools.logger import Logger
@@ -363,6 +363,14 @@ def test_wrong_settings_show_err_and_play_goes_on(tmp_path, broker, wrong, code)
 def test_an_idle_connected_poll_allocates_nothing(broker):
     assert device_value("micropython", "net_cases", "idle_poll_alloc", broker.port, "t1",
                         USERS["t1"]) == 0
+
+
+def test_the_network_link_keeps_room_in_its_attribute_table(broker):
+    # docs/performance.md, "Attribute tables with room": its 97 names filled a table of
+    # 97, searched whole at every call of one of its methods (each frame's, each poll's)
+    names = device_value("micropython", "net_cases", "connected_attributes", broker.port,
+                         "t1", USERS["t1"])
+    assert names > 90 and table_room(names) is None, table_room(names)
 
 
 def test_a_connection_without_room_is_tried_again_and_reuses_the_links_buffers(broker):

@@ -87,9 +87,8 @@ def bytes_per_idle_poll(link, polls):
     return (gc.mem_alloc() - before) // polls
 
 
-def idle_poll_alloc(port, user, password):
-    """Bytes allocated by one idle poll of a link connected to the broker on `port`."""
-    micropython_only("gc.mem_alloc and umqtt")
+def _connected(port, user, password):
+    """A network link connected to the broker on `port`, its outbox sent."""
     import time
 
     from boardlib import mqttlink, netstream
@@ -105,7 +104,20 @@ def idle_poll_alloc(port, user, password):
             break
         time.sleep_ms(10)
     check(link.state == netstream.UP, "connected: %s" % netstate.NAMES[link.state])
-    return bytes_per_idle_poll(link, 1000)
+    return link
+
+
+def idle_poll_alloc(port, user, password):
+    """Bytes allocated by one idle poll of a link connected to the broker on `port`."""
+    micropython_only("gc.mem_alloc and umqtt")
+    return bytes_per_idle_poll(_connected(port, user, password), 1000)
+
+
+def connected_attributes(port, user, password):
+    """How many attributes a network link holds once connected and idle (MicroPython keeps
+    them in a table it grows only when it is full: tests/test_mqtt.py)."""
+    micropython_only("umqtt")
+    return len(_connected(port, user, password).__dict__)
 
 
 def connect_without_room(port, user, password):
