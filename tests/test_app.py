@@ -221,7 +221,6 @@ def test_the_app_keeps_at_most_61_attributes():
     assert len(names) <= 61, sorted(names)
 
 
-
 def test_the_objects_a_shot_goes_through_keep_room_in_their_attribute_tables(scenarios):
     # docs/performance.md, "Attribute tables with room": the link's 47 names filled its
     # table of 47, which was searched whole at every frame it sent

@@ -58,6 +58,8 @@ def _recording_link():
 
 
 def reboot(state, cause="PWR", link=False, watchdog_ms=None):
+    """The board booted on `state`; `link`: True, a link that records the errors it
+    sends; "serial", the board's serial link over a wire that keeps nothing."""
     import os
 
     try:
@@ -68,7 +70,11 @@ def reboot(state, cause="PWR", link=False, watchdog_ms=None):
     sim.board.reset_cause = cause
     if watchdog_ms is not None:
         sim.board.config["watchdog_ms"] = watchdog_ms
-    if link:
+    if link == "serial":
+        from boardlib.link import Link
+
+        sim.board.link = Link(_Wire(), 0)
+    elif link:
         sim.board.link = _recording_link()
     app = App(sim.board)
     app.boot(0)
@@ -452,20 +458,8 @@ def attribute_tables(state):
     """How many attributes each object a scored shot goes through holds, after three shots
     and the upkeep that follows them (what is made at first use is made): MicroPython
     keeps an object's attributes in a table it grows only when it is full
-    (tests/test_app.py). The link is the board's serial one, over a wire that keeps
-    nothing."""
-    import os
-
-    from boardlib.link import Link
-
-    try:
-        os.umount(FLASH_MOUNT)
-    except OSError:
-        pass
-    sim = build(state_dir=state)
-    sim.board.link = Link(_Wire(), 0)
-    app = App(sim.board)
-    app.boot(0)
+    (tests/test_app.py). The link is the board's serial one."""
+    sim, app = reboot(state, link="serial")
     t = play(app, 0, 1000)
     for spot in (1, 2, 3):
         sim.set_spot(spot, False)
