@@ -475,5 +475,4 @@ def attribute_tables(state):
                "SpotSensors": app.sensors, "Buttons": app.buttons, "Game": app.game,
                "Screens": app.screens, "GameStore": app.store, "Display": app.display,
                "TM1637": app.display._left}
-    return {name: [type(obj).__name__, len(obj.__dict__) if obj is not None else None]
-            for name, obj in objects.items()}
+    return {name: [type(obj).__name__, len(obj.__dict__)] for name, obj in objects.items()}
