@@ -76,6 +76,11 @@ _CHUNK_MARKS = const(4)  # _CHUNK_EVENTS // _CHECKPOINT_EVERY
 _RECORDS_AT = const(112)  # _CHUNK_MARKS * SAVE_SIZE: where a chunk's records begin
 _RECORD_BYTES = const(512)  # _CHUNK_EVENTS * RECORD_SIZE
 _CHUNK_BYTES = const(624)  # _RECORDS_AT + _RECORD_BYTES
+# Chunks made before any game needed them, taken before a new one is made: a board makes
+# those its stored game will need at power-up, while its heap is still in large pieces
+# (firmware.powerup); reading the game back leaves no free piece of 624 bytes in a
+# stock ESP32's heap once the history is more than a few chunks long.
+SPARE = []
 
 
 def _as_record(record):
@@ -261,14 +266,14 @@ class Game:
         time and never moves: no block of the heap larger than a chunk is ever asked for."""
         chunks = self.history.chunks
         if len(chunks) <= (self.history.count + _RESERVE_EVENTS) >> _CHUNK_SHIFT:
-            chunks.append(bytearray(_CHUNK_BYTES))
+            chunks.append(SPARE.pop() if SPARE else bytearray(_CHUNK_BYTES))
 
     def _chunk(self, i):
         """Chunk i of the history, made now if it is the next one (reserve() was not
         called in time, or the game is being replayed without it)."""
         chunks = self.history.chunks
         if i == len(chunks):
-            chunks.append(bytearray(_CHUNK_BYTES))
+            chunks.append(SPARE.pop() if SPARE else bytearray(_CHUNK_BYTES))
         return chunks[i]
 
     def _mark(self):
@@ -347,7 +352,7 @@ class Game:
         chunk = self.history.chunks
         at = n >> _CHUNK_SHIFT
         if at == len(chunk):
-            chunk.append(bytearray(_CHUNK_BYTES))
+            chunk.append(SPARE.pop() if SPARE else bytearray(_CHUNK_BYTES))
         chunk = chunk[at]
         at = _RECORDS_AT + (n & (_CHUNK_EVENTS - 1)) * _RECORD_SIZE
         chunk[at] = record[0]

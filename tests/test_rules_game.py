@@ -292,3 +292,29 @@ def test_an_event_past_the_boards_limit_is_refused_and_changes_nothing():
     assert g.state() == before and g.history.count == 2
     g.shot(pins=0)  # a miss still plays
     assert g.history.count == 3
+
+
+def test_a_game_takes_the_chunks_made_before_it_first():
+    # A board makes a stored game's chunks at power-up, while its heap is in large pieces
+    # (firmware/powerup.py): the game takes those, the last first, before making any; one
+    # read back from its snapshot too.
+    from rules_core import game as game_module
+    from rules_core import resume, snapshot
+
+    made = [bytearray(game_module._CHUNK_BYTES) for _ in range(3)]
+    game_module.SPARE.extend(made)
+    try:
+        g = game("russian", 9999)
+        for k in range(300):  # three chunks' worth, and reserve() asks for the next
+            g.shot(pins=k % 32, carom=k % 3)
+            g.reserve()
+        assert [id(c) for c in g.history.chunks[:3]] == [id(c) for c in made[::-1]]
+        assert len(g.history.chunks) == 3 and not game_module.SPARE
+        again = [bytearray(game_module._CHUNK_BYTES) for _ in range(3)]
+        game_module.SPARE.extend(again)
+        read = resume.unpack(snapshot.pack(g))
+        assert [id(c) for c in read.history.chunks] == [id(c) for c in again[::-1]]
+        assert read.state_json() == g.state_json()
+        assert read.history.tobytes() == g.history.tobytes()
+    finally:
+        del game_module.SPARE[:]
