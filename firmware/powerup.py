@@ -44,6 +44,7 @@ BOOT_MODULES = ("firmware.powerup", "firmware.hw", "firmware.assemble",
 # again").
 _APP_ROOM = const(2560)
 _GAME_ROOM = const(6144)
+_GAME_LEAST = const(1024)  # the game's room beside the chunks made for it
 _CODE_ROOM = const(2560)
 # A board over TLS: the room its TLS context is made in (an SSLContext object holds Mbed
 # TLS's contexts: 1,764 bytes on a 32-bit 1.29 with Mbed TLS 3.6), let go after the game is
@@ -56,6 +57,14 @@ _CA_MOST = const(4096)
 # [TLS's (with TLS settings), game's, application's, code's] while they are kept
 # (firmware.startapp)
 ROOM = []
+# The stored game's history chunks (rules_core.game, 624 bytes each) are made before the
+# board is built, while the heap is still in large pieces, and handed to the game's module
+# (rules_core.game.SPARE) for the game to take as it is read: a 950-shot game (eight
+# chunks) read back after the application's code found no free piece of 624 bytes in a
+# stock ESP32's heap (tests/test_net_versions.py, the long games). At most 16 (2,048
+# events, 10 KB): a file that says more is not the board's to believe before it is read.
+_CHUNK_BYTES = const(624)  # rules_core.game's (tests/test_board_codes.py checks it)
+_MOST_CHUNKS = const(16)
 
 
 def boot(board, clock):
@@ -134,9 +143,11 @@ def _build():
             # the board keeps later.
             import boardlib.framesign  # noqa: F401
         hw.made_first()  # the display before the rest: Err 93 always has one to show on
-        if networked:
-            _keep_rooms(given["net"])
-        import rules_core  # noqa: F401
+        made = _keep_rooms(given["net"] if networked else None)
+        import rules_core  # (rules_core.game with it)
+
+        rules_core.game.SPARE.extend(made)
+        del made
 
         if no_net:
             hw.NETWORK = False
@@ -159,30 +170,41 @@ def _build():
     if no_net:
         board.config_error = board.config_error or errors.NO_MEMORY
     errors.forget(BOOT_MODULES)
-    if ROOM:
-        import gc
+    import gc
 
-        gc.collect()  # the builders' code is free before the application's comes
+    gc.collect()  # the builders' code is free before the application's comes
     return board
 
 
 def _keep_rooms(net):
-    """The rooms (ROOM) at the top of the heap's largest free block: what the board builds
-    next goes below them, and what the application and its game make once they are let go
-    fills the holes below first, so that only the blocks too large for those come to the
-    rooms. Each room is a tuple (one block, its address its id()); one that lands in a
-    hole below is kept there until the rooms are made, and another is tried. (On the
+    """The rooms (ROOM) at the top of the heap's largest free block, and above them the
+    stored game's history chunks, returned (as many as its game.his holds whole, the
+    larger copy's, and two: the one it goes on in, and the next; none for a game of fewer
+    than 128 events, made in the game's room as it is read). What the board builds next
+    goes below them, and what the application and its game make once the rooms are let
+    go fills the holes below first, so that only the blocks too large for those come to
+    the rooms. Each room is a tuple (one block, its address its id()); one that lands in
+    a hole below is kept there until the rooms are made, and another is tried. (On the
     ESP32 from 1.22 a try larger than the largest block makes the heap grow, py/gc.c
-    gc_try_add_heap: the one growth the build makes anyway, made here.) With TLS
-    settings (`net`, as given) the first is (the CA certificate's bytes, or None, and the
-    TLS context's room)."""
+    gc_try_add_heap: the one growth the build makes anyway, made here.) `net`: a
+    networked board's settings, as given, or None: no rooms. With TLS settings the first
+    room is (the CA certificate's bytes, or None, and the TLS context's room)."""
     import gc
+    import os
 
+    from firmware import hw
+
+    chunks = 0
+    for copy in ("a", "b"):  # (names the journal has too: nothing new kept)
+        try:
+            chunks = max(chunks, os.stat("/".join((hw.profile.DATA_DIR, copy, "game.his")))[6]
+                         // _CHUNK_BYTES)
+        except OSError:  # none: a short game, or none stored
+            pass
+    chunks = min(chunks + 2, _MOST_CHUNKS) if chunks else 0
     ca = None
     tls = isinstance(net, dict) and net.get("tls") is True
     if tls:
-        import os
-
         try:  # in one block of the file's size, as boardlib.nettls.read_ca reads it
             size = os.stat("/ca.der")[6]
             if size <= _CA_MOST:  # a larger file is left to the link (Err 74 or 76 there)
@@ -201,9 +223,17 @@ def _keep_rooms(net):
             high = mid
     gc.collect()
     word = 4 if sys.maxsize >> 32 == 0 else 8
-    sizes = ((_TLS_ROOM,) if tls else ()) + (_GAME_ROOM, _APP_ROOM, _CODE_ROOM)
-    below = (None,) * ((low - sum(sizes) - 512) // word)
+    # (the game's room less the chunks made for it: the heap the board keeps for its game
+    # is the same, and a game stored long enough for more finds room for its reading)
+    game = max(_GAME_ROOM - chunks * (_CHUNK_BYTES + 16), _GAME_LEAST)
+    sizes = (((_TLS_ROOM,) if tls else ()) + (game, _APP_ROOM, _CODE_ROOM)
+             if net is not None else ())
+    # the chunks last, at the very top: kept for good, while the rooms below them are let
+    # go as one free piece
+    below = (None,) * max(0, (low - sum(sizes) - chunks * (_CHUNK_BYTES + 16) - 512) // word)
     lower = []
+    # (written out, not a call: handed to a call, `below` was still held after `del`,
+    # the collector reading the C stack conservatively, and the heap stayed full)
     for size in sizes:
         for _ in range(8):
             room = (None,) * (size // word - 2)
@@ -211,10 +241,17 @@ def _keep_rooms(net):
                 break
             lower.append(room)  # a hole below: filled, for now
         ROOM.append(room)
+    made = []
+    try:  # (a bytearray's object lands in any hole: its 624 bytes where they fit, above)
+        for _ in range(chunks):
+            made.append(bytearray(_CHUNK_BYTES))
+    except MemoryError:  # no room for the rest: the game makes them when it needs them
+        pass
     if tls:
         ROOM[0] = (ca, ROOM[0])
     del below, lower
     gc.collect()
+    return made
 
 
 def start_without(code, no_room="/net.noroom"):

@@ -34,4 +34,8 @@ def test_the_store_and_the_snapshot_know_the_historys_chunks():
     from rules_core import game, resume
 
     assert 1 << journal._CHUNK_SHIFT == game._CHUNK_EVENTS == resume._CHUNK_EVENTS
+    # and the board's power-up, which makes a stored game's chunks first (firmware/powerup.py)
+    from test_board_codes import board_constants
+
+    assert board_constants("firmware/powerup.py")["CHUNK_BYTES"] == game._CHUNK_BYTES
     assert resume._CHUNK_MARKS == game._CHUNK_MARKS

@@ -33,6 +33,7 @@ import paho.mqtt.client as paho
 import pytest
 from twin_helpers import booted, flash, play_shot, scores_shown
 
+from tools.bench import harness
 from tools.board import broker as broker_tool
 from tools.logger import Logger
 from tools.logger.mqtt import MqttSource
@@ -267,6 +268,38 @@ def _esp32_heap_mpy(tmp_path, path):
         assert twin.resets == ["PWR"], twin.resets
 
 
+LONG_GAME = 950  # shots: a history of eight chunks on the flash (rules_core.game)
+
+
+def _esp32_heap_long_game(tmp_path, path):
+    """The board deployed as .mpy on the stock heap, with a 950-shot game on its flash
+    (the bench's game, tools/sim/board/bench_device.py): it reads the game back and plays
+    on. Reading it made the history's chunks (624 bytes each) after the application's
+    code, in a heap left in pieces too small for them: MemoryError, Err 93 for good, from
+    about 700 shots on; power-up now makes them first (firmware/powerup.py)."""
+    game = tmp_path / "game"
+    game.mkdir(parents=True)
+    harness.device(["game", LONG_GAME, str(game)], heapsize=harness.BIG_HEAP,
+                   interp=harness.Interpreter.find())
+    state = tmp_path / "board"
+    state.mkdir()
+    shutil.copyfile(str(game / "flash.img"), str(state / "flash.img"))
+    flash(state, cfg={"watchdog_ms": 8000}, mpy=True)
+    with booted(state, version="1.29.0", interpreter=path, heap="esp32") as twin:
+        assert not twin.heap_note and twin.gc_heap == releases.ONE_GROWTH
+        try:
+            shown = twin.wait_display(scores_shown, timeout=90)
+        except TimeoutError as exc:
+            raise AssertionError("%s\n%s" % (exc, bytes(twin.output[-3000:]).decode(
+                errors="replace"))) from None
+        assert shown.replace(".", " ").split() != ["0", "0"], shown  # the stored game's
+        play_shot(twin, fallen=(1, 2))
+        time.sleep(2)
+        out = bytes(twin.output).decode(errors="replace")
+        assert "MemoryError" not in out and "Err 93" not in out, out
+        assert twin.resets == ["PWR"], twin.resets
+
+
 def _esp32_heap_net(club, tmp_path, path, mpy, heap="esp32", tls=False):
     """A networked board (WiFi and the broker by name) on the GC heap of a stock ESP32
     without PSRAM, WiFi's share taken from the ESP-IDF's heap (docs/esp32.md, "The heap"):
@@ -332,6 +365,8 @@ def boards(club, tmp_path_factory):
     if HEAP_INTERPRETER is not None:
         jobs["esp32 heap"] = lambda: _esp32_heap(tmp / "heap", HEAP_INTERPRETER)
         jobs["esp32 heap mpy"] = lambda: _esp32_heap_mpy(tmp / "heap-mpy", HEAP_INTERPRETER)
+        jobs["esp32 heap long game"] = lambda: _esp32_heap_long_game(tmp / "heap-long",
+                                                                     HEAP_INTERPRETER)
         for mpy in (False, True):
             jobs["esp32 heap net %s" % mpy] = (
                 lambda mpy=mpy: _esp32_heap_net(club, tmp / ("heap-net-%s" % mpy),
@@ -429,6 +464,14 @@ def test_the_esp32_heap_on_a_32_bit_interpreter(boards):
                     % (releases.LATEST[releases.NEWEST] + (upy.UPY_DIR,)))
     _outcome(boards, "esp32 heap")
     _outcome(boards, "esp32 heap mpy")
+
+
+def test_a_950_shot_game_is_read_back_and_played_on_on_the_esp32_heap(boards):
+    if HEAP_INTERPRETER is None:
+        pytest.skip("no 32-bit MicroPython %d.%d.%d in %s or build/upy (make upy32 "
+                    "MICROPYTHON_SRC=DIR builds one)"
+                    % (releases.LATEST[releases.NEWEST] + (upy.UPY_DIR,)))
+    _outcome(boards, "esp32 heap long game")
 
 
 def _heap_interpreter():
