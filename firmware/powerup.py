@@ -63,7 +63,7 @@ ROOM = []
 # chunks) read back after the application's code found no free piece of 624 bytes in a
 # stock ESP32's heap (tests/test_net_versions.py, the long games). At most 16 (2,048
 # events, 10 KB): a file that says more is not the board's to believe before it is read.
-_CHUNK_BYTES = const(624)  # rules_core.game's (tests/test_board_codes.py checks it)
+_CHUNK_BYTES = const(624)  # rules_core.game's (tests/test_journal.py checks it)
 _MOST_CHUNKS = const(16)
 
 
