@@ -81,6 +81,16 @@ def test_esp32_estimates_follow_from_the_instruction_counts(smoke):
     assert 0 < smoke["tick_instr"] < smoke["shot_instr"]
     assert smoke["shot_instr"] == max(smoke["shot_early_instr"], smoke["shot_late_instr"])
     assert min(smoke["shot_early_instr"], smoke["shot_late_instr"]) > smoke["tick_instr"]
+    # each (and the idle tick) is the mean of the runs with the firmware's names numbered
+    # from each start (docs/performance.md, "A shot at any numbering of the names"), between the
+    # least and the most of them; the numberings differ (a shift that changed nothing
+    # would count the same shots the same)
+    spread = smoke["shot_spread_instr"]
+    assert spread["name_shifts"] == list(bench_harness.SMOKE["name_shifts"])
+    for phase, figure in (("tick", "tick_instr"), ("early", "shot_early_instr"),
+                          ("late", "shot_late_instr")):
+        low, high = spread[phase]
+        assert low < high and low <= smoke[figure] <= high, spread
 
 
 def test_the_conversion_is_the_published_pystone_figure_over_the_counted_one():

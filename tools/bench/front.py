@@ -190,7 +190,8 @@ def table(result):
         if key == "logger_vs_line_rate" and value is not None:
             extra = "%s >= 20" % ("ok " if value >= 20 else "MISS")
         rows.append("%-34s %14s  %s" % (key, shown, extra))
-    for name in ("ram32_detail", "clock_stand_in_instr", "net_poll_gaps_ms", "mqtt_runs",
+    for name in ("ram32_detail", "clock_stand_in_instr", "shot_spread_instr", "net_poll_gaps_ms",
+                 "mqtt_runs",
                  "net_load_average", "club_sse"):
         if name in result:
             rows.append("%s: %s" % (name, json.dumps(result[name], sort_keys=True)))

@@ -32,11 +32,13 @@ RESUME_HEAP = "512K"
 FULL = {"ticks": 1000, "shots": 50, "late_at": 950, "clock": 200, "alloc_idle": 1000,
         "alloc_shots": 50, "game": 1000, "resume_loads": 5, "heap_shots": 500, "net_shots": 20,
         "heap_step": 1024, "heap_fine": 256, "flood": 3000, "bitflips": 300, "bitflip_events": 150,
-        "club_games": 10000, "club_runs": 5, "seals": 1000, "wakes": 1000}
+        "club_games": 10000, "club_runs": 5, "seals": 1000, "wakes": 1000,
+        "name_shifts": (0, 16, 32, 48)}
 SMOKE = {"ticks": 50, "shots": 3, "late_at": 12, "clock": 20, "alloc_idle": 40,
          "alloc_shots": 2, "game": 10, "resume_loads": 1, "heap_shots": 3, "net_shots": 2,
          "heap_step": 16384, "heap_fine": 16384, "flood": 40, "bitflips": 4, "bitflip_events": 20,
-         "club_games": 40, "club_runs": 1, "seals": 20, "wakes": 50}
+         "club_games": 40, "club_runs": 1, "seals": 20, "wakes": 50,
+         "name_shifts": (0, 16)}
 
 
 class Unavailable(Exception):
@@ -118,14 +120,15 @@ def _counting_cwd(stage):
     return os.path.join(upy.ROOT, COUNT_STAGE) if stage else upy.ROOT
 
 
-def _counting_env(scratch, stage=False):
+def _counting_env(scratch, stage=False, shift=0):
     """The environment of a counted run, which starts in the tree. Nothing the port
     interns or allocates before the counted work may depend on where the tree is checked
     out or on the caller's environment: where the allocator finds room while the code is
     compiled decides the heap the work starts with, and a shot's count moved by 2 % (the
     allocator's searches) between checkouts whose paths differed in length. So the
     search path is named relative to the tree (with `-m`, the port's sys.path starts with
-    the current folder), and the environment holds only what the run needs."""
+    the current folder), and the environment holds only what the run needs. `shift`: the
+    names bench_device.py interns before the firmware's (`shift_names`)."""
     cwd = _counting_cwd(stage)
     path = [os.curdir, os.path.relpath(upy.UPYLIB, cwd), ".frozen"]
     env = {
@@ -135,6 +138,8 @@ def _counting_env(scratch, stage=False):
         # from run to run.
         "PYTHONHASHSEED": "0",
     }
+    if shift:
+        env["PINBOARD_NAME_SHIFT"] = str(shift)
     return env
 
 
@@ -175,12 +180,12 @@ def find_valgrind(install):
 WINDOW_EDGE = "gc_isenabled"
 
 
-def callgrind(valgrind, args, workdir, heapsize=COST_HEAP, interp=PINNED, stage=False):
+def callgrind(valgrind, args, workdir, heapsize=COST_HEAP, interp=PINNED, stage=False, shift=0):
     """(instructions of each counted window, the run's `key value` lines) of
     `bench_device.py args` (its `counted`: the work, without the start-up before it or
     the exit after it)."""
     return callgrind_windows(valgrind, DEVICE_MODULE, args, workdir, heapsize, interp,
-                             stage)
+                             stage, shift)
 
 
 def callgrind_window(valgrind, module, args, workdir, heapsize, interp=PINNED):
@@ -191,8 +196,10 @@ def callgrind_window(valgrind, module, args, workdir, heapsize, interp=PINNED):
     return windows[0]
 
 
-def callgrind_windows(valgrind, module, args, workdir, heapsize, interp=PINNED, stage=False):
-    out = os.path.join(workdir, "cg.%s.out" % "_".join(map(str, args)).replace("/", "_"))
+def callgrind_windows(valgrind, module, args, workdir, heapsize, interp=PINNED, stage=False,
+                      shift=0):
+    out = os.path.join(workdir, "cg.%s.out" % "_".join(map(str, list(args) + [shift])).replace(
+        "/", "_"))
     # The device script runs as a module (`-m`): the port puts a script's folder on
     # sys.path as an absolute path.
     cmd = [valgrind, "--tool=callgrind", "--callgrind-out-file=" + out,
@@ -200,8 +207,8 @@ def callgrind_windows(valgrind, module, args, workdir, heapsize, interp=PINNED, 
            *interp.launcher(_counting_cwd(stage)), "-X", "heapsize=" + heapsize, "-m", module]
     with tempfile.TemporaryDirectory(prefix="bench-") as scratch:
         proc = subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
-                              env=_counting_env(scratch, stage), cwd=_counting_cwd(stage),
-                              timeout=1200, check=False)
+                              env=_counting_env(scratch, stage, shift),
+                              cwd=_counting_cwd(stage), timeout=1200, check=False)
     if proc.returncode != 0:
         raise Unavailable("callgrind of %s failed: %s" % (args, proc.stderr.strip()[-300:]))
     # Parts 1, 2, ... go to out.1, out.2, ..., the last (from the last edge to the exit)
@@ -286,16 +293,16 @@ def _stage_for_counting(dest=None):
     return dest
 
 
-def _board_heap(interp, free, image=None, shots=0, stage=True):
+def _board_heap(interp, free, image=None, shots=0, stage=True, shift=0):
     """The -X heapsize that leaves `free` bytes after the counted runs' warm-up: what a
     run of the same start-up holds then, plus `free`, in whole KB. `shots`: the table's
     schedule of that many shots (the simulator's, made before the count) is held too."""
     used = board_run(["heapuse", shots] + ([image] if image else []), BIG_HEAP, interp,
-                     stage, "sizing the counted runs' heap")[0]["used"]
+                     stage, "sizing the counted runs' heap", shift)[0]["used"]
     return "%dK" % ((used + free + 1023) // 1024)
 
 
-def board_run(args, heapsize, interp, stage=True, what=None):
+def board_run(args, heapsize, interp, stage=True, what=None, shift=0):
     """(`key value` lines, stdout) of `bench_device.py args` run as the counted runs are
     (the staged deployment, the same start-up), without counting: what a board does in
     that heap (tests/test_resume_heap.py)."""
@@ -303,7 +310,7 @@ def board_run(args, heapsize, interp, stage=True, what=None):
         proc = subprocess.run(
             interp.launcher(_counting_cwd(stage))
             + ["-X", "heapsize=" + heapsize, "-m", DEVICE_MODULE] + [str(a) for a in args],
-            capture_output=True, text=True, env=_counting_env(scratch, stage),
+            capture_output=True, text=True, env=_counting_env(scratch, stage, shift),
             cwd=_counting_cwd(stage), timeout=300, check=False)
     if proc.returncode != 0:
         raise Unavailable("%s failed: %s" % (what or "bench_device.py %s" % " ".join(

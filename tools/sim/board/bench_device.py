@@ -38,9 +38,25 @@ import time
 
 import micropython
 
-from boardlib.link import Link
-from firmware.app import App
-from tools.sim.board.bench_standins import (
+
+def shift_names(count):
+    """Intern `count` names of the bench's own before the firmware's (PINBOARD_NAME_SHIFT):
+    each of the firmware's names then has a number `count` higher. MicroPython's lookup
+    cache is indexed by a name's number (py/map.c, MAP_CACHE_OFFSET), so which of the
+    firmware's names share a slot with the interpreter's own (`len`, `append`) follows
+    from how many names came before; on the ESP32 that is the port's own table, another
+    count. tools.bench counts a shot at several shifts (docs/performance.md, "A shot at
+    any numbering of the names")."""
+    for i in range(count):
+        getattr(gc, "shift%d" % i, None)  # (a name looked up is interned)
+
+
+shift_names(int(os.getenv("PINBOARD_NAME_SHIFT") or 0))
+
+# (the firmware and the simulator after the shift, which numbers their names)
+from boardlib.link import Link  # noqa: E402
+from firmware.app import App  # noqa: E402
+from tools.sim.board.bench_standins import (  # noqa: E402
     FLASH_CALLS,
     CInput,
     CSink,
@@ -50,8 +66,8 @@ from tools.sim.board.bench_standins import (
     _c_speed_inputs,
     _quiet_emulators,
 )
-from tools.sim.board.board import FLASH_MOUNT, build
-from tools.sim.board.shots import LONG_SETTINGS
+from tools.sim.board.board import FLASH_MOUNT, build  # noqa: E402
+from tools.sim.board.shots import LONG_SETTINGS  # noqa: E402
 
 STEP_MS = 5
 # tools.bench gives every run its own scratch folder for the flash image
