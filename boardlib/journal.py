@@ -75,6 +75,7 @@ import struct
 from builtins import bytearray, bytes, len, memoryview, type
 
 from boardlib.crc32 import crc32, crc32_put
+from rules_core import snapshot
 
 try:
     from micropython import const
@@ -138,7 +139,7 @@ class GameStore:
         self.journal_limit = journal_limit
         # codec: parts(game) -> the stored bytes as a tuple of buffers, and unpack(bytes)
         # -> game; rules_core.snapshot unless a caller stores something else that way.
-        self._codec = codec
+        self.codec = codec
         self.generation = 0
         self.records = 0  # frames in the current journal
         self._journal_a = None
@@ -190,11 +191,9 @@ class GameStore:
         return path
 
     def _parts(self, game, filed):
-        if self._codec is None:
-            from rules_core import snapshot
-
-            self._codec = snapshot
-        return self._codec.parts(game, filed)
+        if self.codec is None:
+            self.codec = snapshot
+        return self.codec.parts(game, filed)
 
     # ---- writing -----------------------------------------------------------------------
 
@@ -697,3 +696,57 @@ def _remove(path):
         os.remove(path)
     except OSError:  # not there, or the flash fails: nothing more to do
         pass
+
+
+# The modules that read a stored game back (journal_load, and the snapshot's and the
+# records' decoders it loads): a board drops them once its stores are read
+# (firmware.startapp, or firmware.app's load; firmware.errors.forget).
+READERS = ("boardlib.journal_load", "rules_core.resume", "rules_core.events")
+
+
+def stores(data_dir):
+    """The board's two stores, each with a GameNumbering of its own: the game's in
+    `data_dir`, and the last game replaced while it had events, kept until the host has it
+    all, in `data_dir`-kept. Neither is read yet (journal_load.read)."""
+    return (GameStore(data_dir, codec=GameNumbering()),
+            GameStore(data_dir.rstrip("/") + "-kept", codec=GameNumbering()))
+
+
+class GameNumbering:
+    """The stored-game codec: the game's identity and number in front of the snapshot.
+
+    The identity is 8 random bytes made with the game (os.urandom), so no two games are
+    ever taken for one, even when a re-flashed board numbers its games from 0 again; the
+    number goes up by one for every new game, for people. Both travel in every game frame;
+    keeping them in the snapshot means they survive a power cut with the game. Layout:
+    b"ID", identity (8), number u16 LE, then rules_core.snapshot.pack(game). A game stored
+    before identities (number u16, then the snapshot) gets a new identity when read."""
+
+    def __init__(self):
+        self.number = 0
+        self.game_id = bytearray(8)
+
+    def new_identity(self):
+        import os  # (the os of now: the simulator's --seed puts a seeded one in its place)
+
+        self.game_id[:] = os.urandom(8)
+
+    def parts(self, game, filed=0):
+        # in pieces, written one after the other: a long game needs no large block of heap
+        # (filed: the history's chunks the store keeps in a file of its own)
+        return (b"ID", self.game_id, struct.pack("<H", self.number)) + snapshot.parts(
+            game, filed)
+
+    def unpack(self, data, fill=None):
+        if len(data) < 2:
+            raise ValueError("stored game too short")
+        from rules_core import resume  # read once, at boot: dropped with READERS
+
+        at = 12 if bytes(data[0:2]) == b"ID" else 2  # an old game (game number 0x4449 ...
+        game = resume.unpack(memoryview(data)[at:], fill)  # ... aside) has no identity
+        self.number = struct.unpack_from("<H", data, at - 2)[0]
+        if at == 2:
+            self.new_identity()
+        else:
+            self.game_id[:] = data[2:10]
+        return game

@@ -93,6 +93,13 @@ def load(store):
     return game, _replay_and_repair(store, game, base, found)
 
 
+def read(stores):
+    """`stores` (boardlib.journal.stores: the game's and the kept game's) read back:
+    (store, kept store, game or None, its status, kept game or None). The caller drops
+    this module and what it loaded then (boardlib.journal.READERS)."""
+    return stores + load(stores[0]) + load(stores[1])[:1]
+
+
 def store(dirpath, **options):
     """A GameStore(dirpath, **options) ready to write a new game without reading the one
     stored (a store writes nothing until it was read: load() or this). It knows what
@@ -266,7 +273,7 @@ def _unpack(store, path, parsed):
 def _unpack_with(store, data, fill):
     """The store's codec's game of `data`; without a codec of its own (the store writes
     rules_core.snapshot's layout then), rules_core.resume's."""
-    codec = store._codec
+    codec = store.codec
     if codec is None or not hasattr(codec, "unpack"):
         from rules_core import resume
 

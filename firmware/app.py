@@ -20,16 +20,15 @@ scored shot: the rules apply it, the journal stores it (flushed), then the displ
 link show it: what a player has seen on the display is on flash.
 """
 
-import struct
 from collections import deque
 
 from boardlib import inputs, layout, shot
 from boardlib.display import Display
 from boardlib.inputs import INDEX
-from boardlib.journal import GameStore
+from boardlib.journal import READERS, GameStore, stores
 from firmware import errors
 from firmware.screens import ERR, Screens
-from rules_core import Game, GameError, snapshot
+from rules_core import Game, GameError
 from rules_core.common import FOUL_NAMES
 from rules_core.savedstate import SAVE_SIZE, STATE_SIZE, save_into
 from rules_core.settings import RULES_IDS
@@ -90,7 +89,7 @@ _CASINO = tuple(r in shot.CASINO_RULES for r in RULES_IDS)
 
 
 class App:
-    def __init__(self, board):
+    def __init__(self, board, read=None):
         self.board = board
         cfg = board.config
         config_error = board.config_error
@@ -109,15 +108,18 @@ class App:
             self.sound = sound
             self.buzzer = sound.make(board)
         self._sounding = False  # a call is playing: its next step is a deadline (step)
-        self.numbering = GameNumbering()
-        self.store = GameStore(board.data_dir, codec=self.numbering)
+        # The board's two stores and what firmware.startapp read of them before this
+        # module came (boardlib.journal_load.read), or the stores alone, which load()
+        # reads at boot
+        read = read or stores(board.data_dir)
+        self._read = read
+        self.store = read[0]
+        self.numbering = self.store.codec
         self.store.between = self._feed_between
         self._store_behind = self.store.behind  # (bound once: asked after every event)
         # The last game replaced while it had events, until the host says it has it all
         # (CMD_LOGGED): a new game never takes a game away before it is logged.
-        self.kept_numbering = GameNumbering()
-        self.kept_store = GameStore(board.data_dir.rstrip("/") + "-kept",
-                                    codec=self.kept_numbering)
+        self.kept_store = read[1]  # (its codec: the kept game's GameNumbering)
         self.kept = None
         # (new-game settings from the host, the command's number), waiting for the
         # players' ok
@@ -203,16 +205,20 @@ class App:
         self.start(now_ms)
 
     def load(self):
-        """Read the stored game from flash; nothing is shown or sent yet."""
-        from boardlib import journal_load  # used once, at boot: dropped below
+        """The stored game read from flash (unless firmware.startapp read it before); nothing
+        is shown or sent yet."""
+        read = self._read
+        self._read = None
+        if len(read) == 2:  # the stores alone: read them now
+            from boardlib import journal_load  # used once, at boot: dropped below
 
-        game, status = journal_load.load(self.store)
-        self.kept, _ = journal_load.load(self.kept_store)
-        # Both read: the collector takes the reader's code back (and the snapshot's reader,
-        # its codec's unpack, and the records' decoders: the board writes its records with
-        # boardlib.shot) before a new game is made in its place
-        errors.forget(("boardlib.journal_load", "rules_core.resume", "rules_core.events"))
-        del journal_load  # (nor does this name hold it)
+            read = journal_load.read(read)
+            # Both read: the collector takes the reader's code back (and the snapshot's
+            # reader, its codec's unpack, and the records' decoders: the board writes its
+            # records with boardlib.shot) before a new game is made in its place
+            errors.forget(READERS)
+            del journal_load  # (nor does this name hold it)
+        game, status, self.kept = read[2:]
         if status == GameStore.TRUNCATED:
             self.notices.append(errors.JOURNAL_CUT)
         elif status == GameStore.CORRUPT:
@@ -710,8 +716,9 @@ class App:
 
     def _keep(self, game):
         """Keep ``game`` on flash (and in memory) until the host has logged it."""
-        self.kept_numbering.number = self.numbering.number
-        self.kept_numbering.game_id[:] = self.numbering.game_id
+        numbering = self.kept_store.codec
+        numbering.number = self.numbering.number
+        numbering.game_id[:] = self.numbering.game_id
         try:
             self.kept_store.new_game(game)
         except OSError:  # a full flash loses the spare copy, never the game being played
@@ -803,7 +810,7 @@ class App:
         elif cmd == _CMD_RESTORE:
             self._restore_event(seq, now_ms)
         elif cmd == _CMD_LOGGED:
-            if self.kept is not None and link.cmd_game == self.kept_numbering.game_id:
+            if self.kept is not None and link.cmd_game == self.kept_store.codec.game_id:
                 self.kept = None
                 self.kept_store.erase()
             link.ack(seq)
@@ -837,10 +844,11 @@ class App:
         index = link.cmd_index
         if link.cmd_game == self.numbering.game_id:
             history = self.game.history
-        elif self.kept is not None and link.cmd_game == self.kept_numbering.game_id:
+        elif self.kept is not None and link.cmd_game == self.kept_store.codec.game_id:
             history = self.kept.history
-            link.game = self.kept_numbering.number  # the event goes out as the kept game's
-            link.game_id[:] = self.kept_numbering.game_id
+            kept = self.kept_store.codec
+            link.game = kept.number  # the event goes out as the kept game's
+            link.game_id[:] = kept.game_id
         else:
             history = None
         if history is None or not 0 < index <= history.count:
@@ -855,43 +863,3 @@ def _draw_ask(buf, now_ms):
     # (a function of the module: the App class's dict stays within 47 slots, 376 bytes,
     # grown while the board's heap is at its most broken up; docs/performance.md)
     layout.text(buf, "nEW   ok")
-
-
-class GameNumbering:
-    """The stored-game codec: the game's identity and number in front of the snapshot.
-
-    The identity is 8 random bytes made with the game (os.urandom), so no two games are
-    ever taken for one, even when a re-flashed board numbers its games from 0 again; the
-    number goes up by one for every new game, for people. Both travel in every game frame;
-    keeping them in the snapshot means they survive a power cut with the game. Layout:
-    b"ID", identity (8), number u16 LE, then rules_core.snapshot.pack(game). A game stored
-    before identities (number u16, then the snapshot) gets a new identity when read."""
-
-    def __init__(self):
-        self.number = 0
-        self.game_id = bytearray(8)
-
-    def new_identity(self):
-        import os
-
-        self.game_id[:] = os.urandom(8)
-
-    def parts(self, game, filed=0):
-        # in pieces, written one after the other: a long game needs no large block of heap
-        # (filed: the history's chunks the store keeps in a file of its own)
-        return (b"ID", self.game_id, struct.pack("<H", self.number)) + snapshot.parts(
-            game, filed)
-
-    def unpack(self, data, fill=None):
-        if len(data) < 2:
-            raise ValueError("stored game too short")
-        from rules_core import resume  # read once, at boot: App.load drops it
-
-        at = 12 if bytes(data[0:2]) == b"ID" else 2  # an old game (game number 0x4449 ...
-        game = resume.unpack(memoryview(data)[at:], fill)  # ... aside) has no identity
-        self.number = struct.unpack_from("<H", data, at - 2)[0]
-        if at == 2:
-            self.new_identity()
-        else:
-            self.game_id[:] = data[2:10]
-        return game

@@ -83,7 +83,7 @@ def scenario(state_dir):
     t = send(app, stream, t, 0x81, 9, NEW)
     t = press(sim, app, t, OK)                 # ok: the new game starts
     out["after_ok"] = [app.game.state()["shots"], binascii.hexlify(app.numbering.game_id).decode()]
-    kept_id = bytes(app.kept_numbering.game_id)
+    kept_id = bytes(app.kept_store.codec.game_id)
     out["kept_id"] = binascii.hexlify(kept_id).decode()
     out["wire1"] = wire(stream)
 

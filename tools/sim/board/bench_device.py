@@ -470,8 +470,7 @@ def mode_clock(count):
 
 def mode_resume(loads, state_dir):
     from boardlib import journal_load
-    from boardlib.journal import GameStore
-    from firmware.app import GameNumbering
+    from boardlib.journal import GameNumbering, GameStore
     from firmware.boards import esp32_devkit as profile
     from rules_core import resume  # noqa: F401  (loaded before the window, as the reader)
     from tools.sim.board.board import IMAGE_NAME

@@ -155,8 +155,7 @@ def saved(sim, app):
     import os
 
     from boardlib import journal_load
-    from boardlib.journal import GameStore
-    from firmware.app import GameNumbering
+    from boardlib.journal import GameNumbering, GameStore
     from tools.sim.board.board import FLASH_MOUNT
     from tools.sim.board.flash import FileBlockDev, mount
 
