@@ -29,9 +29,23 @@ def make(board, clock, rooms):
         _let_go(rooms)  # the code's (its class's dict grows in blocks of up to 1 KB)
         from firmware.app import App
 
+        # The stored game is read before the App is made, in the application's room and
+        # the game's, and the readers' code (boardlib.journal_load and the decoders it
+        # loads, about 12 KB of heap) goes again before the App takes what it left. Read
+        # as the App booted, beside it, a stored game found no room on a networked
+        # board's stock ESP32 heap: every start but a new board's first went without the
+        # link (docs/performance.md, "A stored game read before the App is made").
         _let_go(rooms)  # the application's
-        app = App(board)
         _let_go(rooms)  # the game's
+        from boardlib import journal_load
+        from boardlib.journal import READERS, stores
+
+        read = journal_load.read(stores(board.data_dir))
+        del journal_load
+        errors.forget(READERS)
+        gc.collect()
+        app = App(board, read)
+        del read
         app.boot(clock())
         net = board.net
         if net is not None and net.bufs is None:
