@@ -331,18 +331,30 @@ def _esp32_heap_net(club, tmp_path, path, mpy, heap="esp32", tls=False):
                 assert club.online.count(board) == online, "online from sources"
                 return
             twin.wait_display(scores_shown, timeout=90)
-            try:
-                _wait(lambda: club.online.count(board) > online, 60, "%s online" % board)
-            except AssertionError as exc:  # what the board said meanwhile
-                raise AssertionError("%s; displays %s\n%s" % (exc, twin.displays[-8:], bytes(
-                    twin.output[-3000:]).decode(errors="replace"))) from None
-            play_shot(twin, fallen=(1, 2))
-            time.sleep(2)
-            out = bytes(twin.output).decode(errors="replace")
-            assert "MemoryError" not in out and "Err 93" not in out, out
-            assert twin.resets == ["PWR"], twin.resets
+            _comes_online(club, twin, board, online, "%s online" % board)
+            _plays_on(twin, 1)
     finally:
         radio.close()
+
+
+def _comes_online(club, twin, board, online, what):
+    """Waits up to 60 s for `board`'s status to go online once more than `online` times;
+    else fails with what the board displayed and said meanwhile."""
+    try:
+        _wait(lambda: club.online.count(board) > online, 60, what)
+    except AssertionError as exc:
+        raise AssertionError("%s; displays %s\n%s" % (exc, twin.displays[-8:], bytes(
+            twin.output[-3000:]).decode(errors="replace"))) from None
+
+
+def _plays_on(twin, shots):
+    """`shots` shots played, with no MemoryError, no Err 93 and no second start."""
+    for _ in range(shots):
+        play_shot(twin, fallen=(1, 2))
+    time.sleep(2)
+    out = bytes(twin.output).decode(errors="replace")
+    assert "MemoryError" not in out and "Err 93" not in out, out
+    assert twin.resets == ["PWR"], twin.resets
 
 
 STORED_GAME = 300  # shots: the TLS board's stored game, three chunks of history
@@ -377,18 +389,8 @@ def _esp32_heap_net_again(club, tmp_path, path, tls=False):
                 shown = twin.wait_display(scores_shown, timeout=90)
                 if start == 2:  # the stored game's scores, not a new game's
                     assert shown.replace(".", " ").split() != ["0", "0"], shown
-                try:
-                    _wait(lambda online=online: club.online.count(board) > online, 60,
-                          "%s online at start %d" % (board, start))
-                except AssertionError as exc:  # what the board said meanwhile
-                    raise AssertionError("%s; displays %s\n%s" % (exc, twin.displays[-8:], bytes(
-                        twin.output[-3000:]).decode(errors="replace"))) from None
-                for _ in range(2):
-                    play_shot(twin, fallen=(1, 2))
-                time.sleep(2)
-                out = bytes(twin.output).decode(errors="replace")
-                assert "MemoryError" not in out and "Err 93" not in out, out
-                assert twin.resets == ["PWR"], twin.resets
+                _comes_online(club, twin, board, online, "%s online at start %d" % (board, start))
+                _plays_on(twin, 2)
         finally:
             radio.close()
 
