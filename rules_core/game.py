@@ -101,6 +101,21 @@ def _delta(record, at):
     return delta
 
 
+def check_record(record, at):
+    """The record at record[at:at + 4] checked as the game checks a record before it
+    applies one (_run; events.decode checks the same): EventError if it would be refused.
+    For a stored history read back (rules_core.resume), which then needs no decoder of
+    its own at power-up."""
+    kind = record[at]
+    if kind == _KIND_SHOT:
+        if (record[at + 1] >> 5) & 3 > 2 or record[at + 3] > _MAX_OTHER:
+            raise EventError("bad shot record")
+    elif kind == _KIND_ADJUST:
+        _delta(record, at)
+    else:
+        raise EventError("unknown record kind %d" % kind)
+
+
 class History:
     """A game's event records and checkpoints, in chunks of _CHUNK_BYTES made one at a time
     (chunk i: the checkpoints of events 128 i to 128 i + 127, then their records). The

@@ -9,8 +9,8 @@ read (firmware.app).
 
 import struct
 
-from rules_core import events
-from rules_core.game import Game, GameError
+from rules_core.common import EventError
+from rules_core.game import Game, GameError, check_record
 from rules_core.savedstate import load, settings_of
 
 try:
@@ -77,16 +77,21 @@ def unpack(data, fill=None):
     game._take(data[pos:pos + _SAVE_SIZE * marks], history, filed)
     _check(history, 0, first)
     load(game, current)
-    game.reserve()
+    try:
+        game.reserve()
+    except MemoryError:  # room for the next events: the game makes it when it needs it
+        pass
     return game
 
 
 def _check(records, at, first):
-    """Every record from `at` in `records` decodes (a check only: nothing is re-applied);
-    `first` numbers the first of them."""
+    """Every record from `at` in `records` is one the game would apply (a check only:
+    nothing is re-applied); `first` numbers the first of them. The game's own check, not
+    rules_core.events' decoder: a board reads its game without loading that module (1.8 KB
+    of heap on a 32-bit port, at power-up's tightest moment: docs/performance.md)."""
     for k in range(at, len(records), _RECORD_SIZE):
         try:
-            events.decode(records, k)
-        except events.EventError as e:
+            check_record(records, k)
+        except EventError as e:
             raise GameError("saved game has a bad record %d: %s"
                             % (first + (k - at) // 4, e)) from None

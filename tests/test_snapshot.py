@@ -89,6 +89,30 @@ def test_damaged_history_in_a_save_is_refused():
         resume.unpack(bytes(data))
 
 
+def test_a_saved_history_is_checked_as_the_decoder_checks_a_record():
+    """resume checks the stored records with the game's own check (a board reads its game
+    without rules_core.events): it refuses exactly the records events.decode refuses, every
+    kind and every second and fourth byte of a shot, the edges of an adjust's delta."""
+    from rules_core import events
+    from rules_core.common import EventError
+    from rules_core.game import check_record
+
+    def refused(check, record):
+        try:
+            check(record, 0)
+        except EventError:
+            return True
+        return False
+
+    records = [bytes((kind, a, 0, 0)) for kind in range(256) for a in (0, 1, 2, 3, 0x60, 0xFF)]
+    records += [bytes((1, a, 0, c)) for a in range(256) for c in range(256)]
+    records += [bytes((2, player)) + delta.to_bytes(2, "big")
+                for player in range(4) for delta in (0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF)]
+    refusals = [refused(check_record, r) for r in records]
+    assert refusals == [refused(events.decode, r) for r in records]
+    assert 0 < sum(refusals) < len(records)
+
+
 def test_a_damaged_checkpoint_makes_undo_fail_cleanly():
     g = sample_game()
     g.undo()  # reopen the match
