@@ -47,9 +47,9 @@ _GAME_ROOM = const(6144)
 _GAME_LEAST = const(1024)  # the game's room beside the chunks made for it
 _CODE_ROOM = const(2560)
 # A board over TLS: the room its TLS context is made in (an SSLContext object holds Mbed
-# TLS's contexts: 1,764 bytes on a 32-bit 1.29 with Mbed TLS 3.6), let go after the game is
-# read (firmware.startapp); the CA certificate it is given is read before the rooms, while
-# the heap is whole.
+# TLS's contexts: 1,764 bytes on a 32-bit 1.29 with Mbed TLS 3.6), let go once the
+# application's code is loaded, before the game is read (firmware.startapp); the CA
+# certificate it is given is read before the rooms, while the heap is whole.
 _TLS_ROOM = const(2048)
 # The largest CA certificate read at power-up: a CA's DER is about 1 KB (the club's, made
 # by tools.broker, 769 bytes); a file of any size must not stop the game from starting.
@@ -179,8 +179,9 @@ def _build():
 def _keep_rooms(net):
     """The rooms (ROOM) at the top of the heap's largest free block, and above them the
     stored game's history chunks, returned (as many as its game.his holds whole, the
-    larger copy's, and two: the one it goes on in, and the next; none for a game of fewer
-    than 128 events, made in the game's room as it is read). What the board builds next
+    larger copy's, and two: the one it goes on in, and the next; for a game of fewer than
+    128 events, whose history its snapshot holds, the two alone; none when no game is
+    stored). What the board builds next
     goes below them, and what the application and its game make once the rooms are let
     go fills the holes below first, so that only the blocks too large for those come to
     the rooms. Each room is a tuple (one block, its address its id()); one that lands in
@@ -195,13 +196,18 @@ def _keep_rooms(net):
     from firmware import hw
 
     chunks = 0
+    stored = False
     for copy in ("a", "b"):  # (names the journal has too: nothing new kept)
         try:
             chunks = max(chunks, os.stat("/".join((hw.profile.DATA_DIR, copy, "game.his")))[6]
                          // _CHUNK_BYTES)
         except OSError:  # none: a short game, or none stored
             pass
-    chunks = min(chunks + 2, _MOST_CHUNKS) if chunks else 0
+        try:
+            stored = stored or os.stat("/".join((hw.profile.DATA_DIR, copy, "game.jrn")))[6] > 0
+        except OSError:
+            pass
+    chunks = min(chunks + 2, _MOST_CHUNKS) if chunks or stored else 0
     ca = None
     tls = isinstance(net, dict) and net.get("tls") is True
     if tls:

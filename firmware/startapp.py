@@ -11,6 +11,14 @@ the power-up's code is not held while the application is made).
 import gc
 
 from firmware import errors
+from rules_core.game import SPARE
+
+try:
+    from micropython import const
+except ImportError:  # CPython: the integer itself
+    const = int
+
+_CHUNK_BYTES = const(624)  # rules_core.game's (tests/test_journal.py checks it)
 
 # The application's own modules (firmware.app and what only it imports), and the rules and
 # the game's reader it loads: dropped again when the heap runs out before the game starts,
@@ -24,26 +32,44 @@ def make(board, clock, rooms):
     """The App with its game loaded and the watchdog armed. `rooms`: what a networked
     board kept from power-up (firmware.powerup.ROOM), let go one at a time, the last
     first: before the application's code is loaded, before the App is made, before its
-    game is read."""
+    game is read, before a TLS board's context is made."""
     try:
         _let_go(rooms)  # the code's (its class's dict grows in blocks of up to 1 KB)
         from firmware.app import App
 
         # The stored game is read before the App is made, in the application's room and
-        # the game's, and the readers' code (boardlib.journal_load and the decoders it
-        # loads, about 12 KB of heap) goes again before the App takes what it left. Read
-        # as the App booted, beside it, a stored game found no room on a networked
-        # board's stock ESP32 heap: every start but a new board's first went without the
-        # link (docs/performance.md, "A stored game read before the App is made").
+        # the game's, and the readers' code (boardlib.journal_load and rules_core.resume,
+        # about 8 KB of heap) goes again before the App takes what it left. Read as the
+        # App booted, beside it, a stored game found no room on a networked board's stock
+        # ESP32 heap: every start but a new board's first went without the link
+        # (docs/performance.md, "A stored game read before the App is made").
         _let_go(rooms)  # the application's
         _let_go(rooms)  # the game's
+        # A TLS board's context is made first, in its room and from the CA power-up read:
+        # the CA's bytes and what the room has over go before the reading, which was that
+        # short of room beside them with a game of 100 or 300 shots stored ("A TLS board's
+        # stored game", ibid.).
+        _tls_first(board.net, rooms)
+        # So is one of the history chunks power-up made for the game to grow into, made
+        # again once the readers are gone (the next one: a game that reaches it reads
+        # without its room for the next events, rules_core.resume).
+        lent = len(SPARE) > 1
+        if lent:
+            SPARE.pop()
+            gc.collect()
         from boardlib import journal_load
         from boardlib.journal import READERS, stores
 
+        gc.collect()  # what loading the readers' code left, before the reading fills holes
         read = journal_load.read(stores(board.data_dir))
         del journal_load
         errors.forget(READERS)
         gc.collect()
+        if lent:
+            try:
+                SPARE.append(bytearray(_CHUNK_BYTES))
+            except MemoryError:  # the game makes it when it needs it
+                pass
         app = App(board, read)
         del read
         app.boot(clock())
@@ -54,13 +80,14 @@ def make(board, clock, rooms):
             from boardlib.netstream import buffers
 
             net.bufs = buffers()
-        _tls_first(net, rooms)
         # a board given TLS settings whose link was not made (they were refused, or it
         # found no room) still kept the TLS room and the CA: let them go
         del rooms[:]
     except MemoryError as exc:  # the code and the game do not fit this board's heap
         app = None  # the half-made application: garbage, once its pins let go of it
         del rooms[:]
+        if board.net is not None:  # its TLS context too: room for going on without the link
+            board.net._tls = None
         try:  # the pins' interrupts would keep the half-made application
             board.watch_inputs(None, None)
         except Exception:  # noqa: BLE001 - pins without interrupts: nothing held
@@ -79,9 +106,9 @@ def make(board, clock, rooms):
 
 
 def _tls_first(net, rooms):
-    """A board over TLS: its TLS context made now, once the game is read and before the
-    first connection's code comes, in the room power-up kept for it and from the CA
-    certificate power-up read (firmware.powerup, ROOM), and kept for every connection
+    """A board over TLS: its TLS context made now, before the game is read and the first
+    connection's code comes, in the room power-up kept for it and from the CA certificate
+    power-up read (firmware.powerup, ROOM), and kept for every connection
     (boardlib.nettls.prepare); the module goes again, as the link loads it only while it
     connects. A context that finds no room is made at the first connection, as before; a
     board without TLS holds nothing of it."""
@@ -89,7 +116,7 @@ def _tls_first(net, rooms):
         return
     ca = None
     try:
-        from boardlib import nettls  # its code in the holes reading the game left
+        from boardlib import nettls  # its code in the application's and game's rooms
 
         if rooms:  # the CA's bytes and the context's room: let go for the context
             ca = rooms.pop()[0]

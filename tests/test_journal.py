@@ -38,4 +38,6 @@ def test_the_store_and_the_snapshot_know_the_historys_chunks():
     from test_board_codes import board_constants
 
     assert board_constants("firmware/powerup.py")["CHUNK_BYTES"] == game._CHUNK_BYTES
+    # and its start, which lends one of those to the reading (firmware/startapp.py)
+    assert board_constants("firmware/startapp.py")["CHUNK_BYTES"] == game._CHUNK_BYTES
     assert resume._CHUNK_MARKS == game._CHUNK_MARKS
