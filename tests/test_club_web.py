@@ -294,3 +294,47 @@ def test_shots_on_the_simulated_board_reach_the_tables_page_within_a_second(tmp_
         demo.stop()
         served.stop()
         bridge.stop()
+
+
+def test_the_hub_closes_its_connection_only_after_a_read_still_running_in_its_thread(tmp_path):
+    # Stopping the hub cancels its task, not the thread a read of the database runs in:
+    # the connection was closed under that read, and SQLite crashed the whole process.
+    # Now the connection is closed once the read is done, and a read after gets nothing.
+    import asyncio
+    import threading
+
+    from tools.club.live import LiveHub
+    from tools.records import Database
+
+    db = str(tmp_path / "games.db")
+    Database(db).close()
+    hub = LiveHub(db, poll_s=60)
+    order = []
+    inside = threading.Event()
+
+    class Slow:
+        def __init__(self, real):
+            self.real = real
+
+        def execute(self, *args):
+            order.append("read")
+            inside.set()
+            time.sleep(0.5)
+            order.append("read done")
+            return self.real.execute(*args)
+
+        def close(self):
+            order.append("closed")
+            self.real.close()
+
+    async def scenario():
+        await hub.start()
+        hub.tables.db = Slow(hub.tables.db)
+        reading = asyncio.ensure_future(asyncio.to_thread(hub.tables.data_version))
+        await asyncio.to_thread(inside.wait, 5)
+        await hub.stop()
+        assert await reading is not None  # the read ran on an open connection
+        return await asyncio.to_thread(hub.tables.data_version)
+
+    assert asyncio.run(scenario()) is None
+    assert order == ["read", "read done", "closed"]

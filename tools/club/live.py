@@ -17,6 +17,7 @@ every client; a client that reads too slowly loses the older messages, never the
 import asyncio
 import json
 import sqlite3
+import threading
 import time
 
 from rules_core.settings import PAST, SETS, has, rules_name
@@ -48,13 +49,33 @@ class Tables:
         self.db = database.read_connection()
         self._cache = {}  # board id -> ((game, final text, names), table dict)
         self._sets = {}  # game -> (sets decided, [set results]) of matches in sets
+        # One call on the connection at a time, and close() after the last: a call still
+        # running in its thread when the hub stopped (its task cancelled, not the thread)
+        # found the connection closed under it, and SQLite crashed the whole process.
+        self._using = threading.Lock()
 
     def data_version(self):
-        return self.db.execute("PRAGMA data_version").fetchone()[0]
+        with self._using:
+            if self.db is None:
+                return None
+            return self.db.execute("PRAGMA data_version").fetchone()[0]
+
+    def close(self):
+        """Close the connection once no call is using it; later calls read nothing."""
+        with self._using:
+            if self.db is not None:
+                self.db.close()
+                self.db = None
 
     def read(self):
         """[table dict], one per board, ordered by board id. A board whose latest game,
         state and names are as last time gives the same dict again (nothing parsed)."""
+        with self._using:
+            if self.db is None:
+                return []
+            return self._read()
+
+    def _read(self):
         out = []
         cache = {}
         for record in current_games(self.db):
@@ -148,7 +169,8 @@ class LiveHub:
                 pass
         self._end_all()
         if self.tables is not None:
-            self.tables.db.close()
+            # (in a thread: it waits for a call still running in one)
+            await asyncio.to_thread(self.tables.close)
 
     def close_streams(self):
         """End every client's event stream (from any thread): the server is stopping, and
