@@ -181,15 +181,15 @@ def _keep_rooms(net):
     stored game's history chunks, returned (as many as its game.his holds whole, the
     larger copy's, and two: the one it goes on in, and the next; for a game of fewer than
     128 events, whose history its snapshot holds, the two alone; none when no game is
-    stored). What the board builds next
-    goes below them, and what the application and its game make once the rooms are let
-    go fills the holes below first, so that only the blocks too large for those come to
-    the rooms. Each room is a tuple (one block, its address its id()); one that lands in
-    a hole below is kept there until the rooms are made, and another is tried. (On the
-    ESP32 from 1.22 a try larger than the largest block makes the heap grow, py/gc.c
-    gc_try_add_heap: the one growth the build makes anyway, made here.) `net`: a
-    networked board's settings, as given, or None: no rooms. With TLS settings the first
-    room is (the CA certificate's bytes, or None, and the TLS context's room)."""
+    stored). What the board builds next goes below them, and what the application and its
+    game make once the rooms are let go fills the holes below first, so that only the
+    blocks too large for those come to the rooms. Each room is a tuple (one block, its
+    address its id()); one that lands in a hole below is kept there until the rooms are
+    made, and another is tried. (On the ESP32 from 1.22 a try larger than the largest
+    block makes the heap grow, py/gc.c gc_try_add_heap: the one growth the build makes
+    anyway, made here.) `net`: a networked board's settings, as given, or None: no
+    rooms. With TLS settings the first room is (the CA certificate's bytes, or None, and
+    the TLS context's room)."""
     import gc
     import os
 
