@@ -698,10 +698,10 @@ def _remove(path):
         pass
 
 
-# The modules that read a stored game back (journal_load, and the snapshot's and the
-# records' decoders it loads): a board drops them once its stores are read
-# (firmware.startapp, or firmware.app's load; firmware.errors.forget).
-READERS = ("boardlib.journal_load", "rules_core.resume", "rules_core.events")
+# The modules that read a stored game back (journal_load, and the snapshot's reader it
+# loads): a board drops them once its stores are read (firmware.startapp, or
+# firmware.app's load; firmware.errors.forget).
+READERS = ("boardlib.journal_load", "rules_core.resume")
 
 
 def stores(data_dir):

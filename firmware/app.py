@@ -214,8 +214,7 @@ class App:
 
             read = journal_load.read(read)
             # Both read: the collector takes the reader's code back (and the snapshot's
-            # reader, its codec's unpack, and the records' decoders: the board writes its
-            # records with boardlib.shot) before a new game is made in its place
+            # reader, its codec's unpack) before a new game is made in its place
             errors.forget(READERS)
             del journal_load  # (nor does this name hold it)
         game, status, self.kept = read[2:]
