@@ -193,6 +193,27 @@ def test_the_networked_peak_says_which_way_its_game_was_played(smoke):
         + detail["tls_gc_bytes"]
 
 
+@pytest.mark.parametrize("threshold", [12_300, 12_800, 13_000, 20_305, 21_000])
+def test_a_bisected_heap_search_ends_within_its_fine_step_of_the_threshold(threshold):
+    """The networked games' searches start at a budget that fails and bisect upwards: to
+    `step` alone they stopped anywhere in a window of up to a KB above the threshold,
+    where the start put the midpoints (the link's share, a difference of two searches,
+    moved by up to a KB when the play figure did). With `fine` each ends within one fine
+    step of it, from any start."""
+    tried = []
+
+    def works(budget):
+        tried.append(budget)
+        return budget >= threshold
+
+    for start in (12_288, 11_520, 12_032):
+        coarse = bench_heap.smallest_heap(works, 1024, start=start)
+        found = bench_heap.smallest_heap(works, 1024, start=start, fine=256)
+        assert threshold <= found < threshold + 256, (start, found)
+        assert found <= coarse < threshold + 1024
+    assert len(tried) < 100  # a few runs more than the bisection, not a walk from the top
+
+
 def test_without_a_32_bit_interpreter_the_bench_says_it_counts_on_64_bits(monkeypatch):
     monkeypatch.setenv(upy.UPY32_ENV, "no/such/micropython")
     monkeypatch.setattr(upy, "_found32", {})

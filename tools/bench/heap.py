@@ -393,8 +393,15 @@ def net_heap_figures(sizes, workdir, interp, mpy, frozen, data_play, detail,
                 return plays(path, shots, budget, on, (stage,), extra, online)[0]
             return works
 
-        play_short = smallest_heap(runs(mpy, False), sizes["heap_step"], start=16384)
-        net_short = smallest_heap(runs(mpy, True), sizes["heap_step"], start=play_short)
+        # Each to `heap_fine` bytes: the link's share is a difference of two searches, and
+        # a bisection stops anywhere in a window of up to `heap_step` above the threshold
+        # (where, its start decides: a change of the play figure moved the link's by up to
+        # a KB either way; docs/performance.md, "The link's share to 256 bytes").
+        fine = sizes["heap_fine"]
+        play_short = smallest_heap(runs(mpy, False), sizes["heap_step"], start=16384,
+                                   fine=fine)
+        net_short = smallest_heap(runs(mpy, True), sizes["heap_step"], start=play_short,
+                                  fine=fine)
         link_plain = net_short - play_short
         data_net = data_net_plain = data_play + max(0, link_plain) + tls_gc
         link = link_plain
@@ -403,9 +410,9 @@ def net_heap_figures(sizes, workdir, interp, mpy, frozen, data_play, detail,
             try:
                 # the play-only short game on the same interpreter, for the difference
                 play_tls = play_short if tls_interp is interp else smallest_heap(
-                    runs(mpy, False, tls_interp), sizes["heap_step"], start=16384)
+                    runs(mpy, False, tls_interp), sizes["heap_step"], start=16384, fine=fine)
                 tls_short = smallest_heap(runs(mpy, True, tls_interp, True),
-                                          sizes["heap_step"], start=play_tls)
+                                          sizes["heap_step"], start=play_tls, fine=fine)
             except Unavailable as exc:
                 notes["heap_net_tls"] = "the short game over TLS: %s" % exc
                 tls_game = False
