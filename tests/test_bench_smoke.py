@@ -214,6 +214,26 @@ def test_a_bisected_heap_search_ends_within_its_fine_step_of_the_threshold(thres
     assert len(tried) < 100  # a few runs more than the bisection, not a walk from the top
 
 
+def test_an_import_search_climbs_from_its_start_and_says_when_nothing_fits():
+    """An import peak lies a few steps above the code it starts from: the imports' search
+    (climb) goes up from there by doubling steps, and asks for a large heap only when the
+    smaller ones fail; the games' searches bisect from `high`, whose layouts are less
+    monotone (a TLS game once fitted 15,616 bytes and not 20,096). Either says when even
+    `high` fails, rather than give a figure."""
+    tried = []
+
+    def works(budget):
+        tried.append(budget)
+        return budget >= 90_000
+
+    found = bench_heap.smallest_heap(works, 16_384, high=512 << 10, start=81_920, climb=True)
+    assert found == 98_304 and max(tried) < 2 * found and len(tried) <= 4, tried
+    tried.clear()
+    found = bench_heap.smallest_heap(works, 16_384, high=512 << 10, start=81_920)
+    assert 90_000 <= found < 90_000 + 16_384 and max(tried) == 512 << 10
+    for climb in (False, True):
+        with pytest.raises(bench_harness.Unavailable, match="fails even with 262144"):
+            bench_heap.smallest_heap(lambda budget: False, 1024, start=12_288, climb=climb)
 def test_without_a_32_bit_interpreter_the_bench_says_it_counts_on_64_bits(monkeypatch):
     monkeypatch.setenv(upy.UPY32_ENV, "no/such/micropython")
     monkeypatch.setattr(upy, "_found32", {})

@@ -101,15 +101,20 @@ def plays(timeline, shots, budget, interp=PINNED, first=(), extra=(), online=Non
     return played, largest
 
 
-def smallest_heap(works, step, low=1024, high=256 << 10, start=32768, fine=None):
+def smallest_heap(works, step, low=1024, high=256 << 10, start=32768, fine=None,
+                  climb=False):
     """The smallest budget from which every budget up to `start`, `step` bytes apart,
     works (`works(budget)` -> bool): down from `start` until one fails. Whether a budget
     plays is not monotone (a heap in pieces may lack one block a smaller heap happened to
     keep), so a bisection could land on a lucky budget below failing ones. If `start`
-    fails too, bisection above it (to `step` bytes). With `fine` (a divisor of `step`),
-    the last budget that worked is then followed down in `fine` steps until one fails:
-    the figure to `fine` bytes for a few more runs."""
-    if not works(high):
+    fails too, bisection from `high` down to it (to `step` bytes). With `climb` (for
+    searches that are monotone enough, the imports': their figures lie a few steps above
+    their start, and a bisection from `high` took twice the runs), up from `start` by one
+    step, two, four and so on until one works, then bisection between the last two tried;
+    Unavailable if even `high` fails. With `fine` (a divisor of `step`), the last budget
+    that worked is then followed down in `fine` steps until one fails: the figure to
+    `fine` bytes for a few more runs."""
+    if not climb and not works(high):
         raise Unavailable("it fails even with %d bytes of heap" % high)
     if works(start):
         while start - step >= low and works(start - step):
@@ -117,6 +122,14 @@ def smallest_heap(works, step, low=1024, high=256 << 10, start=32768, fine=None)
         found = start
     else:
         low = start
+        if climb:
+            reach = step
+            while not works(min(start + reach, high)):
+                if start + reach >= high:
+                    raise Unavailable("it fails even with %d bytes of heap" % high)
+                low = start + reach
+                reach *= 2
+            high = min(start + reach, high)
         while high - low > step:
             mid = (low + high) // 2
             if works(mid):
@@ -207,7 +220,8 @@ def import_heap(stage, interp, frozen, step, start, net=False):
             raise
     # from a whole number of steps: the budgets tried do not move with a few bytes of code;
     # sources compiled on the board may need more than 256 KB at their peak
-    return smallest_heap(works, step, high=512 << 10, start=-(-start // step) * step)
+    return smallest_heap(works, step, high=512 << 10, start=-(-start // step) * step,
+                         climb=True)
 
 
 def heap_figures(sizes, workdir, interp):
