@@ -234,6 +234,8 @@ def test_an_import_search_climbs_from_its_start_and_says_when_nothing_fits():
     for climb in (False, True):
         with pytest.raises(bench_harness.Unavailable, match="fails even with 262144"):
             bench_heap.smallest_heap(lambda budget: False, 1024, start=12_288, climb=climb)
+
+
 def test_without_a_32_bit_interpreter_the_bench_says_it_counts_on_64_bits(monkeypatch):
     monkeypatch.setenv(upy.UPY32_ENV, "no/such/micropython")
     monkeypatch.setattr(upy, "_found32", {})
