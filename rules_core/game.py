@@ -103,11 +103,12 @@ def _delta(record, at):
 
 def check_record(record, at):
     """The record at record[at:at + 4] checked as the game checks a record before it
-    applies one (_run; events.decode checks the same): EventError if it would be refused.
-    For a stored history read back (rules_core.resume), which then needs no decoder of
-    its own at power-up."""
+    applies one (Game._run; events.decode checks the same): EventError if it would be
+    refused. Also for a stored history read back (rules_core.resume), which then needs no
+    decoder of its own at power-up."""
     kind = record[at]
     if kind == _KIND_SHOT:
+        # (bit 7 of the second byte: the unset mark)
         if (record[at + 1] >> 5) & 3 > 2 or record[at + 3] > _MAX_OTHER:
             raise EventError("bad shot record")
     elif kind == _KIND_ADJUST:
@@ -412,24 +413,19 @@ class Game:
             at += _RECORD_SIZE
 
     def _run(self, record, at):
-        """Apply the record at record[at:at + 4]: checked first, as events.decode checks
-        it (and an adjust as the rules take it), before anything changes; then the rules
-        of the game's id (nothing allocated)."""
-        kind = record[at]
-        a = record[at + 1]
-        if kind == _KIND_SHOT:
-            if (a >> 5) & 3 > 2 or record[at + 3] > _MAX_OTHER:  # (bit 7: the unset mark)
-                raise EventError("bad shot record")
+        """Apply the record at record[at:at + 4]: checked first (check_record, as a stored
+        history is checked when it is read back; an adjust as the rules take it), before
+        anything changes; then the rules of the game's id (nothing allocated)."""
+        check_record(record, at)
+        if record[at] == _KIND_SHOT:
             self.announce = 0  # (as _adjust begins)
             self.capped = False
             if self.status == _BREAK:
                 self.status = _PLAYING  # play resumes after the break
             self.shots += 1
             self._rules_shot(self, record, at)
-        elif kind == _KIND_ADJUST:
-            self._adjust(a, _delta(record, at))
         else:
-            raise EventError("unknown record kind %d" % kind)
+            self._adjust(record[at + 1], _delta(record, at))
 
     def _adjust(self, player, delta):
         i = player - 1
