@@ -3,8 +3,9 @@ calls it, then drops this module with the other boot modules, before the applica
 code is loaded: neither the application's start nor a playing board holds it).
 
     board = powerup.boot(board, clock)   # the board built; or a str: why no game starts
-    powerup.no_room(board, exc, had)     # the application did not fit: Err 93, or again
-                                         # without the network link (loaded again for it)
+    powerup.no_room(board, exc, had, networked)  # the application did not fit: Err 93,
+                                         # or again without the network link (loaded again
+                                         # for it, the link let go first)
 
 In order (docs/esp32.md says why): the board is built (the ESP32's, firmware.hw, unless one
 is given: the simulator's); too old a MicroPython shows Err 92; `undo` held down is safe
@@ -88,13 +89,14 @@ def boot(board, clock):
     return board
 
 
-def no_room(board, exc, app_modules):
+def no_room(board, exc, app_modules, networked):
     """The application or its game did not fit the heap (firmware.startapp made them, this
-    module loaded again for it): drop what the failed start left, then a networked board
-    starts again without its link (start_without), any other shows Err 93 for good.
-    `app_modules`: the application's (firmware.startapp.APP_MODULES)."""
+    module loaded again for it): drop what the failed start left, then a `networked` board
+    (its link already let go) starts again without its link (start_without), any other
+    shows Err 93 for good. `app_modules`: the application's
+    (firmware.startapp.APP_MODULES)."""
     _forget(sys.modules, ("rules_core", "boardlib.journal") + app_modules)
-    if board.net is not None:
+    if networked:
         # The game comes first: a networked board starts again at once without its
         # network link (start_without, which leaves /net.noroom)
         start_without(errors.NO_MEMORY)

@@ -14,6 +14,7 @@ CASES = [
     "standing_level_one_reads_through_the_board",
     "exception_after_arming_shows_err_91_without_a_reset",
     "colon_marker_key_reaches_clock_modules",
+    "a_networked_board_whose_app_finds_no_room_starts_again_without_its_link",
 ]
 
 
