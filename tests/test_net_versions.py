@@ -424,8 +424,12 @@ def _online_or_without_link(club, twin, board, online, shown):
     a margin of a few hundred bytes, which the twin's timing moves (docs/performance.md,
     "A TLS board's stored game"): the test holds the board to the game, and says which."""
     said = b"no memory for the network link"
-    _wait(lambda: club.online.count(board) > online or said in twin.output, 60,
-          "%s online or without its link" % board)
+    try:
+        _wait(lambda: club.online.count(board) > online or said in twin.output, 60,
+              "%s online or without its link" % board)
+    except AssertionError as exc:  # what the board displayed and said meanwhile
+        raise AssertionError("%s; displays %s\n%s" % (exc, twin.displays[-8:], bytes(
+            twin.output[-3000:]).decode(errors="replace"))) from None
     came = said not in twin.output
     if not came:
         twin.wait_resets(2)
