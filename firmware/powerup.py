@@ -4,8 +4,7 @@ code is loaded: neither the application's start nor a playing board holds it).
 
     board = powerup.boot(board, clock)   # the board built; or a str: why no game starts
     powerup.no_room(board, exc, had, networked)  # the application did not fit: Err 93,
-                                         # or again without the network link (loaded again
-                                         # for it, the link let go first)
+                                                 # or again without the network link
 
 In order (docs/esp32.md says why): the board is built (the ESP32's, firmware.hw, unless one
 is given: the simulator's); too old a MicroPython shows Err 92; `undo` held down is safe
