@@ -75,7 +75,7 @@ _COMMAND_REFUSED = const(63)
 _WIFI = const(71)
 _BROKER = const(72)
 _BROKER_NAME = const(75)
-_TLS_MEMORY = const(76)
+_LINK_MEMORY = const(76)
 _BACKOFF_MS = const(1000)
 _BACKOFF_MAX_MS = const(30000)
 _KEEPALIVE_S = const(30)
@@ -294,15 +294,15 @@ class NetLink(Link):
                     __import__(name)
                 except MemoryError:  # no room to connect now: tried again after a while
                     if state == _HANDSHAKE:
-                        self._drop(now_ms, _TLS_MEMORY)  # (the TCP connection is open)
+                        self._drop(now_ms, _LINK_MEMORY)  # (the TCP connection is open)
                     else:
-                        self._fail(now_ms, _BROKER)
+                        self._fail(now_ms, _LINK_MEMORY)
                     return
                 way = sys.modules[name]
             try:
                 way.step(self, now_ms)
             except MemoryError:  # no room for this attempt: tried again after the back-off
-                self._drop(now_ms, _BROKER)
+                self._drop(now_ms, _LINK_MEMORY)  # (the board's heap, not the broker)
 
     def _enter(self, state, now_ms):
         self.state = state

@@ -38,7 +38,7 @@ except ImportError:  # CPython: the integer itself
 _WIFI = const(71)
 _BROKER = const(72)
 _TLS = const(74)
-_TLS_MEMORY = const(76)
+_LINK_MEMORY = const(76)
 # The link's states used here (boardlib/netstream.py names them all).
 _LOGIN = const(3)
 
@@ -114,12 +114,12 @@ def step(link, now_ms):
         link._drop(now_ms, _TLS)
         return
     except MemoryError:
-        link._drop(now_ms, _TLS_MEMORY)
+        link._drop(now_ms, _LINK_MEMORY)
         return
     except OSError as exc:
         code = exc.args[0]
         if code in NO_MEMORY:
-            link._drop(now_ms, _TLS_MEMORY)
+            link._drop(now_ms, _LINK_MEMORY)
             return
         if code != errno.EAGAIN:
             # mbedtls's errors are negative, the socket's positive
@@ -147,11 +147,11 @@ def start(link, now_ms):
         link._ssl = link._tls.wrap_socket(link._gate, server_hostname=link.net["host"],
                                           do_handshake_on_connect=False)
     except MemoryError:
-        link._drop(now_ms, _TLS_MEMORY)
+        link._drop(now_ms, _LINK_MEMORY)
         return
     except OSError as exc:
         # no CA certificate, or mbedtls without memory for the connection
-        link._drop(now_ms, _TLS_MEMORY if exc.args[0] in NO_MEMORY else _TLS)
+        link._drop(now_ms, _LINK_MEMORY if exc.args[0] in NO_MEMORY else _TLS)
         return
     except (ValueError, ImportError):
         link._drop(now_ms, _TLS)  # not a certificate, or no TLS in this MicroPython

@@ -22,7 +22,7 @@
 | 73 | the broker refused the board's user name or password |
 | 74 | TLS: no CA certificate (`ca.der` beside board.cfg), or the broker's one refused |
 | 75 | the broker's name could not be looked up (no DNS answer, or no such name); retried |
-| 76 | TLS: the ESP32 had no memory for the connection (mbedtls's buffers); retried |
+| 76 | no memory for the connection (its code, or TLS's buffers): not the broker; retried |
 | 91 | an error escaped the tasks: the board keeps showing this, fed, until reset |
 | 92 | MicroPython too old for this firmware (older than MICROPYTHON_OLDEST): flash a newer one |
 | 93 | out of memory while starting: the firmware does not fit this board's heap |
@@ -49,7 +49,7 @@ _BROKER = const(72)  # boardlib.netdial, netlogin, nettls, mqttlink
 _BROKER_LOGIN = const(73)  # boardlib.netlogin
 _TLS = const(74)  # boardlib.nettls
 _BROKER_NAME = const(75)  # boardlib.mqttlink
-_TLS_MEMORY = const(76)  # boardlib.netdial, boardlib.nettls
+_LINK_MEMORY = const(76)  # boardlib.mqttlink, boardlib.nettls
 
 SENSOR_STUCK = const(10)
 _SENSOR_FLAPS = const(20)

@@ -375,13 +375,13 @@ def test_the_network_link_keeps_room_in_its_attribute_table(broker):
 
 def test_a_connection_without_room_is_tried_again_and_reuses_the_links_buffers(broker):
     """No room for the connection (MemoryError on the way up, as on a board whose heap is
-    in pieces) fails that attempt with Err 72 and the back-off, never a poll (which would
-    starve the watchdog); once there is room the link comes up, and every connection's
-    stream uses the buffers the link made once at power-up (a reconnection needs no 1 KB
-    block)."""
+    in pieces) fails that attempt with Err 76 (the board's memory, not the broker) and the
+    back-off, never a poll (which would starve the watchdog); once there is room the link
+    comes up, and every connection's stream uses the buffers the link made once at
+    power-up (a reconnection needs no 1 KB block)."""
     errors, states, up, on_buffers = device_value(
         "micropython", "net_cases", "connect_without_room", broker.port, "t1", USERS["t1"])
-    assert errors == [72, 72, 72]
+    assert errors == [76, 76, 76]
     assert states == [6]  # WAIT: the back-off (boardlib/netstream.py)
     assert up and on_buffers == [True, True]
 
