@@ -326,7 +326,11 @@ class NetLink(Link):
                                      buf=None if bufs is None else bufs[0])
                 return
             address = self._resolver.step(now_ms)
-        except (OSError, MemoryError):
+        except MemoryError:  # no room for the lookup: the board's heap, not the name
+            self._resolved()
+            self._fail(now_ms, _LINK_MEMORY)
+            return
+        except OSError:
             self._resolved()
             self._fail(now_ms, _BROKER_NAME)
             return

@@ -386,6 +386,18 @@ def test_a_connection_without_room_is_tried_again_and_reuses_the_links_buffers(b
     assert up and on_buffers == [True, True]
 
 
+def test_no_room_to_look_the_brokers_name_up_is_err_76_not_a_dns_failure(broker):
+    """The broker named: a lookup whose resolver finds no room in the heap reports Err 76
+    (the board's memory), not Err 75 (the name, the DNS server), which sends a builder to
+    the club's network; a refusal by the DNS server is Err 75. Each failed lookup lets its
+    module go, and once a lookup answers the link comes up."""
+    errors, left, up = device_value("micropython", "net_cases", "look_up_without_room",
+                                    broker.port, "t1", USERS["t1"])
+    assert errors == [76, 75]
+    assert left == [False, False]
+    assert up
+
+
 @pytest.fixture
 def tls_broker(tmp_path):
     """The broker with a TLS listener too, its certificate from a CA made here by openssl;

@@ -171,6 +171,59 @@ def connect_without_room(port, user, password):
     return [errors, sorted(set(states)), link.state == netstream.UP, on_buffers]
 
 
+def look_up_without_room(port, user, password):
+    """A link whose broker is a name, its lookup failing twice: first with no room for the
+    resolver (MemoryError, as on a board whose heap is in pieces), then with the DNS
+    server's refusal (OSError); the third lookup answers 127.0.0.1 and the link connects.
+    Returns [the errors the failed lookups reported, the resolver's module left loaded
+    after each, connected in the end]."""
+    micropython_only("umqtt")
+    import sys
+    import time
+
+    from boardlib import mqttlink, netstream
+    from tools.sim.board.wlan import FakeWLAN
+
+    net = {"ssid": "club", "password": "pinboard", "host": "broker.club", "port": port,
+           "user": user, "pass": password, "tls": False, "key": "00" * 16, "id": user}
+    link = mqttlink.NetLink(net, FakeWLAN(time.ticks_ms), time.ticks_ms())
+    failures = [MemoryError("memory allocation failed, allocating 512 bytes"),
+                OSError(2)]  # (NXDOMAIN: boardlib/netdns.py)
+
+    class Resolver:  # in the place of boardlib.netdns's, loaded by the link for a lookup
+        def start(self, host, server, now_ms, buf=None):
+            self.failure = failures.pop(0) if failures else None
+            if isinstance(self.failure, MemoryError):
+                raise self.failure  # (the resolver's socket and buffer found no room)
+
+        def step(self, now_ms):
+            if self.failure is not None:
+                raise self.failure
+            return "127.0.0.1"
+
+        def close(self):
+            pass
+
+    class Module:
+        pass
+
+    errors, left = [], []
+    deadline = time.ticks_add(time.ticks_ms(), 30000)
+    while link.state != netstream.UP and time.ticks_diff(deadline, time.ticks_ms()) > 0:
+        if "boardlib.netdns" not in sys.modules:
+            fake = Module()
+            fake.Resolver = Resolver
+            sys.modules["boardlib.netdns"] = fake
+        link.poll(time.ticks_ms())
+        code = link.take_notice()
+        if code:
+            errors.append(code)
+            left.append("boardlib.netdns" in sys.modules)
+            link._since = time.ticks_add(time.ticks_ms(), -60000)  # the back-off is over
+        time.sleep_ms(10)
+    return [errors, left, link.state == netstream.UP]
+
+
 def cut_journal(image, keep):
     """Cut the game's journal on a simulated board's flash (`image`, a --state folder's
     flash.img) to its first `keep` events, in both copies: a board that comes back from a
