@@ -53,7 +53,8 @@ FLASHFS = upy.entry("flashfs")
 LINES = releases.SUPPORTED
 BOARDS = tuple("v%d-%d" % line for line in LINES) + ("dns", "old", "mem", "late", "heap-src",
                                                        "heap-mpy", "heap-120", "heap-tls",
-                                                       "again", "again-tls", "short-tls")
+                                                       "again", "again-tls", "short-tls") \
+    + tuple("heap-%d-%d" % line for line in LINES)
 USERS = {"logger": "logger-pw", **{b: b + "-pw" for b in BOARDS}}
 KEYS = {b: bytes(range(i, i + 32)) for i, b in enumerate(BOARDS)}
 BROKER_NAME = "broker.club"
@@ -272,7 +273,7 @@ def _esp32_heap_mpy(tmp_path, path):
 LONG_GAME = 950  # shots: a history of eight chunks on the flash (rules_core.game)
 
 
-def _esp32_heap_long_game(tmp_path, path):
+def _esp32_heap_long_game(tmp_path, path, version="1.29.0"):
     """The board deployed as .mpy on the stock heap, with a 950-shot game on its flash
     (the bench's game, tools/sim/board/bench_device.py): it reads the game back and plays
     on. Reading it made the history's chunks (624 bytes each) after the application's
@@ -286,7 +287,7 @@ def _esp32_heap_long_game(tmp_path, path):
     state.mkdir()
     shutil.copyfile(str(game / "flash.img"), str(state / "flash.img"))
     flash(state, cfg={"watchdog_ms": 8000}, mpy=True)
-    with booted(state, version="1.29.0", interpreter=path, heap="esp32") as twin:
+    with booted(state, version=version, interpreter=path, heap="esp32") as twin:
         assert not twin.heap_note and twin.gc_heap == releases.ONE_GROWTH
         try:
             shown = twin.wait_display(scores_shown, timeout=90)
@@ -301,22 +302,24 @@ def _esp32_heap_long_game(tmp_path, path):
         assert twin.resets == ["PWR"], twin.resets
 
 
-def _esp32_heap_net(club, tmp_path, path, mpy, heap="esp32", tls=False):
+def _esp32_heap_net(club, tmp_path, path, mpy, heap="esp32", tls=False, version="1.29.0"):
     """A networked board (WiFi and the broker by name) on the GC heap of a stock ESP32
     without PSRAM, WiFi's share taken from the ESP-IDF's heap (docs/esp32.md, "The heap"):
     deployed from sources it runs out of memory and says so with Err 93 (it never comes
     online); as `make deploy` ships it (.mpy files) it connects and plays. `heap`: another
     GC heap, in bytes. `tls`: given TLS settings and the club's CA, over the broker's TLS
-    listener (`path` must have the `tls` module)."""
+    listener (`path` must have the `tls` module). `version`: the release `path` is."""
     board = ("heap-tls" if tls else "heap-mpy" if mpy else "heap-src") if heap == "esp32" \
         else "heap-%d" % (heap // 1000)
+    if version != "1.29.0":
+        board = "heap-%s-%s" % tuple(version.split(".")[:2])
     radio = _radio(club)
     try:
         flash(tmp_path, cfg=_cfg(board, tls=tls), mpy=mpy)
         if tls:
             _put_ca(tmp_path, club.ca)
         online = club.online.count(board)
-        with booted(tmp_path, version="1.29.0", interpreter=path, heap=heap,
+        with booted(tmp_path, version=version, interpreter=path, heap=heap,
                     radio=radio) as twin:
             assert not twin.heap_note
             assert twin.gc_heap == (releases.ONE_GROWTH if heap == "esp32" else heap)
@@ -452,6 +455,11 @@ def _online_or_without_link(club, twin, board, online, shown):
 
 
 HEAP_INTERPRETER = upy.release_binary(releases.LATEST[releases.NEWEST], bits=32)
+# The older lines' own 32-bit ports, where there are any (../shared/upy has 1.25.0's): the
+# stock heap played by the release a builder flashed, whose allocator, names and loading
+# of .mpy files are its own
+OLDER_HEAP = {line: upy.release_binary(releases.LATEST[line], bits=32)
+              for line in LINES if line != releases.NEWEST}
 # the same release line's 32-bit port with the `tls` module, for a board over TLS on that heap
 HEAP_TLS_INTERPRETER, HEAP_TLS_WHY = upy.interpreter32_tls()
 
@@ -482,6 +490,10 @@ def boards(club, tmp_path_factory):
                                                           HEAP_INTERPRETER, True, 120000)
         jobs["esp32 heap net again"] = lambda: _esp32_heap_net_again(
             club, tmp / "heap-net-again", HEAP_INTERPRETER)
+    for line, path in OLDER_HEAP.items():
+        if path is not None:
+            jobs["esp32 heap %d.%d" % line] = (
+                lambda line=line, path=path: _esp32_heap_release(club, tmp, line, path))
     if HEAP_TLS_INTERPRETER is not None:
         jobs["esp32 heap net tls"] = lambda: _esp32_heap_net(
             club, tmp / "heap-net-tls", HEAP_TLS_INTERPRETER, True, tls=True)
@@ -586,6 +598,26 @@ def test_a_950_shot_game_is_read_back_and_played_on_on_the_esp32_heap(boards):
                     "MICROPYTHON_SRC=DIR builds one)"
                     % (releases.LATEST[releases.NEWEST] + (upy.UPY_DIR,)))
     _outcome(boards, "esp32 heap long game")
+
+
+def _esp32_heap_release(club, tmp, line, path):
+    """On an older line's own 32-bit port: the networked board as `make deploy` ships it
+    comes online on the stock heap and plays, and the board with a 950-shot game stored
+    reads it back and plays on."""
+    version = "%d.%d.%d" % releases.LATEST[line]
+    _esp32_heap_net(club, tmp / ("heap-net-%s" % version), path, True, version=version)
+    _esp32_heap_long_game(tmp / ("heap-long-%s" % version), path, version)
+
+
+def test_the_esp32_heap_on_older_releases_own_32_bit_interpreters(boards):
+    """The default deployment on the stock heap of each older supported release whose
+    32-bit unix port is here (only the newest line's is needed by the tests above)."""
+    found = [line for line, path in OLDER_HEAP.items() if path is not None]
+    if not found:
+        pytest.skip("no 32-bit MicroPython of an older supported release in %s or build/upy"
+                    % upy.UPY_DIR)
+    for line in found:
+        _outcome(boards, "esp32 heap %d.%d" % line)
 
 
 def _heap_interpreter():
