@@ -98,6 +98,23 @@ def is_32bit(path):
     return proc.stdout.strip() == str(2**31 - 1)
 
 
+def has_vfs_rom(path):
+    """True when the interpreter at `path` can mount a ROMFS image (`vfs.VfsRom`, from
+    MicroPython 1.25; the unix port's standard build has it)."""
+    proc = subprocess.run([path, "-c", "import vfs; print(hasattr(vfs, 'VfsRom'))"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    return proc.stdout.strip() == "True"
+
+
+def has_frozen_umqtt(path):
+    """True when the interpreter at `path` has umqtt.simple frozen in it, as a stock ESP32
+    build has (tools.port.upybuild freezes it into a release without VfsRom)."""
+    code = "import sys; sys.path[:] = ['.frozen']; import umqtt.simple; print('frozen')"
+    proc = subprocess.run([path, "-c", code], capture_output=True, text=True, timeout=60,
+                          check=False)
+    return proc.stdout.strip() == "frozen"
+
+
 # The pinned micropython-lib modules (umqtt), unpacked by tools.port.upylib at `make venv`.
 UPYLIB = os.path.join(ROOT, ".venv", "upylib")
 

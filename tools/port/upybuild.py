@@ -14,7 +14,9 @@ checked out at the release's tag, or an unpacked release). Parts whose sources a
 lack are left out instead of failing: libffi (the ffi module is never used here), Berkeley
 DB (btree), and without lib/mbedtls the TLS module (say so: the twin then runs TLS on
 another interpreter, and the bench takes the TLS objects' heap on a 64-bit one); without
-lib/micropython-lib only asyncio is frozen (the tests need nothing else).
+lib/micropython-lib only asyncio is frozen (the tests need nothing else). A release before
+1.25 (no VfsRom, so no ROMFS image for the ESP32 twin to hold umqtt's bytecode outside the
+heap) gets the pinned umqtt of `make venv` frozen in, as a stock ESP32 build has it.
 
 32 bits on a 64-bit Debian needs the 32-bit C library and gcc's multilib support:
 `apt-get install gcc-multilib` (the interpreter itself then runs with libc6-i386 alone).
@@ -88,7 +90,7 @@ def _version(src):
 def port_command(src, bits, jobs, work):
     """The make command that builds the unix port of tree `src` for `bits` into
     `work`/build (writing there what it needs: a manifest, for a tree without
-    micropython-lib)."""
+    micropython-lib, or of a release before 1.25, which has umqtt frozen in)."""
     args = ["make", "-C", os.path.join(src, "ports", "unix"), "-j%d" % jobs,
             "BUILD=" + os.path.join(work, "build"),
             "MICROPY_PY_FFI=0", "MICROPY_PY_BTREE=0"]
@@ -97,15 +99,32 @@ def port_command(src, bits, jobs, work):
     if not os.path.isfile(os.path.join(src, "lib", "mbedtls", "include", "mbedtls", "ssl.h")):
         args += ["MICROPY_PY_SSL=0"]
         print("upybuild: no lib/mbedtls in the tree: built without TLS")
+    lines = []  # the frozen manifest, when the port's own will not do
+    own = os.path.join(src, "ports", "unix", "variants", "standard", "manifest.py")
     if not os.path.isdir(os.path.join(src, "lib", "micropython-lib", "micropython")):
-        manifest = os.path.join(work, "manifest.py")
-        with open(manifest, "w") as f:
-            f.write('include("$(MPY_DIR)/extmod/asyncio")\n')
+        lines.append('include("$(MPY_DIR)/extmod/asyncio")')
         empty = os.path.join(work, "no-micropython-lib")  # the build asks for its README
         os.makedirs(empty, exist_ok=True)
         open(os.path.join(empty, "README.md"), "w").close()
-        args += ["FROZEN_MANIFEST=" + manifest, "MPY_LIB_DIR=" + empty]
+        args += ["MPY_LIB_DIR=" + empty]
         print("upybuild: no lib/micropython-lib in the tree: asyncio alone is frozen")
+    if not os.path.isfile(os.path.join(src, "extmod", "vfs_rom.c")):
+        # Before 1.25 the port cannot mount a ROMFS image, from which the ESP32 twin gives
+        # the board umqtt's bytecode outside the heap as a stock ESP32 build freezes it
+        # (ports/esp32/boards/manifest.py): frozen here instead, as there
+        if os.path.isfile(os.path.join(upy.UPYLIB, "umqtt", "simple.py")):
+            lines = (lines or ['include("%s")' % own]) + [
+                'package("umqtt", base_path="%s")' % upy.UPYLIB]
+            print("upybuild: no VfsRom in this release: umqtt (of make venv) is frozen in, "
+                  "as a stock ESP32 build has it")
+        else:
+            print("upybuild: no VfsRom in this release and no umqtt in %s (make venv): the "
+                  "twin will load umqtt's bytecode into the board's heap" % upy.UPYLIB)
+    if lines:
+        manifest = os.path.join(work, "manifest.py")
+        with open(manifest, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        args += ["FROZEN_MANIFEST=" + manifest]
     return args
 
 

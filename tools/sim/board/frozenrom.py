@@ -55,11 +55,40 @@ def compiled_image(folder, path):
     build freezes: tools/sim/board/portfrozen.py), each compiled to bytecode as the port's
     build freezes it, so that they run where they lie, outside the heap (host side; the
     ESP32 twin when it plays the board's heap). Kept while the sources are unchanged."""
-    import hashlib
     import shutil
     import tempfile
 
-    from tools.port import mpycross
+    sources, key = _sources(folder)
+    if _fresh(path, key):
+        return path
+    with tempfile.TemporaryDirectory(prefix="portrom-") as tree:
+        _compile(folder, sources, tree)
+        write_image(tree, path + ".tmp")
+    shutil.move(path + ".tmp", path)
+    _stamp(path, key)
+    return path
+
+
+def compiled_tree(folder, path):
+    """The same modules compiled to `.mpy` files in the folder `path`, kept while the
+    sources are unchanged: for a unix port that cannot mount a ROMFS image (VfsRom came
+    with MicroPython 1.25), whose twin then loads their bytecode into the heap, which the
+    board keeps in flash: harsher than the board by that much, never kinder."""
+    import shutil
+
+    sources, key = _sources(folder)
+    if _fresh(path, key):
+        return path
+    shutil.rmtree(path, ignore_errors=True)
+    _compile(folder, sources, path + ".tmp")
+    shutil.move(path + ".tmp", path)
+    _stamp(path, key)
+    return path
+
+
+def _sources(folder):
+    """The `.py` files under `folder`, and a key of their names and contents."""
+    import hashlib
 
     sources = []
     for top, dirs, files in os.walk(folder):
@@ -69,20 +98,26 @@ def compiled_image(folder, path):
     for src in sources:
         with open(src, "rb") as f:
             key.update(os.path.relpath(src, folder).encode() + f.read())
-    stamp = path + ".key"
+    return sources, key.hexdigest()
+
+
+def _compile(folder, sources, tree):
+    from tools.port import mpycross
+
+    for src in sources:
+        rel = os.path.relpath(src, folder)[:-3] + ".mpy"
+        os.makedirs(os.path.join(tree, os.path.dirname(rel)), exist_ok=True)
+        mpycross.compile_file(src, os.path.join(tree, rel), mpycross.ESP32_FLAGS)
+
+
+def _fresh(path, key):
     try:
-        with open(stamp) as f:
-            if f.read() == key.hexdigest() and os.path.exists(path):
-                return path
+        with open(path + ".key") as f:
+            return f.read() == key and os.path.exists(path)
     except OSError:
-        pass
-    with tempfile.TemporaryDirectory(prefix="portrom-") as tree:
-        for src in sources:
-            rel = os.path.relpath(src, folder)[:-3] + ".mpy"
-            os.makedirs(os.path.join(tree, os.path.dirname(rel)), exist_ok=True)
-            mpycross.compile_file(src, os.path.join(tree, rel), mpycross.ESP32_FLAGS)
-        write_image(tree, path + ".tmp")
-    shutil.move(path + ".tmp", path)
-    with open(stamp, "w") as f:
-        f.write(key.hexdigest())
-    return path
+        return False
+
+
+def _stamp(path, key):
+    with open(path + ".key", "w") as f:
+        f.write(key)

@@ -98,6 +98,7 @@ class Twin:
         self.interpreter_path = self._interpreter(interpreter)
         self.heap_note = ""
         self.gc_heap = 0
+        self.frozen_in_heap = self.port_in_interpreter = self.port_rom = False
         self.idf_left = None
         if heap is not None:
             if self.interpreter_path is None or not upy.is_32bit(self.interpreter_path):
@@ -107,6 +108,15 @@ class Twin:
                 self.gc_heap = (releases.gc_heap(self.release) if heap == "esp32"
                                 else int(heap))
                 self.idf_left = releases.IDF_LEFT
+                # The port's frozen modules (umqtt) outside the heap, as the board keeps
+                # them in flash: from a ROMFS image (VfsRom, from 1.25), else frozen in
+                # the interpreter (tools.port.upybuild does so before 1.25), else their
+                # .mpy files are loaded into the heap, harsher than the board
+                # (frozenrom.compiled_tree)
+                self.port_rom = upy.has_vfs_rom(self.interpreter_path)
+                self.port_in_interpreter = (not self.port_rom
+                                            and upy.has_frozen_umqtt(self.interpreter_path))
+                self.frozen_in_heap = not (self.port_rom or self.port_in_interpreter)
         if idf_left is not None:
             self.idf_left = idf_left  # the ESP-IDF heap for WiFi and TLS, on any interpreter
         self.port_frozen = portfrozen.folder(self.release)
@@ -117,6 +127,9 @@ class Twin:
             self.port_frozen = upy.UPYLIB
             self.umqtt_source = ("umqtt.simple 1.3.4 of make venv (no frozen modules of %s "
                                  "were made: python -m tools.sim.board.portfrozen)" % version)
+        if self.port_in_interpreter:
+            self.umqtt_source = ("umqtt.simple frozen in %s"
+                                 % os.path.basename(self.interpreter_path))
         os.makedirs(self.state_dir, exist_ok=True)
         self.version = version
         self.line_nf = line_nf
@@ -290,14 +303,23 @@ class Twin:
             args += ["--link", self.link_path]
         if frozen.is_frozen(self.state_dir):  # the firmware it was flashed with
             args += ["--frozen", frozen.folder(self.state_dir)]
-        args += ["--port-frozen", self.port_frozen, "--unique-id", self.chip_id[6:],
-                 "--flash-timing", self.flash_timing]
+        port_frozen = self.port_frozen
+        if self.gc_heap:
+            args += ["--heap", str(self.gc_heap)]
+            if self.port_in_interpreter:
+                port_frozen = None
+            elif self.frozen_in_heap:  # bytecode in the heap, which the board keeps in flash
+                port_frozen = frozenrom.compiled_tree(
+                    self.port_frozen, os.path.join(self.state_dir, "port-mpy"))
+            else:
+                # the port's frozen modules as the board holds them: code outside the heap
+                args += ["--port-rom", frozenrom.compiled_image(
+                    self.port_frozen, os.path.join(self.state_dir, "port.romfs"))]
+        if port_frozen is not None:
+            args += ["--port-frozen", port_frozen]
+        args += ["--unique-id", self.chip_id[6:], "--flash-timing", self.flash_timing]
         if self.radio is not None:
             args += ["--radio", self.radio.chip_config(), "--wifi", "1" if self.wifi else "0"]
-        if self.gc_heap:
-            # the port's frozen modules as the board holds them: their code outside the heap
-            args += ["--heap", str(self.gc_heap), "--port-rom", frozenrom.compiled_image(
-                self.port_frozen, os.path.join(self.state_dir, "port.romfs"))]
         if self.idf_left is not None:
             args += ["--idf-left", str(self.idf_left)]
         proc = upy.popen(args, heapsize=self.heapsize, interpreter=self.interpreter_path,
