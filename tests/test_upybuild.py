@@ -21,6 +21,8 @@ def tree(tmp_path, monkeypatch):
     src = tmp_path / "micropython"
     (src / "py").mkdir(parents=True)
     (src / "ports" / "unix").mkdir(parents=True)
+    (src / "extmod").mkdir()
+    (src / "extmod" / "vfs_rom.c").write_text("")  # VfsRom: 1.25 and later
     (src / "py" / "mpconfig.h").write_text(
         "#define MICROPY_VERSION_MAJOR 1\n#define MICROPY_VERSION_MINOR 29\n"
         "#define MICROPY_VERSION_MICRO 0\n#define MICROPY_VERSION_PRERELEASE 1\n")
@@ -95,3 +97,29 @@ def test_a_64_bit_build_left_in_the_work_folder_is_built_afresh(tree, tmp_path,
     path = upybuild.build(str(tree), 32, out=str(tmp_path / "out"))
     assert upybuild.upy.is_32bit(path)
     assert not os.path.exists(os.path.join(left, "stale.o"))
+
+
+def _manifest(cmd):
+    given = [a for a in cmd if a.startswith("FROZEN_MANIFEST=")]
+    if not given:
+        return None
+    with open(given[0][len("FROZEN_MANIFEST="):]) as f:
+        return f.read()
+
+
+def test_a_release_without_vfsrom_gets_umqtt_frozen_in(tree, tmp_path, monkeypatch):
+    # a 1.24 tree: no ROMFS image can hold umqtt outside the ESP32 twin's heap, so the port
+    # has it frozen in, as a stock ESP32 build has; a 1.25 or later tree gets nothing
+    upylib = tmp_path / "upylib"
+    (upylib / "umqtt").mkdir(parents=True)
+    (upylib / "umqtt" / "simple.py").write_text("")
+    monkeypatch.setattr(upybuild.upy, "UPYLIB", str(upylib))
+    (tree / "lib" / "micropython-lib" / "micropython").mkdir(parents=True)
+    (tmp_path / "w1").mkdir()
+    (tmp_path / "w2").mkdir()
+    assert _manifest(upybuild.port_command(str(tree), 32, 2, str(tmp_path / "w1"))) is None
+    os.remove(str(tree / "extmod" / "vfs_rom.c"))
+    manifest = _manifest(upybuild.port_command(str(tree), 32, 2, str(tmp_path / "w2")))
+    assert 'package("umqtt", base_path="%s")' % upylib in manifest
+    # the port's own frozen modules stay (its standard variant's manifest)
+    assert os.path.join("variants", "standard", "manifest.py") in manifest
