@@ -98,7 +98,7 @@ class Twin:
         self.interpreter_path = self._interpreter(interpreter)
         self.heap_note = ""
         self.gc_heap = 0
-        self.frozen_in_heap = self.port_in_interpreter = self.port_rom = False
+        self.frozen_in_heap = self.port_in_interpreter = False
         self.idf_left = None
         if heap is not None:
             if self.interpreter_path is None or not upy.is_32bit(self.interpreter_path):
@@ -113,10 +113,10 @@ class Twin:
                 # the interpreter (tools.port.upybuild does so before 1.25), else their
                 # .mpy files are loaded into the heap, harsher than the board
                 # (frozenrom.compiled_tree)
-                self.port_rom = upy.has_vfs_rom(self.interpreter_path)
-                self.port_in_interpreter = (not self.port_rom
-                                            and upy.has_frozen_umqtt(self.interpreter_path))
-                self.frozen_in_heap = not (self.port_rom or self.port_in_interpreter)
+                rom = upy.has_vfs_rom(self.interpreter_path)
+                self.port_in_interpreter = not rom and upy.has_frozen_umqtt(
+                    self.interpreter_path)
+                self.frozen_in_heap = not (rom or self.port_in_interpreter)
         if idf_left is not None:
             self.idf_left = idf_left  # the ESP-IDF heap for WiFi and TLS, on any interpreter
         self.port_frozen = portfrozen.folder(self.release)
