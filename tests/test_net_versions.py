@@ -40,6 +40,7 @@ from tools.logger.mqtt import MqttSource
 from tools.port import upy
 from tools.sim.board.esp32 import releases
 from tools.sim.board.radio import Radio
+from tools.sim.board.twin import port_modules_place
 
 pytestmark = [
     pytest.mark.skipif(broker_tool.available() is not None, reason=str(broker_tool.available())),
@@ -273,7 +274,7 @@ def _esp32_heap_mpy(tmp_path, path):
 LONG_GAME = 950  # shots: a history of eight chunks on the flash (rules_core.game)
 
 
-def _esp32_heap_long_game(tmp_path, path, version="1.29.0"):
+def _esp32_heap_long_game(tmp_path, path, version=None):
     """The board deployed as .mpy on the stock heap, with a 950-shot game on its flash
     (the bench's game, tools/sim/board/bench_device.py): it reads the game back and plays
     on. Reading it made the history's chunks (624 bytes each) after the application's
@@ -287,7 +288,8 @@ def _esp32_heap_long_game(tmp_path, path, version="1.29.0"):
     state.mkdir()
     shutil.copyfile(str(game / "flash.img"), str(state / "flash.img"))
     flash(state, cfg={"watchdog_ms": 8000}, mpy=True)
-    with booted(state, version=version, interpreter=path, heap="esp32") as twin:
+    with booted(state, version=version or NEWEST_VERSION, interpreter=path,
+                heap="esp32") as twin:
         assert not twin.heap_note and twin.gc_heap == releases.ONE_GROWTH
         try:
             shown = twin.wait_display(scores_shown, timeout=90)
@@ -302,25 +304,25 @@ def _esp32_heap_long_game(tmp_path, path, version="1.29.0"):
         assert twin.resets == ["PWR"], twin.resets
 
 
-def _esp32_heap_net(club, tmp_path, path, mpy, heap="esp32", tls=False, version="1.29.0"):
+def _esp32_heap_net(club, tmp_path, path, mpy, heap="esp32", tls=False, version=None,
+                    board=None):
     """A networked board (WiFi and the broker by name) on the GC heap of a stock ESP32
     without PSRAM, WiFi's share taken from the ESP-IDF's heap (docs/esp32.md, "The heap"):
     deployed from sources it runs out of memory and says so with Err 93 (it never comes
     online); as `make deploy` ships it (.mpy files) it connects and plays. `heap`: another
     GC heap, in bytes. `tls`: given TLS settings and the club's CA, over the broker's TLS
-    listener (`path` must have the `tls` module). `version`: the release `path` is."""
-    board = ("heap-tls" if tls else "heap-mpy" if mpy else "heap-src") if heap == "esp32" \
-        else "heap-%d" % (heap // 1000)
-    if version != "1.29.0":
-        board = "heap-%s-%s" % tuple(version.split(".")[:2])
+    listener (`path` must have the `tls` module). `version`: the release `path` is, and
+    `board` the board's name, when it is not the newest."""
+    board = board or ("heap-tls" if tls else "heap-mpy" if mpy else "heap-src") \
+        if heap == "esp32" else "heap-%d" % (heap // 1000)
     radio = _radio(club)
     try:
         flash(tmp_path, cfg=_cfg(board, tls=tls), mpy=mpy)
         if tls:
             _put_ca(tmp_path, club.ca)
         online = club.online.count(board)
-        with booted(tmp_path, version=version, interpreter=path, heap=heap,
-                    radio=radio) as twin:
+        with booted(tmp_path, version=version or NEWEST_VERSION, interpreter=path,
+                    heap=heap, radio=radio) as twin:
             assert not twin.heap_note
             assert twin.gc_heap == (releases.ONE_GROWTH if heap == "esp32" else heap)
             if not mpy:
@@ -458,6 +460,7 @@ def _online_or_without_link(club, twin, board, online, shown):
     return came
 
 
+NEWEST_VERSION = "%d.%d.%d" % releases.LATEST[releases.NEWEST]
 HEAP_INTERPRETER = upy.release_binary(releases.LATEST[releases.NEWEST], bits=32)
 # The older lines' own 32-bit ports, where there are any (../shared/upy has 1.25.0's): the
 # stock heap played by the release a builder flashed, whose allocator, names and loading
@@ -611,10 +614,11 @@ def _esp32_heap_release(club, tmp, line, path, report):
     ROMFS image, or before 1.25 (no VfsRom) frozen in the port (tools.port.upybuild);
     in a port that has neither it is loaded into the heap, harsher than the board."""
     version = "%d.%d.%d" % releases.LATEST[line]
-    where = ("in a ROMFS image" if upy.has_vfs_rom(path) else "frozen in the port"
-             if upy.has_frozen_umqtt(path) else "in the heap (harsher than the board)")
+    where = {"rom": "in a ROMFS image", "frozen": "frozen in the port",
+             "heap": "in the heap (harsher than the board)"}[port_modules_place(path)]
     report.append("%s on the stock heap: %s, umqtt %s" % (version, path, where))
-    _esp32_heap_net(club, tmp / ("heap-net-%s" % version), path, True, version=version)
+    _esp32_heap_net(club, tmp / ("heap-net-%s" % version), path, True, version=version,
+                    board="heap-%d-%d" % line)
     _esp32_heap_long_game(tmp / ("heap-long-%s" % version), path, version)
 
 

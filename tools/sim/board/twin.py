@@ -80,6 +80,17 @@ def _sigint_caught(pid):
     return False
 
 
+def port_modules_place(interpreter):
+    """Where the twin on the 32-bit port `interpreter` keeps the modules a stock ESP32 build
+    freezes (umqtt) when it plays the board's heap: "rom", a ROMFS image (VfsRom, from
+    1.25); "frozen", frozen in the port (tools.port.upybuild does so before 1.25); or
+    "heap", their .mpy files loaded into the heap, harsher than the board, which keeps
+    their code in flash (frozenrom.compiled_tree)."""
+    if upy.has_vfs_rom(interpreter):
+        return "rom"
+    return "frozen" if upy.has_frozen_umqtt(interpreter) else "heap"
+
+
 class Twin:
     def __init__(self, state_dir, version="1.24.1", line_nf=10, ticks_start=0,
                  display="tm1637", baud=115200, link_path=None, heapsize="4M",
@@ -108,15 +119,9 @@ class Twin:
                 self.gc_heap = (releases.gc_heap(self.release) if heap == "esp32"
                                 else int(heap))
                 self.idf_left = releases.IDF_LEFT
-                # The port's frozen modules (umqtt) outside the heap, as the board keeps
-                # them in flash: from a ROMFS image (VfsRom, from 1.25), else frozen in
-                # the interpreter (tools.port.upybuild does so before 1.25), else their
-                # .mpy files are loaded into the heap, harsher than the board
-                # (frozenrom.compiled_tree)
-                rom = upy.has_vfs_rom(self.interpreter_path)
-                self.port_in_interpreter = not rom and upy.has_frozen_umqtt(
-                    self.interpreter_path)
-                self.frozen_in_heap = not (rom or self.port_in_interpreter)
+                place = port_modules_place(self.interpreter_path)
+                self.port_in_interpreter = place == "frozen"
+                self.frozen_in_heap = place == "heap"
         if idf_left is not None:
             self.idf_left = idf_left  # the ESP-IDF heap for WiFi and TLS, on any interpreter
         self.port_frozen = portfrozen.folder(self.release)
