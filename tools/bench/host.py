@@ -19,7 +19,8 @@ from tools.port import upy
 # -- the logger -----------------------------------------------------------------------------------
 
 def flood_frames(count):
-    """A hello and `count` state frames of a game in play, as the board's link sends them."""
+    """A hello and `count` shots of a game in play, as the board's link sends them: each
+    shot's event frame, then the state frame that counts it (firmware/app.py)."""
     from boardlib.link import Link
     from rules_core import Game
     from rules_core.snapshot import pack_state
@@ -44,7 +45,10 @@ def flood_frames(count):
         if game.finished:
             game = Game(LONG_SETTINGS["rules"], LONG_SETTINGS["distance"])
         game.shot(pins=(i * 7) & 31, carom=i & 1, fouls=())
-        link.send_state(pack_state(game), i)
+        index = game.history.count
+        link.send_event(index, game.history.record(index - 1), game.last_player,
+                        game.last_points, game.last_to, i)
+        link.send_state(pack_state(game), i, game.history)
     return bytes(wire.data)
 
 
@@ -87,7 +91,7 @@ def logger_figures(sizes, workdir):
         writer = threading.Thread(target=pour, daemon=True)
         writer.start()
         deadline = started + 120
-        while port.reader.frames < count + 1 and time.monotonic() < deadline:
+        while port.reader.frames < 2 * count + 1 and time.monotonic() < deadline:
             lg.step(0.01)
         took = time.monotonic() - started
         done.set()
@@ -100,10 +104,13 @@ def logger_figures(sizes, workdir):
         os.close(slave)
     with sqlite3.connect(db) as conn:
         stored = conn.execute("SELECT COUNT(*) FROM states").fetchone()[0]
-    if frames < count + 1 or gaps or stored < count:
+        proven = conn.execute("SELECT COUNT(*) FROM states WHERE verdict='proven'").fetchone()[0]
+    if frames < 2 * count + 1 or gaps or stored < count:
         raise Unavailable("the logger lost frames: %d of %d read, %d gaps, %d states stored"
-                          % (frames, count + 1, gaps, stored))
-    return {"logger_frames_per_s": round(count / took, 1)}
+                          % (frames, 2 * count + 1, gaps, stored))
+    if proven != count:  # each state counts the events sent before it
+        raise Unavailable("the logger proved %d of the flood's %d states" % (proven, count))
+    return {"logger_frames_per_s": round(2 * count / took, 1)}
 
 
 # -- the network (tools/bench/net.py) -------------------------------------------------------------
