@@ -18,6 +18,7 @@ from tools.bench.esp32 import (
 from tools.bench.harness import (
     BIG_HEAP,
     BOOT_MODULES,
+    BUZZER_MODULES,
     CHECK_MODULES,
     COST_HEAP,
     DEVICE_PACKAGES,
@@ -27,6 +28,7 @@ from tools.bench.harness import (
     NET_MODULES,
     NOT_IN_PLAY,
     RESUME_HEAP,
+    RULES_MODULES,
     Unavailable,
     _board_heap,
     _device_env,
@@ -279,8 +281,10 @@ def firmware_size(workdir, march="xtensawin"):
         return compile_tree((), os.path.join(workdir, march + "-" + name), march, only=modules)
 
     drivers = max(size("display%d" % i, (rel,)) for i, rel in enumerate(DISPLAY_DRIVERS))
-    return {"firmware_mpy_bytes": drivers + compile_tree(
+    rules = max(size("rules%d" % i, (rel,)) for i, rel in enumerate(RULES_MODULES))
+    return {"firmware_mpy_bytes": drivers + rules + compile_tree(
                 DEVICE_PACKAGES, os.path.join(workdir, march), march),
+            "buzzer_mpy_bytes": size("buzzer", BUZZER_MODULES),
             "net_mpy_bytes": size("net", NET_MODULES),
             "check_mpy_bytes": size("check", CHECK_MODULES),
             "menu_mpy_bytes": size("menu", MENU_MODULES),

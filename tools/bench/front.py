@@ -68,6 +68,7 @@ KEYS = (
     "resume_ms_esp32_est", "firmware_mpy_bytes", "flash_erases_per_shot",
     "flash_years_at_1000_shots_a_day",
     "boot_mpy_bytes", "load_mpy_bytes", "check_mpy_bytes", "menu_mpy_bytes", "net_mpy_bytes",
+    "buzzer_mpy_bytes",
     "net_poll_gap_max_ms", "net_link_step_max_ms", "tls_poll_ms_esp32_est",
     "seal_state_instr", "seal_heartbeat_instr", "esp32_seal_us_est", "seal_alloc_bytes",
     "seal_bytes", "mqtt_frame_bytes", "mqtt_frames_per_s",

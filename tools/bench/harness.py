@@ -365,16 +365,25 @@ HOST_MODULES = (os.path.join("rules_core", "jsonout.py"), os.path.join("boardlib
 # A board imports the driver of its own display only (firmware/hw.py): the larger of the
 # two is counted.
 DISPLAY_DRIVERS = tuple(os.path.join("boardlib", name + ".py") for name in ("tm1637", "max7219"))
+# A game imports its own rules' module only (rules_core.game, `_scoring`): the largest of
+# the three is counted.
+RULES_MODULES = tuple(os.path.join("rules_core", name + ".py")
+                      for name in ("ddbu", "ceb", "russian"))
+# The audible calls, imported only by a board with a buzzer (firmware/app.py; the board
+# profile has none): counted apart (buzzer_mpy_bytes).
+BUZZER_MODULES = (os.path.join("firmware", "sound.py"), os.path.join("boardlib", "calls.py"),
+                  os.path.join("boardlib", "buzzer.py"))
 # Imported by a frozen build only (main.py; its code stays in flash), never copied.
 FROZEN_MODULES = (os.path.join("firmware", "frozen.py"),)
 # The link's stream over UART0, loaded only by a board whose link shares the REPL's port
 # (`"link": "uart0"`, firmware/hw.py); the default link has UART2 to itself.
 UART0_MODULES = (os.path.join("boardlib", "replstream.py"),)
 APART = (NET_MODULES + CHECK_MODULES + MENU_MODULES + HOST_MODULES + DISPLAY_DRIVERS
-         + BOOT_MODULES + LOAD_MODULES + FROZEN_MODULES + UART0_MODULES)
+         + RULES_MODULES + BUZZER_MODULES + BOOT_MODULES + LOAD_MODULES + FROZEN_MODULES
+         + UART0_MODULES)
 # Modules normal play must not import; `game_figures` checks it on the simulated board.
 NOT_IN_PLAY = (NET_MODULES + CHECK_MODULES + MENU_MODULES + HOST_MODULES + FROZEN_MODULES
-               + UART0_MODULES)
+               + UART0_MODULES + BUZZER_MODULES)
 
 
 # As a board's code is compiled (tools.port.mpycross.ESP32_FLAGS), for any architecture: no
