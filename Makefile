@@ -77,7 +77,7 @@ bench: $(STAMP)
 # measures memory as the ESP32 would, and runs the twin's ESP32 heap (docs/esp32.md).
 upy32: $(STAMP)
 	@test -n "$(MICROPYTHON_SRC)" || { echo "usage: make upy32 MICROPYTHON_SRC=DIR (a MicroPython source tree; needs gcc-multilib)" >&2; exit 2; }
-	$(BIN)/python -m tools.port.upybuild --src $(MICROPYTHON_SRC) --bits 32
+	$(BIN)/python -m tools.port.upybuild --src $(MICROPYTHON_SRC) --bits 32 $(if $(ESP32_HEAP),--esp32-heap)
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache .hypothesis

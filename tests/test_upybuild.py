@@ -45,7 +45,9 @@ def recent_make(made):
         made.append(cmd)
         if cmd[2].endswith(os.path.join("ports", "unix")):
             build = [a for a in cmd if a.startswith("BUILD=")][0][len("BUILD="):]
-            bits = 32 if {"CFLAGS_EXTRA=-m32", "LDFLAGS_EXTRA=-m32"} <= set(cmd) else 64
+            cflags = [a.split("=", 1)[1].split() for a in cmd if a.startswith("CFLAGS_EXTRA=")]
+            bits = 32 if ("LDFLAGS_EXTRA=-m32" in cmd and cflags
+                          and "-m32" in cflags[-1]) else 64
             fake_interpreter(os.path.join(build, "micropython"), bits)
         return ""
     return run
@@ -123,3 +125,40 @@ def test_a_release_without_vfsrom_gets_umqtt_frozen_in(tree, tmp_path, monkeypat
     assert 'package("umqtt", base_path="%s")' % upylib in manifest
     # the port's own frozen modules stay (its standard variant's manifest)
     assert os.path.join("variants", "standard", "manifest.py") in manifest
+
+
+GC_C = ("static bool gc_try_add_heap(size_t failed_alloc) {\n"
+        "    size_t to_alloc = MIN(avail, MAX(total_heap, needed));\n}\n")
+
+
+def test_the_esp32_heap_build_patches_a_copy_of_gc_and_builds_the_regions_module(
+        tree, tmp_path, monkeypatch):
+    """--esp32-heap: the heap grows as the ESP32's (docs/esp32.md, "The heap"): the tree's
+    own py/gc.c is left as it is; a copy's aims a new area at the ESP32's heap so far; the
+    build includes the regions' module and header, still for 32 bits."""
+    (tree / "py" / "gc.c").write_text(GC_C)
+    made = []
+    monkeypatch.setattr(upybuild, "_run", recent_make(made))
+    path = upybuild.build(str(tree), 32, out=str(tmp_path / "out"), esp32_heap=True)
+    assert os.path.basename(path) == "micropython-1.29.0-preview-32bit-esp32heap"
+    assert upybuild.upy.is_32bit(path)
+    assert (tree / "py" / "gc.c").read_text() == GC_C
+    port = made[-1]
+    copy = port[2][:-len(os.path.join("ports", "unix"))]
+    assert copy != str(tree) + os.sep
+    with open(os.path.join(copy, "py", "gc.c")) as f:
+        assert "MAX(idfheap_doubling(total_heap), needed)" in f.read()
+    cflags = [a for a in port if a.startswith("CFLAGS_EXTRA=")]
+    assert len(cflags) == 1 and "-include " + os.path.join(upybuild.IDFHEAP, "idfheap.h") \
+        in cflags[0]
+    assert "USER_C_MODULES=" + os.path.dirname(upybuild.IDFHEAP) in port
+    assert os.path.isfile(os.path.join(upybuild.IDFHEAP, "micropython.mk"))
+
+
+def test_the_esp32_heap_build_refuses_a_tree_whose_heap_does_not_grow(tree, tmp_path,
+                                                                     monkeypatch):
+    (tree / "py" / "gc.c").write_text("void gc_init(void *start, void *end) {}\n")  # 1.20's
+    monkeypatch.setattr(upybuild, "_run", recent_make([]))
+    with pytest.raises(upybuild.BuildError, match="1.22 or later"):
+        upybuild.build(str(tree), 32, out=str(tmp_path / "out"), esp32_heap=True)
+    assert not os.path.exists(tmp_path / "out")

@@ -106,6 +106,14 @@ def has_vfs_rom(path):
     return proc.stdout.strip() == "True"
 
 
+def has_growing_heap(path):
+    """True when the interpreter at `path` grows its GC heap into played ESP-IDF regions
+    (the `idfheap` module: tools.port.upybuild --esp32-heap)."""
+    proc = subprocess.run([path, "-c", "import idfheap; print('grows')"], capture_output=True,
+                          text=True, timeout=60, check=False)
+    return proc.stdout.strip() == "grows"
+
+
 def has_frozen_umqtt(path):
     """True when the interpreter at `path` has umqtt.simple frozen in it, as a stock ESP32
     build has (tools.port.upybuild freezes it into a release without VfsRom)."""
@@ -283,10 +291,11 @@ def _probe(path):
         return None
 
 
-def places32(line):
+def places32(line, suffix="-32bit"):
     """The 32-bit builds of release line `line` ("1.29"), as tools.port.upybuild names them
-    (micropython-1.29.0-32bit, micropython-1.29.0-preview-32bit): build/upy's first,
-    then UPY_DIR's, the newest patch release of each first."""
+    (micropython-1.29.0-32bit, micropython-1.29.0-preview-32bit; `suffix` "-32bit-esp32heap"
+    for those with the growing heap): build/upy's first, then UPY_DIR's, the newest patch
+    release of each first."""
     found = []
     for folder in (BUILT_DIR, UPY_DIR):
         try:
@@ -294,7 +303,7 @@ def places32(line):
         except OSError:
             continue
         found += [os.path.join(folder, name) for name in names
-                  if name.startswith("micropython-%s." % line) and name.endswith("-32bit")]
+                  if name.startswith("micropython-%s." % line) and name.endswith(suffix)]
     return found
 
 
@@ -337,16 +346,16 @@ def _choose32(candidates, pinned, why, module=None):
     return None, why
 
 
-def _find32(env_name, module=None):
+def _find32(env_name, module=None, suffix="-32bit"):
     """interpreter32's search, with `module` for one that must import it too."""
     key = module or "result"
     if key in _found32:
         return _found32[key]
     named = os.environ.get(env_name)
     pinned = _probe(binary())
-    candidates = [named] if named else places32(pinned[1] if pinned else "")
-    why = "no micropython-%s.*-32bit in build/upy or %s" % (pinned[1] if pinned else "?",
-                                                            UPY_DIR)
+    candidates = [named] if named else places32(pinned[1] if pinned else "", suffix)
+    why = "no micropython-%s.*%s in build/upy or %s" % (pinned[1] if pinned else "?", suffix,
+                                                        UPY_DIR)
     path, why = _choose32(candidates, pinned, why, module)
     result = (path, None) if path else (
         None, "no 32-bit interpreter%s: %s (set %s, or see docs/performance.md)"
@@ -373,3 +382,15 @@ def interpreter32_tls():
     """(path, None) of a 32-bit unix port of the pinned interpreter's release line that has
     the `tls` module, or (None, why not) in a sentence."""
     return _find32(UPY32_TLS_ENV, "tls")
+
+
+# A 32-bit port of the same kind whose GC heap grows into played ESP-IDF regions, as the
+# ESP32's does (tools.port.upybuild --esp32-heap: micropython-1.29.0-preview-32bit-esp32heap):
+# $PINBOARD_UPY32_ESP32HEAP names one, else the first such build of build/upy or UPY_DIR.
+UPY32_ESP32HEAP_ENV = "PINBOARD_UPY32_ESP32HEAP"
+
+
+def interpreter32_esp32heap():
+    """(path, None) of a 32-bit unix port of the pinned interpreter's release line with the
+    growing heap (the `idfheap` module), or (None, why not) in a sentence."""
+    return _find32(UPY32_ESP32HEAP_ENV, "idfheap", "-32bit-esp32heap")

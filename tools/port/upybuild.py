@@ -2,7 +2,7 @@
 measures memory as an ESP32 would, or a release the twin should run as itself.
 
     make upy32 MICROPYTHON_SRC=~/src/micropython        # 32-bit, of that tree's release
-    python -m tools.port.upybuild --src DIR [--bits 32|64] [--jobs 2]
+    python -m tools.port.upybuild --src DIR [--bits 32|64] [--jobs 2] [--esp32-heap]
 
 Builds `ports/unix` (variant standard), for 32 bits with gcc's -m32 (CFLAGS_EXTRA and
 LDFLAGS_EXTRA; MICROPY_FORCE_32BIT=1 too, which the trees of 1.28 and before read and later
@@ -18,6 +18,11 @@ lib/micropython-lib only asyncio is frozen (the tests need nothing else). A rele
 1.25 (no VfsRom, so no ROMFS image for the ESP32 twin to hold umqtt's bytecode outside the
 heap) gets the pinned umqtt of `make venv` frozen in, as a stock ESP32 build has it.
 
+With `--esp32-heap` the GC heap grows on demand into regions that play the ESP-IDF's heap,
+as the ESP32 port's does from 1.22 (tools/port/idfheap/idfheap.c, docs/esp32.md, "The
+heap"): built from a copy of the tree whose py/gc.c counts, when it doubles the heap, the
+ESP32's first area instead of the unix port's (which also holds the simulator's modules),
+and put in build/upy/ as micropython-X.Y.Z-32bit-esp32heap.
 32 bits on a 64-bit Debian needs the 32-bit C library and gcc's multilib support:
 `apt-get install gcc-multilib` (the interpreter itself then runs with libc6-i386 alone).
 """
@@ -39,6 +44,13 @@ WORK = os.path.join(ROOT, "build", "upy-work")  # the object files, one folder a
 # that still read it (1.28 and before). Later Makefiles only warn about that one (their
 # README's "x86 (i686) support"): alone it gave a 64-bit interpreter there.
 FLAGS32 = ("MICROPY_FORCE_32BIT=1", "CFLAGS_EXTRA=-m32", "LDFLAGS_EXTRA=-m32")
+
+
+# The growing heap's module (a user C module) and the header every C file of such a build
+# includes first (--esp32-heap)
+IDFHEAP = os.path.join(ROOT, "tools", "port", "idfheap")
+# py/gc.c's gc_try_add_heap: the size a new area aims at, the heap so far (1.22 to 1.29)
+DOUBLING = "MAX(total_heap, needed)"
 
 
 class BuildError(Exception):
@@ -87,15 +99,23 @@ def _version(src):
     return version, ("preview" if prerelease not in ("0", "") else "")
 
 
-def port_command(src, bits, jobs, work):
+def port_command(src, bits, jobs, work, esp32_heap=False):
     """The make command that builds the unix port of tree `src` for `bits` into
     `work`/build (writing there what it needs: a manifest, for a tree without
-    micropython-lib, or of a release before 1.25, which has umqtt frozen in)."""
+    micropython-lib, or of a release before 1.25, which has umqtt frozen in). With
+    `esp32_heap`, `src` is the copy grow_tree made."""
     args = ["make", "-C", os.path.join(src, "ports", "unix"), "-j%d" % jobs,
             "BUILD=" + os.path.join(work, "build"),
             "MICROPY_PY_FFI=0", "MICROPY_PY_BTREE=0"]
     if bits == 32:
         args += FLAGS32
+    if esp32_heap:
+        # (py/gc.c adds to a void pointer where it adds an area: gcc warns, the ESP32's
+        # build does not ask)
+        flags = "-Wno-pointer-arith -include " + os.path.join(IDFHEAP, "idfheap.h")
+        args = [a for a in args if not a.startswith("CFLAGS_EXTRA=")] + [
+            "CFLAGS_EXTRA=" + ("-m32 " if bits == 32 else "") + flags,
+            "USER_C_MODULES=" + os.path.dirname(IDFHEAP)]
     if not os.path.isfile(os.path.join(src, "lib", "mbedtls", "include", "mbedtls", "ssl.h")):
         args += ["MICROPY_PY_SSL=0"]
         print("upybuild: no lib/mbedtls in the tree: built without TLS")
@@ -128,7 +148,29 @@ def port_command(src, bits, jobs, work):
     return args
 
 
-def build(src, bits=32, jobs=2, out=OUT):
+def grow_tree(src, work):
+    """A copy of tree `src` in `work`/src whose gc_try_add_heap aims a new area at the heap
+    so far less what the unix port's first area has beyond the ESP32's
+    (idfheap_doubling); BuildError for a tree whose py/gc.c has no such line."""
+    copy = os.path.join(work, "src")
+    shutil.rmtree(copy, ignore_errors=True)
+    def left_out(folder, names):  # git's own files and the tree's own builds
+        return [n for n in names if n == ".git" or n.startswith("build")
+                and os.path.isdir(os.path.join(folder, n))]
+
+    shutil.copytree(src, copy, symlinks=True, ignore=left_out)
+    path = os.path.join(copy, "py", "gc.c")
+    with open(path) as f:
+        text = f.read()
+    if text.count(DOUBLING) != 1:
+        raise BuildError("%s: no `%s` in gc_try_add_heap: a tree without the growing heap "
+                         "(MicroPython 1.22 or later is needed)" % (path, DOUBLING))
+    with open(path, "w") as f:
+        f.write(text.replace(DOUBLING, "MAX(idfheap_doubling(total_heap), needed)"))
+    return copy
+
+
+def build(src, bits=32, jobs=2, out=OUT, esp32_heap=False):
     """Build the interpreter; returns its path in `out`."""
     src = os.path.abspath(src)
     problem = check_compiler(bits)
@@ -136,7 +178,7 @@ def build(src, bits=32, jobs=2, out=OUT):
         raise BuildError(problem)
     version, suffix = _version(src)
     name = "micropython-%d.%d.%d" % version + ("-" + suffix if suffix else "") + (
-        "-32bit" if bits == 32 else "")
+        "-32bit" if bits == 32 else "") + ("-esp32heap" if esp32_heap else "")
     work = os.path.join(WORK, name)
     built = os.path.join(work, "build", "micropython")
     if bits == 32 and os.path.exists(built) and not upy.is_32bit(built):
@@ -145,7 +187,9 @@ def build(src, bits=32, jobs=2, out=OUT):
         shutil.rmtree(os.path.join(work, "build"))
         print("upybuild: %s held a 64-bit build: built afresh" % os.path.relpath(work, ROOT))
     os.makedirs(work, exist_ok=True)
-    args = port_command(src, bits, jobs, work)
+    if esp32_heap:
+        src = grow_tree(src, work)
+    args = port_command(src, bits, jobs, work, esp32_heap)
     _run(["make", "-C", os.path.join(src, "mpy-cross"), "-j%d" % jobs])
     _run(args)
     if bits == 32 and not upy.is_32bit(built):
@@ -166,9 +210,12 @@ def main(argv=None):
     p.add_argument("--src", required=True, help="a MicroPython source tree (MICROPYTHON_SRC)")
     p.add_argument("--bits", type=int, choices=(32, 64), default=32)
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--esp32-heap", action="store_true",
+                   help="a GC heap that grows into the ESP-IDF's regions, as the ESP32's "
+                   "(docs/esp32.md, \"The heap\")")
     args = p.parse_args(argv)
     try:
-        path = build(args.src, args.bits, args.jobs)
+        path = build(args.src, args.bits, args.jobs, esp32_heap=args.esp32_heap)
     except BuildError as exc:
         sys.stderr.write("upybuild: %s\n" % exc)
         return 1
