@@ -21,6 +21,7 @@ stock ESP32 (on a 32-bit interpreter: plain MQTT, and over TLS where one has the
 module).
 """
 
+import inspect
 import json
 import os
 import shutil
@@ -54,7 +55,8 @@ FLASHFS = upy.entry("flashfs")
 LINES = releases.SUPPORTED
 BOARDS = tuple("v%d-%d" % line for line in LINES) + ("dns", "old", "mem", "late", "heap-src",
                                                        "heap-mpy", "heap-120", "heap-tls",
-                                                       "again", "again-tls", "short-tls") \
+                                                       "again", "again-tls", "short-tls",
+                                                       "grow-tls", "grow-again-tls") \
     + tuple("heap-%d-%d" % line for line in LINES)
 USERS = {"logger": "logger-pw", **{b: b + "-pw" for b in BOARDS}}
 KEYS = {b: bytes(range(i, i + 32)) for i, b in enumerate(BOARDS)}
@@ -342,6 +344,8 @@ def _esp32_heap_net(club, tmp_path, path, mpy, heap="esp32", tls=False, version=
                     errors="replace"))) from None
             _comes_online(club, twin, board, online, "%s online" % board)
             _plays_on(twin, 1)
+            if twin.heap_grows:
+                HEAP_GREW[board] = twin.heap_areas()
     finally:
         radio.close()
 
@@ -420,7 +424,10 @@ def _net_again(club, tmp_path, path, board, stored):
                     _comes_online(club, twin, board, online, what)
                     _plays_on(twin, 2)
                     continue
-                return _online_or_without_link(club, twin, board, online, shown)
+                came = _online_or_without_link(club, twin, board, online, shown)
+                if twin.heap_grows:
+                    HEAP_GREW[board] = twin.heap_areas()
+                return came
         finally:
             radio.close()
     return "online"
@@ -469,6 +476,11 @@ OLDER_HEAP = {line: upy.release_binary(releases.LATEST[line], bits=32)
               for line in LINES if line != releases.NEWEST}
 # the same release line's 32-bit port with the `tls` module, for a board over TLS on that heap
 HEAP_TLS_INTERPRETER, HEAP_TLS_WHY = upy.interpreter32_tls()
+# and with the heap that grows as the ESP32's does (`upybuild --esp32-heap`), where there is one
+GROWING_INTERPRETER, GROWING_WHY = upy.interpreter32_esp32heap()
+if GROWING_INTERPRETER is not None and not upy.imports([GROWING_INTERPRETER], "tls"):
+    GROWING_INTERPRETER, GROWING_WHY = None, "%s has no tls module" % GROWING_INTERPRETER
+HEAP_GREW = {}  # board: its growing heap at the end (twin.heap_areas)
 
 
 @pytest.fixture(scope="module")
@@ -509,6 +521,12 @@ def boards(club, tmp_path_factory):
         jobs["esp32 heap net tls short"] = lambda: _esp32_heap_net_again(
             club, tmp / "heap-net-tls-short", HEAP_TLS_INTERPRETER, tls=True,
             stored=SHORT_GAME)
+    if GROWING_INTERPRETER is not None:
+        jobs["esp32 heap grows tls"] = lambda: _esp32_heap_net(
+            club, tmp / "grow-tls", GROWING_INTERPRETER, True, tls=True, board="grow-tls")
+        jobs["esp32 heap grows tls again"] = lambda: CAME_ONLINE.update(
+            {"grow-again-tls": _net_again(club, tmp / "grow-again", GROWING_INTERPRETER,
+                                          "grow-again-tls", STORED_GAME)})
     running = {}
 
     def run(job, outcome):
@@ -709,6 +727,37 @@ def test_a_tls_board_keeps_and_plays_its_stored_game_on_the_esp32_heap(boards, h
     _outcome(boards, job)
     came = CAME_ONLINE[board]
     hostile_report("twin: TLS board on the stock heap, %d shots stored" % shots,
+                   **{outcome: int(came == outcome)
+                      for outcome in ("online", "without_link", "retrying")})
+
+
+def test_the_esp32_heap_as_it_grows_over_tls(boards, hostile_report):
+    """On an interpreter whose GC heap grows as the ESP32's does (56 KB, then an area from
+    the ESP-IDF's regions when an allocation finds no room; WiFi and TLS take their
+    buffers from the same regions: docs/esp32.md, "The heap"), a board over TLS comes
+    online having grown its heap once, to the stock heap's 111,936 bytes, and leaves the
+    ESP-IDF the rest. Powered up with the bench's 300-shot game stored it plays the game
+    on, and the report says how often its heap grew and whether it came online: at the
+    read of the game the two areas' pieces were too few, and a second growth took the
+    ESP-IDF's room for TLS (docs/performance.md, "The heap as it grows")."""
+    if GROWING_INTERPRETER is None:
+        pytest.skip("no interpreter with the growing heap: %s; `python -m tools.port.upybuild "
+                    "--src DIR --esp32-heap` builds one" % GROWING_WHY)
+    _outcome(boards, "esp32 heap grows tls")
+    areas, regions = HEAP_GREW["grow-tls"]
+    assert areas == [releases.ONE_GROWTH - releases.FIRST_POOL], areas  # grown once
+    # the growth took the region above the first area; WiFi's and the TLS connection's
+    # buffers are in those below, and nothing else is
+    taken = [inspect.signature(Radio).parameters[name].default
+             for name in ("wifi_bytes", "tls_bytes")]
+    below = len(releases.IDF_BELOW)
+    assert regions[below:] == [0] * len(releases.IDF_ABOVE), regions
+    assert sum(regions[:below]) == sum(releases.IDF_BELOW) - sum(taken), regions
+    _outcome(boards, "esp32 heap grows tls again")
+    areas, regions = HEAP_GREW["grow-again-tls"]
+    came = CAME_ONLINE["grow-again-tls"]
+    hostile_report("twin: TLS board, 300 shots stored, on the heap as it grows",
+                   grew=len(areas), idf_free=sum(regions),
                    **{outcome: int(came == outcome)
                       for outcome in ("online", "without_link", "retrying")})
 

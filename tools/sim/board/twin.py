@@ -29,7 +29,9 @@ it, or, where none was made, micropython-lib's umqtt.simple 1.3.4 of `make venv`
 pinned one: `interpreter_path` says which ran) or a path. `heap`: None (the unix port's
 own), "esp32" (the GC heap the release has on an ESP32 without PSRAM, releases.gc_heap,
 with `idf_left` bytes of ESP-IDF heap for WiFi and TLS: played on a 32-bit interpreter
-only, `heap_note` says when it was not) or a number of bytes.
+only, `heap_note` says when it was not; on one built with `upybuild --esp32-heap` the heap
+grows from 56 KB into the ESP-IDF's regions as the ESP32's does, WiFi and TLS taking from
+the same regions: `heap_grows`, `heap_areas()`) or a number of bytes.
 
 `python -m tools.sim --state DIR --usb` runs one from the command line. A board flashed
 with a frozen build (tools/sim/board/frozen.py, `--frozen`) runs it at every boot until it
@@ -111,6 +113,8 @@ class Twin:
         self.gc_heap = 0
         self.frozen_in_heap = self.port_in_interpreter = False
         self.idf_left = None
+        self.heap_grows = False
+        self.heap_said = None  # the chip's last report of its growing heap (heap_areas)
         if heap is not None:
             if self.interpreter_path is None or not upy.is_32bit(self.interpreter_path):
                 self.heap_note = ("the ESP32's heap is played on a 32-bit interpreter only: "
@@ -119,6 +123,9 @@ class Twin:
                 self.gc_heap = (releases.gc_heap(self.release) if heap == "esp32"
                                 else int(heap))
                 self.idf_left = releases.IDF_LEFT
+                # the heap as it grows, where the interpreter can (`upybuild --esp32-heap`)
+                self.heap_grows = (heap == "esp32" and releases.row(self.release)["heap"][0]
+                                   == "grows" and upy.has_growing_heap(self.interpreter_path))
                 place = port_modules_place(self.interpreter_path)
                 self.port_in_interpreter = place == "frozen"
                 self.frozen_in_heap = place == "heap"
@@ -214,6 +221,23 @@ class Twin:
                 os.write(self._ctl[0], line.encode())
             except OSError:
                 pass  # the chip is resetting; it starts with self.inputs
+
+    def heap_areas(self, timeout=10.0):
+        """A growing heap's state, asked of the chip (it answers when the firmware next
+        reads its inputs): ([pool bytes of each area the GC heap has grown by, the first
+        first], [free bytes of each ESP-IDF region, in address order])."""
+        if not self.heap_grows:
+            raise ValueError("this twin's heap does not grow (heap_grows)")
+        self.heap_said = None
+        self._send_ctl("H\n")
+        deadline = time.monotonic() + timeout
+        while self.heap_said is None:
+            if time.monotonic() > deadline:
+                raise TimeoutError("the chip did not report its heap")
+            time.sleep(0.02)
+        areas, regions = self.heap_said.split()
+        return ([int(a) for a in areas.split(",") if a != "-"],
+                [int(r) for r in regions.split(",")])
 
     # -- waiting ---------------------------------------------------------------------------
 
@@ -311,6 +335,8 @@ class Twin:
         port_frozen = self.port_frozen
         if self.gc_heap:
             args += ["--heap", str(self.gc_heap)]
+            if self.heap_grows:
+                args += ["--heap-grows", "1"]
             if self.port_in_interpreter:
                 port_frozen = None
             elif self.frozen_in_heap:  # bytecode in the heap, which the board keeps in flash
@@ -441,6 +467,8 @@ class Twin:
             self.displays.append(self.display)
             if self.on_event:
                 self.on_event("display", self.display)
+        elif kind == "H":
+            self.heap_said = arg
         elif kind == "R":
             self._resetting = proc
             parts = arg.split()

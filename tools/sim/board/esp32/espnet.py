@@ -73,6 +73,57 @@ class Idf:
         self.taken[what] = self.taken.get(what, 0) - size
 
 
+class IdfRegions:
+    """The ESP-IDF heap as the regions a growing GC heap shares with WiFi and TLS
+    (tools/port/idfheap, rom.py --heap-grows): each takes its blocks from them, the first
+    region that fits, as heap_caps_malloc does; the GC heap may have grown into what they
+    need (ESP_ERR_NO_MEM, MBEDTLS_ERR_SSL_ALLOC_FAILED)."""
+
+    def __init__(self):
+        self.taken = {}
+        self._held = {}  # what -> the blocks of each take, the last last
+
+    @property
+    def left(self):
+        import idfheap
+
+        return sum(region[1] for region in idfheap.info())
+
+    def take(self, what, size):
+        import idfheap
+
+        got = []
+        for part in _blocks(what, size):
+            handle = idfheap.take(part)
+            if handle is None:
+                for handle in got:
+                    idfheap.give(handle)
+                return False
+            got.append(handle)
+        self._held.setdefault(what, []).append(got)
+        self.taken[what] = self.taken.get(what, 0) + size
+        return True
+
+    def give(self, what, size):
+        import idfheap
+
+        held = self._held.get(what)
+        if held:
+            for handle in held.pop():
+                idfheap.give(handle)
+        self.taken[what] = self.taken.get(what, 0) - size
+
+
+def _blocks(what, size):
+    """The blocks WiFi or a TLS connection takes: WiFi its ten static receive buffers of
+    1.6 KB (ESP_WIFI_STATIC_RX_BUFFER_NUM) and the rest; TLS its 16 KB record buffer in,
+    4 KB out (sdkconfig.base, ASYMMETRIC_CONTENT_LEN) and its contexts."""
+    parts = {"wifi": [1600] * 10, "tls": [16384, 4096]}.get(what, [])
+    if sum(parts) >= size:
+        return [size]
+    return parts + [size - sum(parts)]
+
+
 class Radio:
     """The radio's settings from the host (tools/sim/board/radio.py `chip_config`)."""
 
@@ -91,16 +142,17 @@ class Radio:
 _state = {"radio": None, "idf": Idf(), "row": None, "wlan": None, "real_tls": None}
 
 
-def install(modules, row, config_path, idf_left=None):
+def install(modules, row, config_path, idf_left=None, grows=False):
     """Put the release's network modules in `modules` (sys.modules). config_path: the
-    radio's JSON file, or None: no WiFi in reach (the station never joins)."""
+    radio's JSON file, or None: no WiFi in reach (the station never joins). `grows`: the
+    ESP-IDF heap is the growing GC heap's regions (IdfRegions), else `idf_left` bytes."""
     radio = None
     if config_path:
         with open(config_path) as f:
             radio = Radio(json.load(f))
     _state["radio"] = radio
     _state["row"] = row
-    _state["idf"] = Idf(idf_left)
+    _state["idf"] = IdfRegions() if grows else Idf(idf_left)
     try:
         import tls as real_tls
     except ImportError:  # an interpreter without mbedtls: no TLS on this twin

@@ -80,6 +80,7 @@ class Hardware:
             self.link = PtyUART(link_path)
         self._shown = None
         self.radio_switch = None  # espnet.set_up, when the board has a radio
+        self.heap_report = None  # a str of the growing heap (esp32/rom.py), when it grows
         self._untold = False  # a picture the host has not been told of yet
         self.ballast = None  # rom.py --heap: what keeps the rest of the heap from the board
         self._spent = 0
@@ -162,6 +163,8 @@ class Hardware:
                 self.set_input(int(parts[1]), int(parts[2]))
             elif parts and parts[0] == b"N" and self.radio_switch is not None:
                 self.radio_switch(int(parts[1]))  # the access point comes or goes
+            elif parts and parts[0] == b"H" and self.heap_report is not None:
+                self.send("H " + self.heap_report())  # the growing heap's areas
 
     def wait_host(self, ms):
         """Sleep up to `ms`, or until the host has sent something (a switch change)."""

@@ -47,6 +47,18 @@ OLDEST = (1, 22, 0)  # firmware.errors.MICROPYTHON_OLDEST: the reasons are in do
 NEWEST = (1, 29)
 ONE_GROWTH = 111936  # GC heap bytes after one growth (commit f6d630877c)
 IDF_LEFT = 40 * 1024  # what the ESP-IDF heap keeps after that growth (same commit)
+# The growing heap itself, on an interpreter built with `upybuild --esp32-heap`
+# (tools/port/idfheap, docs/esp32.md "The heap"): the first area of 56 KB, whose pool
+# gc_init makes 3,500 blocks of 16 bytes on 32 bits (the area one growth adds, 57,344 bytes
+# with its tables and header, has 55,936: ONE_GROWTH in all); and the ESP-IDF's free data
+# regions after boot, in address order: below the first area the two of MicroPython's
+# documented `esp32.idf_heap_info(esp32.HEAP_DATA)` after booting (docs/library/esp32.rst:
+# 35,712 free of 79,912, 15,036 of 15,072), above it the rest of the region it was made in,
+# which the one growth takes.
+FIRST_AREA = 56 * 1024
+FIRST_POOL = 56000
+IDF_BELOW = (35712, 15036)
+IDF_ABOVE = (57344,)
 
 _COMMON = {
     "asyncio": "asyncio", "tls": "tls", "context": "cadata", "recv": False,

@@ -4,7 +4,7 @@
         [--mode friendly|raw] [--version 1.24.1] [--ticks-start MS] [--uptime-ms MS]
         [--display tm1637|max7219] [--line-nf N] [--inputs GPIO=LEVEL,...]
         [--ctl-in FD --ctl-out FD] [--link PTY] [--frozen DIR] [--port-frozen DIR]
-        [--port-rom FILE] [--radio FILE] [--heap BYTES] [--idf-left BYTES]
+        [--port-rom FILE] [--radio FILE] [--heap BYTES] [--heap-grows 1] [--idf-left BYTES]
         [--flash-timing typical|max|none]
 
 Started by tools.sim.board.twin (the host side), once per boot: a soft or hard reset ends
@@ -37,7 +37,10 @@ heap, which a frozen module's code is not in. --radio FILE: the club's WiFi
 (tools/sim/board/radio.py); without it no access point is in reach; --wifi 0: its access
 point is off at power-up (the host's `N 1` brings it). --heap BYTES: the GC
 heap the board has (the twin's own modules are not counted: a ballast takes the rest of
-the unix port's heap); --idf-left BYTES: what the ESP-IDF heap has for WiFi and TLS.
+the unix port's heap); --heap-grows 1 (an interpreter built with `upybuild --esp32-heap`):
+that heap is the ESP32's first area, which grows into the ESP-IDF's regions as the ESP32's
+does, WiFi and TLS taking theirs from the same regions (releases.FIRST_AREA, IDF_BELOW,
+IDF_ABOVE); --idf-left BYTES: otherwise, what the ESP-IDF heap has for WiFi and TLS.
 --flash-timing: how long the flash takes to erase a sector and program a page
 (tools/sim/board/flash.py TIMINGS; typical by default): the chip waits that long, in real
 time, running nothing, as an ESP32 does while its flash is busy.
@@ -65,7 +68,7 @@ def parse(argv):
             "--line-nf": "10", "--inputs": "", "--ctl-in": None, "--ctl-out": None,
             "--link": None, "--frozen": None, "--port-frozen": None, "--port-rom": None,
             "--radio": None,
-            "--heap": "0", "--idf-left": None, "--unique-id": None,
+            "--heap": "0", "--heap-grows": "0", "--idf-left": None, "--unique-id": None,
             "--flash-timing": "typical", "--wifi": "1"}
     for i in range(0, len(argv) - 1, 2):
         if argv[i] not in opts:
@@ -302,6 +305,15 @@ def _play(row, lacks):
         builtins.next = next_without_default
 
 
+def _heap_report():
+    """The pool bytes of each area the GC heap has grown by (none: "-") and the ESP-IDF
+    regions' free bytes, for the host (the twin's `heap_areas`)."""
+    import idfheap
+
+    return "%s %s" % (",".join(str(a[1]) for a in idfheap.areas()[1:]) or "-",
+                      ",".join(str(r[1]) for r in idfheap.info()))
+
+
 def main(argv):
     # Nothing interrupts the chip's own start-up (the flash is mounted, and on a blank one
     # formatted, which takes the flash's time): a Ctrl-C meanwhile is a byte for the REPL.
@@ -350,7 +362,7 @@ def main(argv):
     espsys_obj = espsys.Sys(version)
     idf_left = opts["--idf-left"]
     espnet.install(sys.modules, row, opts["--radio"],
-                   None if idf_left is None else int(idf_left))
+                   None if idf_left is None else int(idf_left), opts["--heap-grows"] != "0")
     espnet.set_up(opts["--wifi"] != "0")  # the access point may be away from power-up
     # What the firmware imports is the ESP32's, and nothing of this tree but what is on
     # the board's own filesystem.
@@ -382,9 +394,15 @@ def main(argv):
     _play(row, lacks)
     ballast = None
     if int(opts["--heap"]):
+        grows = opts["--heap-grows"] != "0"
         # the firmware's names in a pool of their own, in its heap (heap.own_qstr_pool)
-        ballast = pin(int(opts["--heap"]) - own_qstr_pool())
+        ballast = pin((releases.FIRST_POOL if grows else int(opts["--heap"])) - own_qstr_pool())
         hardware.ballast = ballast  # the emulators may need a little of it
+        if grows:  # the first area, then the ESP-IDF's regions it grows into
+            import idfheap
+
+            idfheap.setup(releases.FIRST_AREA, releases.IDF_BELOW, releases.IDF_ABOVE)
+            hardware.heap_report = _heap_report
 
     chip = Chip(opts, hardware, esptime)
     con = chip.console
