@@ -154,8 +154,16 @@ def make_link(link, net, wlan, now_ms, board_id, clock, ca_path, frames, keepali
         # saving off where the release can (WLAN.PM_NONE, 1.21+): with ESP-IDF's default
         # (modem sleep, WIFI_PS_MIN_MODEM) each packet to the board may wait for the next
         # DTIM beacon, 100 ms and more; the board runs from mains power.
-        wlan.active(True)
-        pm = getattr(wlan, "PM_NONE", None)
+        pm = None
+        try:
+            wlan.active(True)
+            pm = getattr(wlan, "PM_NONE", None)
+        except OSError:
+            # The driver did not start: no room for it in the ESP-IDF heap (ESP_ERR_NO_MEM,
+            # the GC heap having grown into it) or another failure. The game starts all the
+            # same; the link's join starts the driver again, and says why it could not
+            # (boardlib/netdial.py: Err 76 or 71). Before, the board stopped at the REPL.
+            pass
         if pm is not None:
             try:
                 wlan.config(pm=pm)

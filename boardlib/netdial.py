@@ -32,6 +32,10 @@ except ImportError:  # CPython: the integer itself
 # The error codes reported here (firmware/errors.py lists every code; tests/test_board_codes.py).
 _WIFI = const(71)
 _BROKER = const(72)
+_LINK_MEMORY = const(76)
+# ESP-IDF's ESP_ERR_NO_MEM, which `WLAN.active(True)` raises when the WiFi driver finds no
+# room in the ESP-IDF heap (the GC heap may have grown into it: docs/esp32.md)
+_ESP_ERR_NO_MEM = const(0x101)
 _JOIN_MS = const(15000)  # a WiFi join that takes longer has failed
 # A join's failure reason counts from this long after connect(): the ESP32 keeps the last
 # failure's reason until a new one comes (ports/esp32/network_wlan.c, 1.22+), so at the
@@ -54,6 +58,13 @@ def step(link, now_ms):
             link._joining = False
             _open(link, now_ms)
         elif not link._joining:
+            if not wlan.active():  # the WiFi driver did not start at power-up: again
+                try:
+                    wlan.active(True)
+                except OSError as exc:
+                    link._fail(now_ms, _LINK_MEMORY if exc.errno == _ESP_ERR_NO_MEM
+                               else _WIFI)
+                    return
             link._joining = True
             link._since = now_ms
             try:

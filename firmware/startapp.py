@@ -40,14 +40,17 @@ def make(board, clock, rooms):
         # read and the readers' and application's code its names held.
         del rooms[:]
         del SPARE[:]  # the chunks made for the game's history
-        networked = _drop_link(board)
-        try:  # the pins' interrupts would keep the half-made application
-            board.watch_inputs(None, None)
-        except Exception:  # noqa: BLE001 - pins without interrupts: nothing held
-            pass
-        errors.forget(APP_MODULES)  # room for the power-up's code again
-        gc.collect()
+        # Each step of the way out may find no room either (a heap grown into all the
+        # ESP-IDF's regions has none to grow by: docs/esp32.md): then Err 93 at once, from
+        # the screen made at start-up, not a traceback at the REPL with nothing shown
         try:
+            networked = _drop_link(board)
+            try:  # the pins' interrupts would keep the half-made application
+                board.watch_inputs(None, None)
+            except Exception:  # noqa: BLE001 - pins without interrupts: nothing held
+                pass
+            errors.forget(APP_MODULES)  # room for the power-up's code again
+            gc.collect()
             from firmware import powerup
 
             powerup.no_room(board, exc, APP_MODULES, networked)

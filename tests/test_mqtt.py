@@ -398,6 +398,18 @@ def test_no_room_to_look_the_brokers_name_up_is_err_76_not_a_dns_failure(broker)
     assert up
 
 
+def test_a_wifi_driver_that_does_not_start_leaves_the_board_playing_and_is_tried_again(broker):
+    """`WLAN.active(True)` raising (ESP_ERR_NO_MEM: the GC heap has grown into the ESP-IDF
+    heap the WiFi driver needs, docs/esp32.md) no longer stops the board at power-up (it
+    left it at the REPL, no game): the link is made, its join starts the driver again and
+    says why it could not, Err 76 for no room and Err 71 for another failure, and once
+    the driver starts the link comes up."""
+    errors, up = device_value("micropython", "net_cases", "wifi_driver_without_room",
+                              broker.port, "t1", USERS["t1"])
+    assert errors == [76, 71]
+    assert up
+
+
 @pytest.fixture
 def tls_broker(tmp_path):
     """The broker with a TLS listener too, its certificate from a CA made here by openssl;

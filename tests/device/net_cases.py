@@ -224,6 +224,39 @@ def look_up_without_room(port, user, password):
     return [errors, left, link.state == netstream.UP]
 
 
+def wifi_driver_without_room(port, user, password):
+    """A board whose WiFi driver does not start: `WLAN.active(True)` raises ESP-IDF's
+    ESP_ERR_NO_MEM at power-up and at the first join, then another OSError, then starts.
+    Returns [the errors the link reported, connected in the end]."""
+    micropython_only("umqtt")
+    import time
+
+    from boardlib import mqttlink, netstream
+    from tools.sim.board.wlan import FakeWLAN
+
+    class NoRoomWLAN(FakeWLAN):
+        failures = [OSError(0x101), OSError(0x101), OSError(5)]
+
+        def active(self, flag=None):
+            if flag and self.failures:
+                raise self.failures.pop(0)
+            return FakeWLAN.active(self, flag)
+
+    net = {"ssid": "club", "password": "pinboard", "host": "127.0.0.1", "port": port,
+           "user": user, "pass": password, "tls": False, "key": "00" * 16, "id": user}
+    link = mqttlink.NetLink(net, NoRoomWLAN(time.ticks_ms), time.ticks_ms())
+    errors = []
+    deadline = time.ticks_add(time.ticks_ms(), 30000)
+    while link.state != netstream.UP and time.ticks_diff(deadline, time.ticks_ms()) > 0:
+        link.poll(time.ticks_ms())
+        code = link.take_notice()
+        if code:
+            errors.append(code)
+            link._since = time.ticks_add(time.ticks_ms(), -60000)  # the back-off is over
+        time.sleep_ms(10)
+    return [errors, link.state == netstream.UP]
+
+
 def cut_journal(image, keep):
     """Cut the game's journal on a simulated board's flash (`image`, a --state folder's
     flash.img) to its first `keep` events, in both copies: a board that comes back from a
