@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 
+from rules_core.settings import RULES_TABLE
 from tools.bench.esp32 import ESP32_CYCLES_PER_INSTR, ESP32_CYCLES_PER_INSTR32, ESP32_MHZ
 from tools.port import mpycross, upy
 
@@ -365,10 +366,10 @@ HOST_MODULES = (os.path.join("rules_core", "jsonout.py"), os.path.join("boardlib
 # A board imports the driver of its own display only (firmware/hw.py): the larger of the
 # two is counted.
 DISPLAY_DRIVERS = tuple(os.path.join("boardlib", name + ".py") for name in ("tm1637", "max7219"))
-# A game imports its own rules' module only (rules_core.game, `_scoring`): the largest of
-# the three is counted.
-RULES_MODULES = tuple(os.path.join("rules_core", name + ".py")
-                      for name in ("ddbu", "ceb", "russian"))
+# A game imports its own rules' module only (rules_core.game, `_scoring`, by the rules
+# table's second column): the largest of them is counted.
+RULES_MODULES = tuple(sorted({os.path.join("rules_core", row[1] + ".py")
+                              for row in RULES_TABLE}))
 # The audible calls, imported only by a board with a buzzer (firmware/app.py; the board
 # profile has none): counted apart (buzzer_mpy_bytes).
 BUZZER_MODULES = (os.path.join("firmware", "sound.py"), os.path.join("boardlib", "calls.py"),
