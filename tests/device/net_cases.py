@@ -231,7 +231,7 @@ def wifi_driver_without_room(port, user, password):
     micropython_only("umqtt")
     import time
 
-    from boardlib import mqttlink, netstream
+    from boardlib import mqttlink
     from tools.sim.board.wlan import FakeWLAN
 
     class NoRoomWLAN(FakeWLAN):
@@ -246,15 +246,29 @@ def wifi_driver_without_room(port, user, password):
            "user": user, "pass": password, "tls": False, "key": "00" * 16, "id": user}
     link = mqttlink.NetLink(net, NoRoomWLAN(time.ticks_ms), time.ticks_ms())
     errors = []
-    deadline = time.ticks_add(time.ticks_ms(), 30000)
+
+    def noticed(code):
+        errors.append(code)
+        link._since = time.ticks_add(time.ticks_ms(), -60000)  # the back-off is over
+
+    return [errors, _until_up(link, 30000, noticed)]
+
+
+def _until_up(link, ms, noticed):
+    """Poll `link` every 10 ms until it is up or `ms` have passed, handing `noticed` each
+    error code it shows; True when it came up."""
+    import time
+
+    from boardlib import netstream
+
+    deadline = time.ticks_add(time.ticks_ms(), ms)
     while link.state != netstream.UP and time.ticks_diff(deadline, time.ticks_ms()) > 0:
         link.poll(time.ticks_ms())
         code = link.take_notice()
         if code:
-            errors.append(code)
-            link._since = time.ticks_add(time.ticks_ms(), -60000)  # the back-off is over
+            noticed(code)
         time.sleep_ms(10)
-    return [errors, link.state == netstream.UP]
+    return link.state == netstream.UP
 
 
 def cut_journal(image, keep):
@@ -360,9 +374,8 @@ def tls_handshake_without_room(port, ca_file, user, password):
     open, where the link ended]."""
     micropython_only("umqtt and the tls module")
     import builtins
-    import time
 
-    from boardlib import mqttlink, netstream
+    from boardlib import mqttlink
 
     link = _tls_link(port, ca_file, user, password)
     left = [2]
@@ -375,18 +388,16 @@ def tls_handshake_without_room(port, ca_file, user, password):
 
     mqttlink.__import__ = no_room  # the link's own import of its way up's modules
     errors, left_open = [], []
+
+    def noticed(code):
+        errors.append(code)
+        left_open.append(link._raw_sock is not None)
+
     try:
-        deadline = time.ticks_add(time.ticks_ms(), 60000)
-        while link.state != netstream.UP and time.ticks_diff(deadline, time.ticks_ms()) > 0:
-            link.poll(time.ticks_ms())
-            code = link.take_notice()
-            if code:
-                errors.append(code)
-                left_open.append(link._raw_sock is not None)
-            time.sleep_ms(10)
+        up = _until_up(link, 60000, noticed)
     finally:
         del mqttlink.__import__
-    return [errors, left_open, link.state == netstream.UP]
+    return [errors, left_open, up]
 
 
 def case_tls_gate_completes_one_record_a_poll():
