@@ -57,7 +57,7 @@ BOARDS = tuple("v%d-%d" % line for line in LINES) + ("dns", "old", "mem", "late"
                                                        "heap-mpy", "heap-120", "heap-tls",
                                                        "again", "again-tls", "short-tls",
                                                        "grow-tls", "grow-again-tls",
-                                                       "grow-src") \
+                                                       "grow-src", "grow-again-mqtt") \
     + tuple("heap-%d-%d" % line for line in LINES)
 USERS = {"logger": "logger-pw", **{b: b + "-pw" for b in BOARDS}}
 KEYS = {b: bytes(range(i, i + 32)) for i, b in enumerate(BOARDS)}
@@ -391,18 +391,20 @@ def _esp32_heap_net_again(club, tmp_path, path, tls=False, stored=STORED_GAME):
     CAME_ONLINE[board] = _net_again(club, tmp_path, path, board, stored)
 
 
-CAME_ONLINE = {}  # TLS board: how it went on with its stored game (the margin's side)
+CAME_ONLINE = {}  # board with a stored game: how it went on with it (the margin's side)
 
 
-def _net_again(club, tmp_path, path, board, stored):
-    """`board` on the stock heap: with `stored`, the bench's game of that many shots put
-    on its flash and powered up once; else powered up twice, the second time with the
-    game it played at the first. Returns how it went on with its stored game: "online",
-    "without_link" or "retrying" (_online_or_without_link)."""
-    tls = stored is not None
+def _net_again(club, tmp_path, path, board, stored, tls=None):
+    """`board` on the stock heap (or the heap `path` plays): with `stored`, the bench's
+    game of that many shots put on its flash and powered up once; else powered up twice,
+    the second time with the game it played at the first. Over TLS unless `tls` says
+    otherwise (a board with `stored`) or it is False (a board without). Returns how it went
+    on with its stored game: "online", "without_link" or "retrying"
+    (_online_or_without_link)."""
+    tls = stored is not None if tls is None else tls
     state = tmp_path / "board"
     state.mkdir(parents=True)
-    if tls:
+    if stored is not None:
         game = tmp_path / "game"
         game.mkdir()
         harness.device(["game", stored, str(game)], heapsize=harness.BIG_HEAP,
@@ -411,7 +413,7 @@ def _net_again(club, tmp_path, path, board, stored):
     flash(state, cfg=_cfg(board, tls=tls), mpy=True)
     if tls:
         _put_ca(state, club.ca)
-    for start in ((2,) if tls else (1, 2)):
+    for start in ((2,) if stored is not None else (1, 2)):
         radio = _radio(club)
         try:
             online = club.online.count(board)
@@ -421,7 +423,7 @@ def _net_again(club, tmp_path, path, board, stored):
                 if start == 2:  # the stored game's scores, not a new game's
                     assert shown.replace(".", " ").split() != ["0", "0"], shown
                 what = "%s online at start %d" % (board, start)
-                if not tls:
+                if stored is None:
                     _comes_online(club, twin, board, online, what)
                     _plays_on(twin, 2)
                     continue
@@ -435,7 +437,8 @@ def _net_again(club, tmp_path, path, board, stored):
 
 
 def _online_or_without_link(club, twin, board, online, shown):
-    """A TLS board with its stored game on the stock heap comes online ("online"), or
+    """A board with its stored game (TLS on the stock heap, or either on the heap as it
+    grows) comes online ("online"), or
     starts once more without its link (Err 93 once, a soft reset), as a board whose game
     found no room beside the link does ("without_link"), or keeps its link and finds no
     room for a connection, which it tries again after the back-off, showing Err 76
@@ -530,6 +533,10 @@ def boards(club, tmp_path_factory):
         jobs["esp32 heap grows tls again"] = lambda: CAME_ONLINE.update(
             {"grow-again-tls": _net_again(club, tmp / "grow-again", GROWING_INTERPRETER,
                                           "grow-again-tls", STORED_GAME)})
+        jobs["esp32 heap grows mqtt again"] = lambda: CAME_ONLINE.update(
+            {"grow-again-mqtt": _net_again(club, tmp / "grow-again-mqtt",
+                                           GROWING_INTERPRETER, "grow-again-mqtt",
+                                           STORED_GAME, tls=False)})
     running = {}
 
     def run(job, outcome):
@@ -768,6 +775,25 @@ def test_the_esp32_heap_as_it_grows_over_tls(boards, hostile_report):
                    grew=len(areas), idf_free=sum(regions),
                    **{outcome: int(came == outcome)
                       for outcome in ("online", "without_link", "retrying")})
+
+
+def test_a_plain_mqtt_board_with_a_stored_game_comes_online_on_the_heap_as_it_grows(boards):
+    """The same heap, a board on plain MQTT with the bench's 300-shot game stored: it
+    reads and plays the game, comes online having grown its heap once, to the stock heap's
+    111,936 bytes, and leaves the ESP-IDF all but WiFi's share. A TLS board with the same
+    game needs the heap a second time (above); without TLS's context and gate it has
+    about 9 KB to spare (docs/performance.md, "The heap as it grows")."""
+    if GROWING_INTERPRETER is None:
+        pytest.skip("no interpreter with the growing heap: %s; `python -m tools.port.upybuild "
+                    "--src DIR --esp32-heap` builds one" % GROWING_WHY)
+    _outcome(boards, "esp32 heap grows mqtt again")
+    assert CAME_ONLINE["grow-again-mqtt"] == "online", CAME_ONLINE["grow-again-mqtt"]
+    areas, regions = HEAP_GREW["grow-again-mqtt"]
+    assert areas == [releases.ONE_GROWTH - releases.FIRST_POOL], areas  # grown once
+    below = len(releases.IDF_BELOW)
+    wifi = inspect.signature(Radio).parameters["wifi_bytes"].default
+    assert regions[below:] == [0] * len(releases.IDF_ABOVE), regions
+    assert sum(regions[:below]) == sum(releases.IDF_BELOW) - wifi, regions
 
 
 def test_a_tls_board_with_an_oversized_ca_file_still_plays_on_the_esp32_heap(tmp_path):
