@@ -24,6 +24,9 @@ What the port does, and this plays (docs/esp32.md):
   `tls_bytes` of the ESP-IDF heap, and the WiFi `wifi_bytes`, out of `idf_left` (when the
   twin plays the ESP32's heap): more than that is mbedtls's MBEDTLS_ERR_SSL_ALLOC_FAILED
   (-0x7F00) or the WiFi driver's ESP_ERR_NO_MEM, as on the board.
+- Each frame a TCP connection sends or receives takes a block of the ESP-IDF heap as large
+  as the frame, besides what WiFi and TLS hold (`_TcpSocket`): with none, nothing is sent
+  (EAGAIN) and nothing comes in, until there is one again.
 """
 
 import io
@@ -50,6 +53,9 @@ DNS_WAITS_MS = (1000, 1000, 2000, 3000)  # lwIP's tries at one DNS server
 MDNS_MS = 5000
 _POLL = 3
 _CLOSE = 4
+_AMPLE = 1 << 18  # an ESP-IDF heap the twin does not play: its regions' answer
+_GET_FILENO = 10  # py/stream.h, MP_STREAM_GET_FILENO: the unix port's poll asks it first
+_ENOMEM = 12
 
 
 class Idf:
@@ -58,6 +64,15 @@ class Idf:
     def __init__(self, left=None):
         self.left = left  # None: not played (bytes without limit)
         self.taken = {}
+
+    def largest(self):
+        """The largest free block (None: not played); `left` is one piece here."""
+        return self.left
+
+    def regions(self):
+        """`esp32.idf_heap_info`'s answer: one region of `left` bytes (not played: ample)."""
+        left = _AMPLE if self.left is None else self.left
+        return [(left, left, left, left)]
 
     def take(self, what, size):
         if self.left is not None:
@@ -88,6 +103,16 @@ class IdfRegions:
         import idfheap
 
         return sum(region[1] for region in idfheap.info())
+
+    def largest(self):
+        import idfheap
+
+        return max(region[2] for region in idfheap.info())
+
+    def regions(self):
+        import idfheap
+
+        return idfheap.info()
 
     def take(self, what, size):
         import idfheap
@@ -159,6 +184,7 @@ def install(modules, row, config_path, idf_left=None, grows=False):
         real_tls = None
     _state["real_tls"] = real_tls
     modules["network"] = _Network(row)
+    modules["esp32"] = _Esp32Module()
     modules["socket"] = modules["usocket"] = _SocketModule()
     if real_tls is not None:
         if row["tls"] == "tls":
@@ -184,6 +210,18 @@ def set_up(up):
     radio = _state["radio"]
     if radio is not None:
         radio.up = bool(up)
+
+
+class _Esp32Module:
+    """The port's `esp32` module, the part the firmware reads: the ESP-IDF heap's data
+    regions, each (total, free, largest free block, least free) (ports/esp32/modesp32.c,
+    `idf_heap_info`)."""
+
+    HEAP_DATA = 4  # MALLOC_CAP_8BIT
+    HEAP_EXEC = 1  # MALLOC_CAP_EXEC
+
+    def idf_heap_info(self, capabilities):
+        return list(_state["idf"].regions()) if capabilities == self.HEAP_DATA else []
 
 
 # -- network --------------------------------------------------------------------------------------
@@ -373,6 +411,8 @@ class _SocketModule:
         radio = _state["radio"]
         if radio is not None and radio.sndbuf and kind == _socket.SOCK_STREAM:
             sock.setsockopt(_socket.SOL_SOCKET, 7, radio.sndbuf)  # SO_SNDBUF: lwIP's is small
+        if kind == _socket.SOCK_STREAM and _state["idf"].largest() is not None:
+            return _TcpSocket(sock)
         return sock
 
     def getaddrinfo(self, host, port, af=0, kind=0, proto=0, flags=0):
@@ -380,6 +420,80 @@ class _SocketModule:
             host = _lookup(host)
         host, port = _route(host, port)
         return _socket.getaddrinfo(host, port)
+
+
+# The WiFi driver copies each frame it sends or receives into a buffer of the ESP-IDF heap
+# as large as the frame (its dynamic TX and RX buffers, CONFIG_ESP_WIFI_DYNAMIC_TX_BUFFER and
+# _RX_BUFFER_NUM), and lwIP holds a segment's data in pbufs of the same heap (ESP-IDF's
+# "Wi-Fi Buffer Usage": the LwIP and Wi-Fi buffers share memory with the application).
+_MSS = 1436  # a segment's data at most (ESP-IDF's CONFIG_LWIP_TCP_MSS)
+_FRAME_HEAD = 100  # the 802.11, IP and TCP headers and the buffer's own
+# A frame that comes in is taken as a whole segment's: the twin reads a byte stream, and the
+# broker's frames are as long as that (its certificate in the TLS handshake)
+RX_FRAME = _MSS + _FRAME_HEAD
+
+
+def _room(size):
+    return _state["idf"].largest() >= size
+
+
+class _TcpSocket(io.IOBase):
+    """A TCP socket whose frames take the ESP-IDF heap's memory: with no free block of a
+    frame's size, a write sends nothing (lwIP's ERR_MEM: EAGAIN on a non-blocking socket,
+    OSError(ENOMEM) on a blocking one) and what the peer sends does not come in (the
+    driver drops the frame, the peer sends it again), until a block is free. A board whose
+    GC heap took all but a few hundred bytes of the ESP-IDF's has a link that passes
+    nothing, as it would on the ESP32. Small, as it lives in the board's heap: the poll
+    watches the socket's own file descriptor (a reader the poll wakes while no frame can
+    come in finds nothing, EAGAIN)."""
+
+    def __init__(self, real):
+        self._real = real
+        self._blocking = True
+
+    def setblocking(self, flag):
+        self._blocking = bool(flag)
+        return self._real.setblocking(flag)
+
+    def setsockopt(self, *args):
+        return self._real.setsockopt(*args)
+
+    def connect(self, address):
+        return self._real.connect(address)
+
+    def _starved(self, size):
+        if _room(size):
+            return False
+        if self._blocking:
+            raise OSError(_ENOMEM)
+        return True
+
+    def readinto(self, buf):
+        if self._starved(RX_FRAME):
+            return None
+        return self._real.readinto(buf)
+
+    def read(self, n=-1):
+        if self._starved(RX_FRAME):
+            return None
+        return self._real.read(n)
+
+    def write(self, buf):
+        if self._starved(min(len(buf), _MSS) + _FRAME_HEAD):
+            return None
+        return self._real.write(buf)
+
+    def ioctl(self, request, arg):
+        if request == _GET_FILENO:
+            return self._real.fileno()
+        if request == _CLOSE:
+            self.close()
+        return 0
+
+    def close(self):
+        if self._real is not None:
+            self._real.close()
+            self._real = None
 
 
 # -- tls / ssl ------------------------------------------------------------------------------------
@@ -483,6 +597,8 @@ class _SSLSocket(io.IOBase):
             return 0
         if request == _CLOSE:
             self.close()
+        if request == _GET_FILENO:
+            return -1  # none: select.poll asks ioctl(POLL) (0 would be stdin's)
         return 0
 
     def close(self):
