@@ -46,6 +46,10 @@ _LOGIN = const(3)
 # (docs/network.md, "TLS": ECDHE takes half a second in one call of mbedtls).
 CIPHER = "TLS-RSA-WITH-AES-128-GCM-SHA256"
 _HANDSHAKE_MS = const(10000)  # a TLS handshake that takes longer has failed
+# The WiFi driver copies each frame it receives into a block of the ESP-IDF heap as large
+# (its dynamic RX buffers: ESP-IDF's "Wi-Fi Buffer Usage"): the broker's longest, a whole
+# segment of 1,436 bytes (LWIP_TCP_MSS) and its headers
+_FRAME_BYTES = const(1536)
 # mbedtls's "out of memory" (MBEDTLS_ERR_SSL_ALLOC_FAILED, and the bignum's and X.509's)
 NO_MEMORY = (-0x7F00, -0x0010, -0x2880, errno.ENOMEM)
 
@@ -132,7 +136,22 @@ def step(link, now_ms):
         link._enter(_LOGIN, now_ms)
         forget("nettls")
     elif ticks_diff(now_ms, link._since) >= _HANDSHAKE_MS:
-        link._drop(now_ms, _BROKER)
+        # no answer in time: with no block for a frame, the broker's was dropped here
+        link._drop(now_ms, _LINK_MEMORY if _no_room_for_frames() else _BROKER)
+
+
+def _no_room_for_frames():
+    """True when no free block of the ESP-IDF heap holds a whole frame, while TLS holds its
+    buffers (esp32.idf_heap_info: total, free, largest free block and least free of each
+    region): a heap grown into all the rest (docs/esp32.md, "The radio")."""
+    try:
+        import esp32
+    except ImportError:  # not an ESP32: its memory is not the reason
+        return False
+    largest = 0
+    for region in esp32.idf_heap_info(esp32.HEAP_DATA):
+        largest = max(largest, region[2])
+    return largest < _FRAME_BYTES
 
 
 def start(link, now_ms):

@@ -22,7 +22,7 @@
 | 73 | the broker refused the board's user name or password |
 | 74 | TLS: no CA certificate (`ca.der` beside board.cfg), or the broker's one refused |
 | 75 | the broker's name could not be looked up (no DNS answer, or no such name); retried |
-| 76 | no memory for the connection (its code, or TLS's buffers): not the broker; retried |
+| 76 | no memory for the connection (code, TLS's buffers, frames): not the broker; retried |
 | 91 | an error escaped the tasks: the board keeps showing this, fed, until reset |
 | 92 | MicroPython too old for this firmware (older than MICROPYTHON_OLDEST): flash a newer one |
 | 93 | out of memory while starting: the firmware does not fit this board's heap |

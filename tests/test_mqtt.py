@@ -473,6 +473,21 @@ def test_no_room_for_the_tls_handshakes_code_is_err_76_and_tried_again(tls_broke
     assert up
 
 
+def test_a_handshake_unanswered_for_want_of_the_esp_idf_heap_is_err_76(tls_broker):
+    """The WiFi driver copies each frame it receives into a block of the ESP-IDF heap as
+    large (docs/esp32.md, "The radio"): a board whose GC heap has grown into all but a few
+    hundred bytes of it never hears the broker's handshake. That is Err 76 (the board's
+    memory), not Err 72 (the broker), which would send a builder to the club's network;
+    with a block for a frame, or on a board that is no ESP32, a broker that does not
+    answer is Err 72."""
+    ca = str(tls_broker.ca)
+    assert device_value("micropython", "net_cases", "tls_handshake_unanswered", ca, 896) == 76
+    assert device_value("micropython", "net_cases", "tls_handshake_unanswered", ca,
+                        16384) == 72
+    assert device_value("micropython", "net_cases", "tls_handshake_unanswered", ca,
+                        None) == 72
+
+
 def test_whole_game_over_tls_with_the_ca_on_the_boards_flash(tmp_path, tls_broker):
     # the board and the logger both on the TLS listener, each checking the broker's
     # certificate against the club's CA

@@ -400,6 +400,54 @@ def tls_handshake_without_room(port, ca_file, user, password):
     return [errors, left_open, up]
 
 
+def tls_handshake_unanswered(ca_file, largest):
+    """A TLS link whose broker takes the TCP connection and never answers the ClientHello,
+    played on a clock of its own (a poll every 250 ms): the code the link reports when the
+    handshake's time is up, with the ESP-IDF heap's largest free block `largest` (an
+    `esp32` module of that answer; None: no `esp32` module, not an ESP32)."""
+    micropython_only("umqtt and the tls module")
+    import socket
+    import sys
+    import time
+
+    server = socket.socket()
+    for port in range(40000 + time.ticks_ms() % 10000, 65536):  # the port has no getsockname
+        try:
+            server.bind(socket.getaddrinfo("127.0.0.1", port)[0][-1])
+            break
+        except OSError:
+            continue
+    server.listen(1)
+
+    class Esp32:  # ports/esp32/modesp32.c: (total, free, largest free block, least free)
+        HEAP_DATA = 4
+
+        def idf_heap_info(self, capabilities):
+            return [(35712, largest, largest, largest), (15036, 0, 0, 0)]
+
+    if largest is not None:
+        sys.modules["esp32"] = Esp32()
+    now = [time.ticks_ms()]
+    link = _tls_link(port, ca_file, "t1", "t1-pw")
+    link.wlan.clock = link.clock = lambda: now[0]
+    code = 0
+    try:
+        for _ in range(200):
+            link.poll(now[0])
+            code = link.take_notice()
+            if code:
+                break
+            time.sleep_ms(5)  # the ClientHello goes, and nothing comes back
+            now[0] = time.ticks_add(now[0], 250)
+    finally:
+        sys.modules.pop("esp32", None)
+        for sock in (link._ssl, link._raw_sock):
+            if sock is not None:
+                sock.close()
+        server.close()
+    return code
+
+
 def case_tls_gate_completes_one_record_a_poll():
     # The broker's handshake records through the link's gate, over a loopback TCP
     # connection: a record that arrives in pieces ends the poll it is completed in, and
