@@ -39,7 +39,7 @@ from tools.board import broker as broker_tool
 from tools.logger import Logger
 from tools.logger.mqtt import MqttSource
 from tools.port import upy
-from tools.sim.board.esp32 import releases
+from tools.sim.board.esp32 import espnet, releases
 from tools.sim.board.radio import Radio
 from tools.sim.board.twin import port_modules_place
 
@@ -430,6 +430,7 @@ def _net_again(club, tmp_path, path, board, stored, tls=None):
                 came = _online_or_without_link(club, twin, board, online, shown)
                 if twin.heap_grows:
                     HEAP_GREW[board] = twin.heap_areas()
+                    UMQTT_OF[board] = " ".join(twin.umqtt_source.split()[:2]).rstrip(",")
                 return came
         finally:
             radio.close()
@@ -485,6 +486,7 @@ GROWING_INTERPRETER, GROWING_WHY = upy.interpreter32_esp32heap()
 if GROWING_INTERPRETER is not None and not upy.imports([GROWING_INTERPRETER], "tls"):
     GROWING_INTERPRETER, GROWING_WHY = None, "%s has no tls module" % GROWING_INTERPRETER
 HEAP_GREW = {}  # board: its growing heap at the end (twin.heap_areas)
+UMQTT_OF = {}  # board on the growing heap: the umqtt its twin held ("umqtt.simple 1.8.0")
 
 
 @pytest.fixture(scope="module")
@@ -771,29 +773,37 @@ def test_the_esp32_heap_as_it_grows_over_tls(boards, hostile_report):
     _outcome(boards, "esp32 heap grows tls again")
     areas, regions = HEAP_GREW["grow-again-tls"]
     came = CAME_ONLINE["grow-again-tls"]
-    hostile_report("twin: TLS board, 300 shots stored, on the heap as it grows",
-                   grew=len(areas), idf_free=sum(regions),
+    # once online, a heap grown into all but a frame's block of the ESP-IDF's regions leaves
+    # the link nothing to receive into (docs/esp32.md, "The radio"): counted apart
+    hostile_report("twin: TLS board, 300 shots stored, on the heap as it grows, %s"
+                   % UMQTT_OF["grow-again-tls"], grew=len(areas), idf_free=sum(regions),
+                   room_for_frames=int(max(regions) >= espnet.RX_FRAME),
                    **{outcome: int(came == outcome)
                       for outcome in ("online", "without_link", "retrying")})
 
 
-def test_a_plain_mqtt_board_with_a_stored_game_comes_online_on_the_heap_as_it_grows(boards):
+def test_a_plain_mqtt_board_with_a_stored_game_comes_online_on_the_heap_as_it_grows(
+        boards, hostile_report):
     """The same heap, a board on plain MQTT with the bench's 300-shot game stored: it
-    reads and plays the game, comes online having grown its heap once, to the stock heap's
-    111,936 bytes, and leaves the ESP-IDF all but WiFi's share. A TLS board with the same
-    game needs the heap a second time (above); without TLS's context and gate it has
-    about 9 KB to spare (docs/performance.md, "The heap as it grows")."""
+    reads and plays the game and comes online. Its heap grew once, to the stock heap's
+    111,936 bytes, and its reading may grow it a second time into the ESP-IDF's lower
+    region, which WiFi has taken its share of already; the report says how often
+    (docs/performance.md, "The heap as it grows")."""
     if GROWING_INTERPRETER is None:
         pytest.skip("no interpreter with the growing heap: %s; `python -m tools.port.upybuild "
                     "--src DIR --esp32-heap` builds one" % GROWING_WHY)
     _outcome(boards, "esp32 heap grows mqtt again")
     assert CAME_ONLINE["grow-again-mqtt"] == "online", CAME_ONLINE["grow-again-mqtt"]
     areas, regions = HEAP_GREW["grow-again-mqtt"]
-    assert areas == [releases.ONE_GROWTH - releases.FIRST_POOL], areas  # grown once
-    below = len(releases.IDF_BELOW)
+    assert areas[0] == releases.ONE_GROWTH - releases.FIRST_POOL, areas  # the one growth
+    assert len(areas) <= 2, areas
+    # WiFi's share is taken, and whatever a second growth took; the rest is free
     wifi = inspect.signature(Radio).parameters["wifi_bytes"].default
-    assert regions[below:] == [0] * len(releases.IDF_ABOVE), regions
-    assert sum(regions[:below]) == sum(releases.IDF_BELOW) - wifi, regions
+    # (beside its pool an area holds its allocation tables and header: a sixteenth more at most)
+    taken = sum(area * 17 // 16 + 64 for area in areas[1:])
+    assert sum(regions) >= sum(releases.IDF_BELOW) - wifi - taken, (areas, regions)
+    hostile_report("twin: plain MQTT board, 300 shots stored, on the heap as it grows, %s"
+                   % UMQTT_OF["grow-again-mqtt"], grew=len(areas), idf_free=sum(regions))
 
 
 def test_a_tls_board_with_an_oversized_ca_file_still_plays_on_the_esp32_heap(tmp_path):
