@@ -397,8 +397,8 @@ CAME_ONLINE = {}  # board with a stored game: how it went on with it (the margin
 def _net_again(club, tmp_path, path, board, stored, tls=None):
     """`board` on the stock heap (or the heap `path` plays): with `stored`, the bench's
     game of that many shots put on its flash and powered up once; else powered up twice,
-    the second time with the game it played at the first. Over TLS unless `tls` says
-    otherwise (a board with `stored`) or it is False (a board without). Returns how it went
+    the second time with the game it played at the first. `tls`: over TLS or plain MQTT;
+    by default TLS with `stored`, plain MQTT without. Returns how it went
     on with its stored game: "online", "without_link" or "retrying"
     (_online_or_without_link)."""
     tls = stored is not None if tls is None else tls
