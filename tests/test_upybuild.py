@@ -65,6 +65,42 @@ def test_a_32_bit_build_is_32_bit_on_a_tree_that_ignores_force_32bit(tree, tmp_p
     assert "MICROPY_FORCE_32BIT=1" in port and "CFLAGS_EXTRA=-m32" in port
 
 
+def stripping_make(made):
+    """The unix port's make as it treats its interpreter: linked only when it is missing
+    (otherwise up to date, whatever the flags say), then stripped of its symbols unless
+    STRIP is given empty (ports/unix/Makefile, py/mkrules.mk)."""
+    def run(cmd, cwd=None):
+        made.append(cmd)
+        if cmd[2].endswith(os.path.join("ports", "unix")):
+            build = [a for a in cmd if a.startswith("BUILD=")][0][len("BUILD="):]
+            path = os.path.join(build, "micropython")
+            if not os.path.exists(path):
+                fake_interpreter(path, 32)
+                if "STRIP=" not in cmd:
+                    with open(path, "a") as f:
+                        f.write("# stripped\n")
+        return ""
+    return run
+
+
+def test_the_interpreter_keeps_the_names_the_bench_counts_by(tree, tmp_path, monkeypatch):
+    """The bench's instruction counts open and close their window on a function's name
+    (tools/bench/harness.py, WINDOW_EDGE): a stripped interpreter gave no figure at all.
+    The build keeps the symbols, and an interpreter an earlier build stripped, which make
+    takes as up to date, is linked again."""
+    left = os.path.join(upybuild.WORK, "micropython-1.29.0-preview-32bit", "build")
+    fake_interpreter(os.path.join(left, "micropython"), 32)
+    with open(os.path.join(left, "micropython"), "a") as f:
+        f.write("# stripped\n")
+    made = []
+    monkeypatch.setattr(upybuild, "_run", stripping_make(made))
+    path = upybuild.build(str(tree), 32, out=str(tmp_path / "out"))
+    assert "STRIP=" in made[-1]
+    with open(path) as f:
+        assert "stripped" not in f.read()
+    assert upybuild.upy.is_32bit(path)
+
+
 def test_a_64_bit_build_gets_no_32_bit_flags(tree, tmp_path, monkeypatch):
     made = []
     monkeypatch.setattr(upybuild, "_run", recent_make(made))

@@ -226,7 +226,8 @@ def callgrind_windows(valgrind, module, args, workdir, heapsize, interp=PINNED, 
     if sorted(parts) != list(range(1, count + 1)) or count < 5 or (count - 1) % 4:
         raise Unavailable("callgrind of %s: %d parts: the script must call gc.isenabled() "
                           "in pairs, and the port must name its functions (a build that "
-                          "is not stripped)" % (args, count))
+                          "is not stripped: %s; `python -m tools.port.upybuild` keeps "
+                          "them)" % (args, count, interp.path or "the pinned interpreter"))
     return [parts[i] for i in range(3, count, 4)], parse_lines(proc.stdout)
 
 

@@ -104,9 +104,12 @@ def port_command(src, bits, jobs, work, esp32_heap=False):
     `work`/build (writing there what it needs: a manifest, for a tree without
     micropython-lib, or of a release before 1.25, which has umqtt frozen in). With
     `esp32_heap`, `src` is the copy grow_tree made."""
+    # STRIP= keeps the interpreter's symbols (ports/unix/Makefile: "a release binary with
+    # all symbols"; the code is the same): the bench's instruction counts open and close
+    # their window on a function's name (tools/bench/harness.py, WINDOW_EDGE)
     args = ["make", "-C", os.path.join(src, "ports", "unix"), "-j%d" % jobs,
             "BUILD=" + os.path.join(work, "build"),
-            "MICROPY_PY_FFI=0", "MICROPY_PY_BTREE=0"]
+            "MICROPY_PY_FFI=0", "MICROPY_PY_BTREE=0", "STRIP="]
     if bits == 32:
         args += FLAGS32
     if esp32_heap:
@@ -186,6 +189,10 @@ def build(src, bits=32, jobs=2, out=OUT, esp32_heap=False):
         # make would count them up to date
         shutil.rmtree(os.path.join(work, "build"))
         print("upybuild: %s held a 64-bit build: built afresh" % os.path.relpath(work, ROOT))
+    if os.path.exists(built):
+        # linked again whatever make thinks of it (seconds): an interpreter an earlier
+        # build stripped of its names would otherwise count as up to date
+        os.remove(built)
     os.makedirs(work, exist_ok=True)
     if esp32_heap:
         src = grow_tree(src, work)
