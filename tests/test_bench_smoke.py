@@ -30,6 +30,13 @@ def smoke():
     return json.loads(proc.stdout)
 
 
+def test_a_part_asked_for_alone_is_measured_without_the_parts_before_it():
+    # the resume reads the game the game part leaves on the flash image: alone it plays one
+    got = bench_front.measure(smoke=True, only=("resume",))
+    assert got["resume_ms_upy"] is not None and got["resume_ms_upy"] > 0, got["notes"]
+    assert got["flash_erases_per_shot"] is None  # the game's own figures are its part's
+
+
 def test_every_key_is_a_number_or_an_explained_null(smoke):
     for key in bench_front.KEYS:
         assert key in smoke, key
