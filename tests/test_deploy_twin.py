@@ -7,6 +7,7 @@ everything, reset the board so that the new firmware starts by itself, and the g
 go on where it was: no shot lost.
 """
 
+import json
 import re
 import time
 
@@ -24,8 +25,9 @@ from twin_helpers import (
 )
 
 from tools.board import deploy
-from tools.port import mpycross
+from tools.port import mpycross, upy
 from tools.sim.board import frozen
+from tools.sim.board.esp32 import releases
 
 pytestmark = [pytest.mark.long(96), pytest.mark.realtime]
 
@@ -97,6 +99,61 @@ def test_check_board_names_what_deploy_cannot_do():
     shadowed = deploy.check_board((1, 24, 1), mpy_of((1, 24)), True, ["firmware"], "/dev/x")
     assert "/firmware from an earlier deploy" in shadowed
     assert "tools.deploy --port /dev/x --remove-copies" in shadowed
+
+
+def test_sources_go_only_to_a_board_whose_heap_they_fit():
+    # a stock ESP32 without PSRAM: 111,936 bytes at most; with PSRAM, megabytes
+    stock, psram = releases.ONE_GROWTH, 4 * 1024 * 1024
+    refused = deploy.check_board((1, 29, 0), 6, sources=True, heap_free=stock - 2000)
+    assert "no PSRAM" in refused and "without --src" in refused
+    assert deploy.check_board((1, 29, 0), 6, sources=True, heap_free=psram) is None
+    assert deploy.check_board((1, 29, 0), 6, heap_free=stock) is None  # .mpy files fit
+    # TLS on a board without PSRAM: a note, not a refusal (docs/building.md)
+    assert "Err 76" in deploy.heap_advice(stock, tls=True)
+    assert deploy.heap_advice(stock, tls=False) is None
+    assert deploy.heap_advice(psram, tls=True) is None
+
+
+class _Probe:
+    has_tls = 0
+
+
+def test_tls_is_what_the_copied_settings_say_else_the_boards():
+    tls = {"net": {"ssid": "club", "tls": True}}
+    plain = {"net": {"ssid": "club"}}
+    assert deploy._tls(_Probe(), None, json.dumps(tls).encode())
+    assert not deploy._tls(_Probe(), b"CA", json.dumps(plain).encode())
+    assert deploy._tls(_Probe(), b"CA", None)  # a CA copied, its settings kept
+    board = _Probe()
+    board.has_tls = 1
+    assert deploy._tls(board, None, None)
+    assert not deploy._tls(board, None, json.dumps(plain).encode())
+
+
+HEAP_INTERPRETER = upy.release_binary(releases.LATEST[releases.NEWEST], bits=32)
+
+
+def test_sources_are_refused_on_a_stock_esp32_and_the_game_goes_on(tmp_path):
+    """`make deploy SRC=1` onto a board without PSRAM: the board would compile the
+    sources into a heap they do not fit and stop at power-up with Err 93; deploy reads
+    the board's free heap, refuses, and lets the game go on."""
+    if HEAP_INTERPRETER is None:
+        pytest.skip("no 32-bit interpreter of MicroPython %d.%d (docs/performance.md)"
+                    % releases.NEWEST)
+    flash(tmp_path, cfg=CFG, mpy=True)
+    with booted(tmp_path, version="1.29.0", interpreter=HEAP_INTERPRETER,
+                heap="esp32") as twin:
+        scores = _game_in_progress(twin)
+        mark = len(twin.displays)
+        out = make_deploy(twin.usb_path, mpy=False)
+        assert out.returncode != 0, out.stdout + out.stderr
+        said = re.search(r"the board has (\d+) bytes of heap free, no PSRAM", out.stderr)
+        assert said and int(said.group(1)) <= releases.ONE_GROWTH, out.stdout + out.stderr
+        twin.wait_display(lambda text: "HArd" in text, timeout=60, since=mark)
+        twin.wait_display(lambda text: text == scores, timeout=60, since=mark)
+        assert play_shot(twin, fallen=(4,)) != scores  # the game goes on
+    files = list_flash(tmp_path, "rules_core")
+    assert "game.mpy" in files and "game.py" not in files, files
 
 
 def test_mpy_files_are_bytecode_only_and_native_modules_stay_sources(tmp_path):

@@ -91,8 +91,10 @@ HOLD_TRIES = 3  # a board reset by its watchdog before the hold landed is held a
 
 # What deploy asks the board: version, .mpy version, whether the firmware is frozen, the
 # copies of its packages on the flash, net settings, whether the firmware ran this boot
-# (it arms the watchdog once the game is loaded: firmware.app imported), and whether the
-# board is held. A frozen module's __file__ does not say that it is frozen
+# (it arms the watchdog once the game is loaded: firmware.app imported), whether the
+# board is held, its free heap (from 1.22 `gc.mem_free()` counts the ESP-IDF block the
+# heap can still grow by: docs/esp32.md) and whether its settings ask for TLS. A frozen
+# module's __file__ does not say that it is frozen
 # (py/builtinimport.c drops the '.frozen/' prefix): the probe imports the package again
 # from sys.path without the flash ('' and '/lib'), then puts things back.
 PROBE = """import sys, os
@@ -109,19 +111,24 @@ sys.modules.pop('firmware', None)
 if _o is not None:
     sys.modules['firmware'] = _o
 _k = sorted(n for n in os.listdir() if n in %r)
+_n = _t = 0
 try:
     import json
     with open('board.cfg') as _c:
-        _n = int('net' in json.load(_c))
+        _j = json.load(_c)
+    _n = int('net' in _j)
+    _t = int(_j['net'].get('tls') is True)
 except Exception:
-    _n = 0
+    pass
+import gc
+gc.collect()
 try:
     os.stat(%r)
     _h = 1
 except OSError:
     _h = 0
 print(repr((tuple(sys.implementation.version[:3]), getattr(sys.implementation, '_mpy', 0),
-            _f, _k, _n, int('firmware.app' in sys.modules), _h)))
+            _f, _k, _n, int('firmware.app' in sys.modules), _h, gc.mem_free(), _t)))
 """ % (PACKAGES, HOLD_FILE)
 # Removes folders from the board's flash (the copies a frozen build does not use).
 REMOVE = """import os
@@ -151,6 +158,32 @@ RAN_WITH_HOLD = ("the board's firmware starts although deploy holds it (%s): its
                  "older than this deploy (a frozen build?). Hold undo while you reset the "
                  "board (safe mode: the display says SAFE), then run deploy again with "
                  "--no-reset" % HOLD_FILE)
+
+
+# A board whose heap has less free than this has no PSRAM (an ESP32's internal RAM is
+# 520 KB in all; a stock image without PSRAM gives MicroPython 111,936 bytes once its heap
+# has grown). The sources need more than such a board has while it compiles them: their
+# import peak is about 130 KB playing and 261,120 bytes networked (make bench,
+# ram32_peak_net_src_bytes; docs/building.md, "Which deployment fits which board").
+PSRAM_FREE = 320 * 1024
+SOURCES_DO_NOT_FIT = (
+    "the board has %d bytes of heap free, no PSRAM: compiling the sources needs up to "
+    "261,120 bytes (docs/building.md, \"Which deployment fits which board\"), so it would "
+    "stop at power-up with Err 93. Deploy without --src (.mpy files, which fit), or use "
+    "a board with PSRAM and MicroPython's ESP32_GENERIC-SPIRAM image")
+TLS_WITHOUT_PSRAM = (
+    "note: this board has no PSRAM (%d bytes of heap free). Over TLS it comes online while "
+    "no game is stored; powered up with a game stored it plays it, but in most starts "
+    "finds no room for TLS and shows Err 76 until it starts without one. A club's TLS "
+    "boards want PSRAM (the ESP32_GENERIC-SPIRAM image) or a frozen build "
+    "(docs/building.md, \"Which deployment fits which board\")")
+
+
+def heap_advice(heap_free, tls):
+    """What a builder should know of this board's heap before playing over TLS, or None."""
+    if tls and heap_free < PSRAM_FREE:
+        return TLS_WITHOUT_PSRAM % heap_free
+    return None
 
 
 def device_files():
@@ -246,11 +279,13 @@ def stage(dest, mpy=False, libraries=False):
     return staged
 
 
-def check_board(version, mpy, frozen=False, copies=(), port="PORT"):
+def check_board(version, mpy, frozen=False, copies=(), port="PORT", sources=False,
+                heap_free=None):
     """Why deploy must not copy to this board (a sentence), or None.
 
     frozen: the board runs a frozen build (firmware/manifest.py); copies: the packages
-    found on its flash."""
+    found on its flash; sources: the sources are to be copied (--src), to a board with
+    heap_free bytes of heap free (None: not known)."""
     first, last = SUPPORTED
     supported = "MicroPython %d.%d to %d.%d" % (first + last)
     if frozen:
@@ -269,6 +304,8 @@ def check_board(version, mpy, frozen=False, copies=(), port="PORT"):
                 % (".".join(str(v) for v in version), supported))
     if mpy and mpy & 0xFF != 6:
         return "the board loads .mpy version %d, not 6: flash %s" % (mpy & 0xFF, supported)
+    if sources and heap_free is not None and heap_free < PSRAM_FREE:
+        return SOURCES_DO_NOT_FIT % heap_free
     return None
 
 
@@ -426,7 +463,7 @@ class Probe:
 
     def __init__(self, board):
         (self.version, self.mpy, self.frozen, self.copies, self.has_net, self.ran,
-         self.held) = eval(board.run(PROBE).strip())
+         self.held, self.heap_free, self.has_tls) = eval(board.run(PROBE).strip())
 
 
 def hold(board, port):
@@ -449,6 +486,18 @@ def hold(board, port):
     raise DeployError("the board kept resetting before deploy could hold its firmware "
                       "(its watchdog): hold undo while you reset it (safe mode: the display "
                       "says SAFE), then run deploy again")
+
+
+def _tls(probe, ca_bytes, cfg_bytes):
+    """Whether the board will connect over TLS: as the board.cfg deploy copies says, or
+    (none copied) as the board's own says, or a CA is copied for it."""
+    if cfg_bytes is not None:
+        try:
+            net = json.loads(cfg_bytes).get("net")
+            return isinstance(net, dict) and net.get("tls") is True
+        except ValueError:  # checked by board_config: not reached
+            return False
+    return bool(probe.has_tls) or ca_bytes is not None
 
 
 def deploy(port, mpy=True, reset=True, say=print, net=False, remove_copies=False, ca=None,
@@ -486,10 +535,15 @@ def deploy(port, mpy=True, reset=True, say=print, net=False, remove_copies=False
                 board.run(UNHOLD)
                 board.reset()
             return
-        problem = check_board(probe.version, probe.mpy, probe.frozen, probe.copies, port)
+        problem = check_board(probe.version, probe.mpy, probe.frozen, probe.copies, port,
+                              sources=not mpy, heap_free=probe.heap_free)
         if problem:
             refuse(problem)
-        say("board: MicroPython %s" % ".".join(str(v) for v in probe.version))
+        say("board: MicroPython %s, %d bytes of heap free" % (
+            ".".join(str(v) for v in probe.version), probe.heap_free))
+        advice = heap_advice(probe.heap_free, _tls(probe, ca_bytes, cfg_bytes))
+        if advice:
+            say(advice)
         if probe.has_net or net or (cfg_bytes is not None and b'"net"' in cfg_bytes):
             stage(dest, mpy=mpy, libraries=True)
             say("%s %s to lib/umqtt (%s)" % (UMQTT, UMQTT_VERSION, "the board has net settings"
