@@ -154,8 +154,13 @@ class Stream:
             if not self.blocking and self.rx_len == 0:
                 return None
             raise Later()
-        out = bytes(self.rx[:n])
-        self.rx[:self.rx_len - n] = self.rx[n:self.rx_len]
+        # Views, not slices: a bytearray's slice is a copy, and a message of a few hundred
+        # bytes then asked the heap for it three times over (the slice, its bytes, the rest
+        # moved down); on a board at its heap's margin the second of them found no room
+        # (docs/performance.md, "A message's read without copies").
+        rx = memoryview(self.rx)
+        out = bytes(rx[:n])
+        self.rx[:self.rx_len - n] = rx[n:self.rx_len]  # (memmove: they overlap)
         self.rx_len -= n
         return out
 

@@ -557,3 +557,52 @@ def resolve(names, port):
             time.sleep_ms(5)
         out.append(found)
     return out
+
+
+def case_a_message_read_is_copied_once():
+    """Stream.read(n) gives umqtt the n bytes as one bytes object and moves what follows
+    down in place: a message of 250 bytes asks the heap for its own bytes and a few views,
+    not for two copies more (a board at its heap's margin found no room for the second:
+    docs/performance.md, "A message's read without copies")."""
+    micropython_only("gc.mem_alloc, and a stream made of a Python object")
+    import gc
+    import io
+    import time
+
+    from boardlib import netstream
+
+    class Wire(io.IOBase):
+        def __init__(self, data):
+            self.data = data
+
+        def readinto(self, buf):
+            n = min(len(buf), len(self.data))
+            if not n:
+                return None
+            buf[:n] = self.data[:n]
+            self.data = self.data[n:]
+            return n
+
+        def write(self, buf):
+            return len(buf)
+
+        def ioctl(self, request, arg):
+            return -1 if request == 10 else 0  # no file descriptor: polled by ioctl
+
+    message = bytes(i % 251 for i in range(250))
+    after = b"\x30\x02ab"
+    stream = netstream.Stream(Wire(message + after), time.ticks_ms)
+    while stream._fill():  # all of it arrived before umqtt reads it
+        pass
+    gc.collect()
+    gc.disable()
+    try:
+        before = gc.mem_alloc()
+        got = stream.read(len(message))
+        used = gc.mem_alloc() - before
+    finally:
+        gc.enable()
+    check(got == message, "the message as sent")
+    check(stream.read(len(after)) == after, "what followed it, moved down: %r" % stream.rx[:8])
+    check(stream.rx_len == 0, "nothing more")
+    check(used < 2 * len(message), "the read asked for %d bytes for %d" % (used, len(message)))
