@@ -173,7 +173,7 @@ SOURCES_DO_NOT_FIT = (
     "a board with PSRAM and MicroPython's ESP32_GENERIC-SPIRAM image")
 TLS_WITHOUT_PSRAM = (
     "note: this board has no PSRAM (%d bytes of heap free). Over TLS it comes online while "
-    "no game is stored; powered up with a game stored it plays it, but in most starts "
+    "no game is stored; powered up with a game stored it plays it, but in some starts "
     "finds no room for TLS and shows Err 76 until it starts without one. A club's TLS "
     "boards want PSRAM (the ESP32_GENERIC-SPIRAM image) or a frozen build "
     "(docs/building.md, \"Which deployment fits which board\")")
