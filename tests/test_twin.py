@@ -328,3 +328,32 @@ def test_the_flash_takes_real_time_to_erase(tmp_path):
         took = int(out.stdout.split("took")[1].split()[0])
         assert took >= 10 * 45, out.stdout
         assert time.monotonic() - started >= 0.45
+
+
+def test_a_shot_made_while_the_chip_process_waits_is_seen_as_it_was_made(tmp_path):
+    """A machine busy with other work may not run the chip's process for a while: the pins
+    knocked over and stood up 300 ms later reach it together. They are made on the chip's
+    clock as far apart as the host made them (tools/sim/board/esp32/hardware.py,
+    poll_host), so the firmware sees the pins down for 300 ms, as a board's sensors hold
+    them, and scores the shot; made at once they were down for one read, a bounce, and the
+    shot was lost."""
+    import signal
+
+    flash(tmp_path)
+    with booted(tmp_path) as twin:
+        before = twin.wait_display(scores_shown, timeout=60)
+        mark = len(twin.displays)
+        chip = twin._running.pid
+        os.kill(chip, signal.SIGSTOP)  # the chip's process gets no time
+        try:
+            for spot in (1, 2):
+                twin.set_spot(spot, standing=False)
+            time.sleep(0.3)
+            for spot in (1, 2):
+                twin.set_spot(spot, standing=True)
+            time.sleep(0.5)
+        finally:
+            os.kill(chip, signal.SIGCONT)
+        twin.wait_display(lambda text: "+" in text, timeout=20, since=mark)
+        after = twin.wait_display(scores_shown, timeout=20, since=mark)
+        assert after != before

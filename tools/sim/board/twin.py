@@ -213,7 +213,9 @@ class Twin:
     def _set_input(self, gpio, level):
         with self._lock:
             self.inputs[gpio] = level
-            self._send_ctl("P %d %d\n" % (gpio, level))
+            # stamped with the host's clock: the chip makes changes that reach it together
+            # as far apart as they were made here (esp32/hardware.py, poll_host)
+            self._send_ctl("P %d %d %d\n" % (gpio, level, time.monotonic() * 1000))
 
     def _send_ctl(self, line):
         if self._ctl is not None:

@@ -8,8 +8,9 @@
 Spots and buttons are switches to ground on input pins (the host closes and opens them:
 `set_input`). The display is two TM1637 modules (CLK and DIO with the modules' 10 kOhm
 pull-ups and `line_nf` nF each) or one MAX7219 module, as the profile wires them. The
-host side of the twin talks to this over two pipes: `P gpio level` lines in, events out
-(`D text` when the display changes, `W ms`/`F` for the watchdog, `R ...` for resets).
+host side of the twin talks to this over two pipes: `P gpio level ms` lines in (a switch
+change, stamped with the host's clock), events out (`D text` when the display changes,
+`W ms`/`F` for the watchdog, `R ...` for resets).
 """
 
 import select
@@ -86,6 +87,10 @@ class Hardware:
         self._spent = 0
         self.host_gone = False
         self._poll = None
+        # The host's switch changes not made yet, (host ms, gpio, level), and the host ms
+        # and chip us of the one made last while more waited: see poll_host
+        self._changes = []
+        self._made = None
         if ctl_in is not None:
             self._poll = select.poll()
             self._poll.register(ctl_in, select.POLLIN)
@@ -148,26 +153,65 @@ class Hardware:
 
     def poll_host(self):
         """Apply the host's input changes (called on every input-pin read), and let the
-        display lines that have risen by now reach the chips."""
+        display lines that have risen by now reach the chips.
+
+        A change is made as the chip's clock reaches it: the host stamps each with its own
+        clock (`P gpio level ms`), and changes that were waiting together (the chip
+        process ran late, as on a loaded machine) are made as far apart on the chip's clock
+        as the host made them. Made all at once, a pin held down for 300 ms and let go
+        was down for a single read, which the firmware's debounce rightly takes for a
+        bounce: the shot was lost, where a board's pin stays down its 300 ms."""
         self.settle()
-        if self._poll is None:
-            return
-        for _ in self._poll.ipoll(0):
-            line = self.ctl_in.readline()
-            if not line:  # the host went away: so does the chip
-                self._poll = None
-                self.host_gone = True
-                raise SystemExit(0)
-            parts = line.split()
-            if parts and parts[0] == b"P":
-                self.set_input(int(parts[1]), int(parts[2]))
-            elif parts and parts[0] == b"N" and self.radio_switch is not None:
-                self.radio_switch(int(parts[1]))  # the access point comes or goes
-            elif parts and parts[0] == b"H" and self.heap_report is not None:
-                self.send("H " + self.heap_report())  # the growing heap's areas
+        while self._poll is not None:
+            took = False
+            for _ in self._poll.ipoll(0):
+                took = True
+                self._take(self.ctl_in.readline())
+            if not took:
+                break
+        if self._changes:
+            self._make_changes()
+
+    def _take(self, line):
+        if not line:  # the host went away: so does the chip
+            self._poll = None
+            self.host_gone = True
+            raise SystemExit(0)
+        parts = line.split()
+        if parts and parts[0] == b"P":
+            self._changes.append((int(parts[3]) if len(parts) > 3 else None, int(parts[1]),
+                                  int(parts[2])))
+        elif parts and parts[0] == b"N" and self.radio_switch is not None:
+            self.radio_switch(int(parts[1]))  # the access point comes or goes
+        elif parts and parts[0] == b"H" and self.heap_report is not None:
+            self.send("H " + self.heap_report())  # the growing heap's areas
+
+    def _make_changes(self):
+        changes = self._changes
+        while changes:
+            host_ms, gpio, level = changes[0]
+            now = self.wire.clock_us()
+            if self._wait_us(host_ms, now) > 0:
+                return
+            changes.pop(0)
+            # the next one waits its time after this one; one sent later is made at once
+            self._made = (host_ms, now) if changes else None
+            self.set_input(gpio, level)
+
+    def _wait_us(self, host_ms, now):
+        """How long the chip's clock has still to run before the change stamped `host_ms`
+        is made (0 or less: now)."""
+        made = self._made
+        if made is None or host_ms is None or made[0] is None:
+            return 0
+        return (host_ms - made[0]) * 1000 - (now - made[1])
 
     def wait_host(self, ms):
-        """Sleep up to `ms`, or until the host has sent something (a switch change)."""
+        """Sleep up to `ms`, or until the host has sent something (a switch change), or a
+        change waiting is due."""
+        if self._changes:
+            due = self._wait_us(self._changes[0][0], self.wire.clock_us()) // 1000
+            ms = max(0, min(ms, due))
         if self._poll is not None:
             self._poll.poll(ms)
 
