@@ -163,12 +163,12 @@ RAN_WITH_HOLD = ("the board's firmware starts although deploy holds it (%s): its
 # A board whose heap has less free than this has no PSRAM (an ESP32's internal RAM is
 # 520 KB in all; a stock image without PSRAM gives MicroPython 111,936 bytes once its heap
 # has grown). The sources need more than such a board has while it compiles them: their
-# import peak is about 130 KB playing and 261,120 bytes networked (make bench,
+# import peak is about 130 KB playing and more than 250 KB networked (make bench,
 # ram32_peak_net_src_bytes; docs/building.md, "Which deployment fits which board").
 PSRAM_FREE = 320 * 1024
 SOURCES_DO_NOT_FIT = (
-    "the board has %d bytes of heap free, no PSRAM: compiling the sources needs up to "
-    "261,120 bytes (docs/building.md, \"Which deployment fits which board\"), so it would "
+    "the board has %d bytes of heap free, no PSRAM: compiling the sources needs more "
+    "than 250 KB (docs/building.md, \"Which deployment fits which board\"), so it would "
     "stop at power-up with Err 93. Deploy without --src (.mpy files, which fit), or use "
     "a board with PSRAM and MicroPython's ESP32_GENERIC-SPIRAM image")
 TLS_WITHOUT_PSRAM = (
