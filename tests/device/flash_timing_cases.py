@@ -244,3 +244,66 @@ def case_no_step_erases_two_sectors():
     check(max(worst) == 1, "a step erased %d sectors" % max(worst))
     store.close()
     os.umount("/w")
+
+
+class _HostLines:
+    """The twin's control pipe as the chip reads it: `P gpio level ms` lines, readable
+    while some are left (polled through ioctl, as a stream object is)."""
+
+    def __init__(self, lines):
+        self.lines = [line.encode() for line in lines]
+
+    def readline(self):
+        return self.lines.pop(0)
+
+    def ioctl(self, request, arg):
+        if request == 3:  # MP_STREAM_POLL: readable while a line is left
+            return arg & 1 if self.lines else 0
+        return -1 if request == 10 else 0  # no file descriptor
+
+
+def _twin_hardware(lines, now_us):
+    import io
+
+    from firmware.boards import esp32_devkit as profile
+    from tools.sim.board.esp32.hardware import Hardware
+
+    class Pipe(io.IOBase, _HostLines):
+        pass
+
+    hardware = Hardware(ctl_in=Pipe(lines), clock_us=lambda: now_us[0])
+    return hardware, hardware.pin(profile.SPOTS[0])
+
+
+def case_twin_switch_changes_that_arrive_together_keep_their_time_apart():
+    """A spot knocked over and stood up 300 ms later, both reaching a chip that ran late:
+    the pin is down for 300 ms of the chip's clock, as on a board (esp32/hardware.py)."""
+    micropython_only("the twin's chip side")
+    from firmware.boards import esp32_devkit as profile
+
+    gpio = profile.SPOTS[0]
+    now = [5_000_000]
+    # (a spot's switch is open, 1, while the pin stands: the profile's wiring)
+    hardware, pin = _twin_hardware(["P %d 0 1000\n" % gpio, "P %d 1 1300\n" % gpio], now)
+    check(pin.value() == 0, "knocked over at once: the first change waits for nothing")
+    now[0] += 299_000
+    check(pin.value() == 0, "still down 299 ms later on the chip's clock")
+    now[0] += 1_000
+    check(pin.value() == 1, "stood up 300 ms after it fell")
+
+
+def case_twin_switch_changes_during_a_flash_stall_are_read_after_it():
+    """The same two changes made while the flash stalls the chip: the firmware reads no
+    pin meanwhile, so it never sees the spot down, as a board would not."""
+    micropython_only("the twin's chip side")
+    from firmware.boards import esp32_devkit as profile
+
+    gpio = profile.SPOTS[0]
+    now = [5_000_000]
+    hardware, pin = _twin_hardware(["P %d 0 1000\n" % gpio, "P %d 1 1300\n" % gpio], now)
+
+    def stall(us):
+        now[0] += us
+
+    hardware.flash_wait(400_000, stall)
+    check(pin.value() == 1, "read after the stall: standing, as the host left it")

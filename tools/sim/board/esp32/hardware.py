@@ -186,6 +186,25 @@ class Hardware:
         elif parts and parts[0] == b"H" and self.heap_report is not None:
             self.send("H " + self.heap_report())  # the growing heap's areas
 
+    def flash_wait(self, us, sleep_us):
+        """The flash's erase or program: the chip runs nothing for `us` (the block
+        device's wait, esp32/rom.py, `sleep_us` in real time). The firmware reads no pin
+        meanwhile, so a switch closed and opened again in that time is never seen: what
+        the host changed by the end is made at once, each pin at its last level, as a
+        board reads them after it."""
+        sleep_us(us)
+        while self._poll is not None:
+            took = False
+            for _ in self._poll.ipoll(0):
+                took = True
+                self._take(self.ctl_in.readline())
+            if not took:
+                break
+        for _, gpio, level in self._changes:
+            self.set_input(gpio, level)
+        self._changes.clear()
+        self._made = None
+
     def _make_changes(self):
         changes = self._changes
         while changes:

@@ -263,7 +263,7 @@ class Chip:
                 return -1
 
 
-def _mount_flash(state_dir, timing):
+def _mount_flash(state_dir, timing, hardware):
     import time  # the unix port's own (esptime replaces it later): real time
 
     from tools.sim.board.esp32.vfs import TwinVfs
@@ -274,8 +274,10 @@ def _mount_flash(state_dir, timing):
     except OSError:
         pass
     # While the flash erases or programs, the ESP32 runs nothing (its cache is off): the
-    # chip process sleeps as long, and the host's watchdog keeps counting.
-    bdev = FileBlockDev(state_dir + "/flash.img", timing=TIMINGS[timing], wait=time.sleep_us)
+    # chip process sleeps as long, and the host's watchdog keeps counting; the switches
+    # the host changed meanwhile are read as a board reads them after it.
+    bdev = FileBlockDev(state_dir + "/flash.img", timing=TIMINGS[timing],
+                        wait=lambda us: hardware.flash_wait(us, time.sleep_us))
     if bdev.is_blank():
         os.VfsLfs2.mkfs(bdev)
     return TwinVfs(os.VfsLfs2(bdev))
@@ -353,7 +355,7 @@ def main(argv):
     if opts["--port-rom"]:  # read while the host's files are still the root
         with open(opts["--port-rom"], "rb") as f:
             port_rom = f.read()
-    vfs = _mount_flash(opts["--state"], opts["--flash-timing"])
+    vfs = _mount_flash(opts["--state"], opts["--flash-timing"], hardware)
     vfs.version = version
     chip_id = opts["--unique-id"]
     machine.attach(hardware, opts["--cause"], row,
