@@ -162,6 +162,12 @@ class Hardware:
         was down for a single read, which the firmware's debounce rightly takes for a
         bounce: the shot was lost, where a board's pin stays down its 300 ms."""
         self.settle()
+        self._read_host()
+        if self._changes:
+            self._make_changes()
+
+    def _read_host(self):
+        """Take every line the host has sent by now (changes are queued, not made)."""
         while self._poll is not None:
             took = False
             for _ in self._poll.ipoll(0):
@@ -169,8 +175,6 @@ class Hardware:
                 self._take(self.ctl_in.readline())
             if not took:
                 break
-        if self._changes:
-            self._make_changes()
 
     def _take(self, line):
         if not line:  # the host went away: so does the chip
@@ -193,13 +197,7 @@ class Hardware:
         the host changed by the end is made at once, each pin at its last level, as a
         board reads them after it."""
         sleep_us(us)
-        while self._poll is not None:
-            took = False
-            for _ in self._poll.ipoll(0):
-                took = True
-                self._take(self.ctl_in.readline())
-            if not took:
-                break
+        self._read_host()
         for _, gpio, level in self._changes:
             self.set_input(gpio, level)
         self._changes.clear()
